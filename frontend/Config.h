@@ -1,0 +1,195 @@
+//===- frontend/Config.h - the train, cluster and parallel settings -*- C++ -*-===//
+//
+// The interpreted form of a plan's `train`, `cluster` and `parallel` blocks
+// (after --set overrides). Every setting keeps the source range it came from,
+// so later analyses (the memory ledger, the partitioner) can point their
+// diagnostics at the line that decides them.
+//
+//===----------------------------------------------------------------------===//
+#ifndef PLANC_FRONTEND_CONFIG_H
+#define PLANC_FRONTEND_CONFIG_H
+
+#include "frontend/AST.h"
+#include "frontend/Diagnostics.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace planc {
+
+/// Where a setting came from: its range in the file (or in a --set buffer).
+/// An invalid range means the default was used.
+struct SettingSource {
+  llvm::SMRange range;
+  bool isDefault() const { return !range.isValid(); }
+};
+
+//===----------------------------------------------------------------------===//
+// train { }
+//===----------------------------------------------------------------------===//
+
+enum class OptimizerKind { SGD, Adam, AdamW, Adam8bit };
+enum class DecayKind { Constant, Linear, Cosine };
+enum class LossScaling { None, Static, Dynamic };
+enum class DataKind { Synthetic, Text, Tokens };
+
+struct OptimizerConfig {
+  OptimizerKind kind = OptimizerKind::AdamW;
+  double lr = 3e-4;
+  double beta1 = 0.9, beta2 = 0.999;
+  double eps = 1e-8;
+  double weightDecay = 0.0;
+  double momentum = 0.0;  // sgd
+  bool nesterov = false;  // sgd
+  int64_t warmup = 0;     // steps of linear warm-up
+  DecayKind decay = DecayKind::Constant;
+  double minLr = 0.0;     // floor of the decay
+  int64_t blockSize = 2048; // adam8bit: block-wise quantisation of the moments
+  SettingSource source;
+};
+
+struct PrecisionConfig {
+  std::string compute = "f32"; // f32, bf16, f16, fp8_e4m3
+  std::string master = "f32";  // dtype of the optimizer's copy of the weights
+  LossScaling lossScaling = LossScaling::None;
+  double initialScale = 65536.0; // fp16 dynamic scaling
+  int64_t growthInterval = 2000;
+  SettingSource source;
+};
+
+struct DataConfig {
+  DataKind kind = DataKind::Synthetic;
+  std::string path;          // text / tokens
+  std::string tokenDtype;    // tokens: u16 or u32
+  SettingSource source;
+};
+
+struct CheckpointConfig {
+  int64_t every = 0;         // 0: no checkpoints
+  std::string dir = "ckpt";
+  int64_t keep = 0;          // 0: keep all
+  SettingSource source;
+};
+
+struct TrainConfig {
+  int64_t globalBatch = 1;  SettingSource globalBatchSource;
+  int64_t microBatch = 1;   SettingSource microBatchSource;
+  int64_t steps = 1;        SettingSource stepsSource;
+  int64_t seed = 0;         SettingSource seedSource;
+  double clipGradNorm = 0;  SettingSource clipSource; // 0: no clipping
+  OptimizerConfig optimizer;
+  PrecisionConfig precision;
+  DataConfig data;
+  CheckpointConfig checkpoint;
+};
+
+//===----------------------------------------------------------------------===//
+// cluster { }
+//===----------------------------------------------------------------------===//
+
+/// A device: a preset or a custom one. FLOP/s are dense peaks per dtype.
+struct DeviceSpec {
+  std::string name;
+  uint64_t memoryBytes = 0;
+  std::map<std::string, double> peakFlops; // dtype name -> FLOP/s
+  double memoryBandwidth = 0;              // bytes/s
+  bool isPreset = false;
+};
+
+struct LinkSpec {
+  std::string kind;      // nvlink, pcie, infiniband, ethernet, custom
+  double bandwidth = 0;  // bytes/s, per GPU, one direction
+  double latency = 0;    // seconds
+  SettingSource source;
+};
+
+struct ClusterConfig {
+  int64_t nodes = 1;        SettingSource nodesSource;
+  int64_t gpusPerNode = 1;  SettingSource gpusSource;
+  DeviceSpec device;        SettingSource deviceSource;
+  LinkSpec intraNode;       // between GPUs of a node
+  LinkSpec interNode;       // between nodes
+  int64_t worldSize() const { return nodes * gpusPerNode; }
+};
+
+/// The presets, for the docs and for "did you mean".
+llvm::ArrayRef<DeviceSpec> devicePresets();
+const DeviceSpec *findDevicePreset(llvm::StringRef name);
+
+//===----------------------------------------------------------------------===//
+// parallel { }
+//===----------------------------------------------------------------------===//
+
+enum class MeshAxis { DP, PP, TP, CP, EP };
+constexpr unsigned kNumMeshAxes = 5;
+const char *spelling(MeshAxis axis);
+std::optional<MeshAxis> parseMeshAxis(llvm::StringRef name);
+
+enum class ScheduleKind { None, GPipe, OneFOneB, Interleaved, ZeroBubble };
+enum class RecomputePolicy { None, Selective, Full, Auto };
+const char *spelling(ScheduleKind s);
+const char *spelling(RecomputePolicy r);
+
+struct ParallelConfig {
+  /// Size per axis (1 when absent). The order the axes were written in is kept
+  /// for printing; the rank layout is fixed (tp fastest, then cp, ep, pp, dp).
+  std::array<int64_t, kNumMeshAxes> axisSize{1, 1, 1, 1, 1};
+  std::array<SettingSource, kNumMeshAxes> axisSource{};
+  std::vector<MeshAxis> axisOrder;     // the axes written, in the order written
+  SettingSource meshSource;
+  int64_t size(MeshAxis a) const { return axisSize[unsigned(a)]; }
+  int64_t meshSize() const;
+
+  int64_t zeroStage = 0;               SettingSource zeroSource;
+  bool sequenceParallel = false;       SettingSource sequenceParallelSource;
+  ScheduleKind schedule = ScheduleKind::None;
+  int64_t virtualStages = 1;           // interleaved(v)
+  int64_t microBatches = 0;            // 0: global_batch / (micro_batch x dp)
+  SettingSource scheduleSource;
+  RecomputePolicy recompute = RecomputePolicy::None; SettingSource recomputeSource;
+  uint64_t bucketBytes = 25ull << 20;  SettingSource bucketSource;
+  bool overlapGradReduce = true;       // overlap DP gradient sync with backward
+  bool overlapParamGather = true;      // ZeRO-3 prefetch
+  bool overlapP2P = true;              // pipeline send/recv with compute
+};
+
+struct PlanConfig {
+  TrainConfig train;
+  ClusterConfig cluster;
+  ParallelConfig parallel;
+  bool hasTrain = false, hasCluster = false, hasParallel = false;
+  /// Settings reported as errors ("parallel.mesh"); they hold defaults, so
+  /// checkConfig skips the cross-checks that would only repeat the error.
+  std::vector<std::string> invalidSettings;
+  bool isInvalid(llvm::StringRef setting) const;
+};
+
+/// A `--set block.key=value` option, parsed into a setting.
+struct SetOverride {
+  std::string text;                 // as given on the command line
+  ast::ConfigBlock::Kind block;
+  std::vector<std::string> path;    // key, and for nested overrides the argument: optimizer.lr
+  ast::SettingPtr setting;          // the value, parsed from its own buffer
+};
+
+/// Interprets the config blocks (any of them may be null) with the overrides
+/// applied, reporting every bad setting. Cross-checks that need the model
+/// (layers vs stages, heads vs tp) live in Sema.
+PlanConfig interpretConfig(const ast::ConfigBlock *train, const ast::ConfigBlock *cluster,
+                           const ast::ConfigBlock *parallel,
+                           llvm::ArrayRef<SetOverride *> overrides, DiagnosticEngine &diags);
+
+/// Checks that only need the settings: mesh size against the cluster, batch
+/// divisibility, schedule against micro-batches, warnings for suspicious plans.
+void checkConfig(const PlanConfig &config, DiagnosticEngine &diags);
+
+} // namespace planc
+
+#endif

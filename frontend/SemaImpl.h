@@ -1,0 +1,157 @@
+//===- frontend/SemaImpl.h - Sema's values, scopes and elaborator -*- C++ -*-===//
+//
+// Private to Sema*.cpp. The elaborator is an evaluator over the AST: every
+// expression yields a Value (a constant, a tensor type, a layer instance, or
+// an error that silences diagnostics about its uses).
+//
+//===----------------------------------------------------------------------===//
+#ifndef PLANC_FRONTEND_SEMAIMPL_H
+#define PLANC_FRONTEND_SEMAIMPL_H
+
+#include "frontend/Builtins.h"
+#include "frontend/Frontend.h"
+#include "frontend/Sema.h"
+
+#include <map>
+#include <memory>
+#include <optional>
+
+namespace planc::sema {
+
+using llvm::SMRange;
+
+/// A layer instance named with `as`: its parameters by name.
+struct Instance {
+  std::string layer;
+  std::string path;
+  std::map<std::string, size_t> params; // name -> index in ModelInfo::params
+};
+
+struct Value {
+  enum class Kind { Error, Int, Float, Bool, String, DType, Enum, Tensor, Tuple, List, Instance };
+  Kind kind = Kind::Error;
+  int64_t i = 0;
+  double f = 0;
+  bool b = false;
+  std::string s;                                   // String, DType, Enum
+  const std::vector<std::string> *enumValues = nullptr;
+  // Tensor
+  Shape shape;
+  std::vector<std::string> dimNames;               // "" where the size has no name
+  std::string dtype;
+  std::optional<size_t> param;                     // a parameter, by index
+  std::vector<Value> elements;                     // Tuple, List
+  std::shared_ptr<Instance> instance;
+  SMRange origin;                                  // where the value was made
+
+  static Value error() { return Value(); }
+  static Value integer(int64_t v, SMRange r = {}) { Value x; x.kind = Kind::Int; x.i = v; x.f = double(v); x.origin = r; return x; }
+  static Value real(double v, SMRange r = {}) { Value x; x.kind = Kind::Float; x.f = v; x.origin = r; return x; }
+  static Value boolean(bool v, SMRange r = {}) { Value x; x.kind = Kind::Bool; x.b = v; x.origin = r; return x; }
+  static Value tensor(Shape shape, std::string dtype, SMRange r) {
+    Value x; x.kind = Kind::Tensor; x.shape = std::move(shape); x.dtype = std::move(dtype);
+    x.dimNames.assign(x.shape.size(), ""); x.origin = r; return x;
+  }
+  bool isError() const { return kind == Kind::Error; }
+  bool isNumber() const { return kind == Kind::Int || kind == Kind::Float; }
+  bool isTensor() const { return kind == Kind::Tensor; }
+};
+
+/// "an integer", "a tensor f32[4, 8]", ... for messages.
+std::string describe(const Value &v);
+
+struct Binding {
+  Value value;
+  SMRange declRange;
+  bool constant = false; // let, dims and layer arguments cannot be reassigned
+};
+
+class Scope {
+public:
+  explicit Scope(Scope *parent = nullptr) : parent(parent) {}
+  Binding *lookup(const std::string &name) {
+    for (Scope *s = this; s; s = s->parent) {
+      auto it = s->names.find(name);
+      if (it != s->names.end()) return &it->second;
+    }
+    return nullptr;
+  }
+  Binding *lookupLocal(const std::string &name) {
+    auto it = names.find(name);
+    return it == names.end() ? nullptr : &it->second;
+  }
+  void define(const std::string &name, Binding b) { names[name] = std::move(b); }
+  std::vector<std::string> visibleNames() const {
+    std::vector<std::string> out;
+    for (const Scope *s = this; s; s = s->parent)
+      for (auto &[n, b] : s->names) out.push_back(n);
+    return out;
+  }
+  /// Counts calls of each layer for default path segments (layernorm, layernorm_1, ...).
+  std::map<std::string, unsigned> callCounts;
+
+private:
+  Scope *parent;
+  std::map<std::string, Binding> names;
+};
+
+/// Annotations collected from `call @a @b`.
+struct CallAnnotations {
+  std::vector<const ast::Annotation *> list;
+};
+
+class Elaborator {
+public:
+  Elaborator(const Program &program, const PlanConfig &config, DiagnosticEngine &diags, ModelInfo &model)
+      : program(program), config(config), diags(diags), model(model) {}
+
+  void elaborateModel(const ast::ModelDecl &decl);
+  /// Names, callees and annotations of a layer no call reached.
+  void checkLayerAlone(const ast::LayerDecl &layer);
+  void crossCheck();
+
+  // ---- shared by the Sema files
+  DiagBuilder report(DiagID id, SMRange range);
+  Value eval(const ast::Expr *e, Scope &scope);
+  Value evalCall(const ast::CallExpr &call, Scope &scope, const std::string &instanceName,
+                 const CallAnnotations &annotations);
+  Value callBuiltin(const BuiltinOp &op, const ast::CallExpr &call, Scope &scope);
+  Value binaryTensorOp(const ast::BinaryExpr &e, const Value &l, const Value &r);
+  Value matmul(const ast::BinaryExpr &e, const Value &l, const Value &r);
+  bool checkedMul(int64_t a, int64_t b, int64_t &out, SMRange r);
+  std::optional<int64_t> normalizeDim(int64_t dim, size_t rank, SMRange r);
+  bool checkShard(const ast::Annotation &a, Value &target, const std::string &what);
+
+  const Program &program;
+  const PlanConfig &config;
+  DiagnosticEngine &diags;
+  ModelInfo &model;
+
+private:
+  void execBody(const ast::Body &body, Scope &scope, bool inLayer, Value *returned, bool *didReturn);
+  void execItem(const ast::Item &item, Scope &scope, bool inLayer, Value *returned, bool *didReturn);
+  void declareParam(const ast::ParamItem &p, Scope &scope);
+  void declareInput(const ast::InputItem &in, Scope &scope);
+  Shape evalShape(const ast::TensorType &t, Scope &scope, std::vector<std::string> &names, bool &ok);
+  Value instantiateLayer(const ast::LayerDecl &layer, const ast::CallExpr &call, Scope &scope,
+                         const std::string &segment, const CallAnnotations &annotations,
+                         std::shared_ptr<Instance> &instance);
+  bool bindTensorPattern(const ast::LayerParam &param, const Value &arg, SMRange argRange,
+                         Scope &layerScope, const std::string &layerName);
+  void applyCallAnnotations(const CallAnnotations &annotations, SMRange callRange);
+  std::string currentPath(const std::string &leaf) const;
+
+  struct Frame {
+    std::string layer;
+    SMRange callRange;
+  };
+  std::vector<Frame> callStack;
+  std::vector<std::string> pathStack;
+  std::vector<int64_t> repeatCounts; // enclosing repeat counts, for scaled_normal
+  unsigned frozenDepth = 0;
+  bool atModelTopLevel = true;
+};
+
+} // namespace planc::sema
+
+#endif

@@ -1,0 +1,100 @@
+//===- frontend/Summary.cpp - the one-screen summary of `planc check` ----===//
+
+#include "frontend/Frontend.h"
+#include "frontend/Units.h"
+
+#include "llvm/Support/Format.h"
+
+#include <map>
+
+using namespace planc;
+
+namespace {
+
+/// 124439808 -> "124,439,808"
+std::string grouped(uint64_t n) {
+  std::string digits = std::to_string(n), out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+/// 124439808 -> "124.4M"
+std::string human(uint64_t n) {
+  const char *suffix[] = {"", "K", "M", "B", "T"};
+  double v = double(n);
+  int i = 0;
+  while (v >= 1000 && i < 4) v /= 1000, ++i;
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  if (i == 0) os << n;
+  else os << llvm::format("%.1f", v) << suffix[i];
+  return os.str();
+}
+
+std::string optimizerName(OptimizerKind k) {
+  switch (k) {
+  case OptimizerKind::SGD: return "sgd";
+  case OptimizerKind::Adam: return "adam";
+  case OptimizerKind::AdamW: return "adamw";
+  case OptimizerKind::Adam8bit: return "adam8bit";
+  }
+  return "?";
+}
+
+} // namespace
+
+void planc::printSummary(const Compilation &c, llvm::raw_ostream &os) {
+  const ModelInfo &m = c.getModel();
+  const PlanConfig &cfg = c.getConfig();
+  const Program &p = c.getProgram();
+  std::string file = p.mainFile ? p.mainFile->fileName : "";
+  if (!p.model) {
+    os << file << ": " << p.layers.size() << " layer definition(s), no model\n";
+    return;
+  }
+  os << "model " << m.name << " (" << file << ")\n";
+  uint64_t total = m.totalParams(), trainable = m.trainableParams();
+  os << "  parameters    " << grouped(total) << " (" << human(total) << ")";
+  if (trainable != total) os << ", trainable " << grouped(trainable) << " (" << human(trainable) << ")";
+  os << "\n";
+  std::map<std::string, uint64_t> byKind;
+  for (const ParamInfo &pi : m.params) byKind[pi.layerKind] += pi.numel();
+  std::vector<std::pair<uint64_t, std::string>> sorted;
+  for (auto &[k, n] : byKind) sorted.push_back({n, k});
+  std::sort(sorted.begin(), sorted.end(), [](auto &a, auto &b) { return a.first != b.first ? a.first > b.first : a.second < b.second; });
+  for (auto &[n, k] : sorted)
+    os << llvm::format("    %-18s %16s  %5.1f%%\n", k.c_str(), grouped(n).c_str(), total ? 100.0 * double(n) / double(total) : 0.0);
+  os << "  layers        " << m.numLayers << "\n";
+  os << "  inputs       ";
+  for (const InputInfo &in : m.inputs) os << " " << in.name << ": " << in.dtype << formatShape(in.shape);
+  os << "\n";
+  const TrainConfig &t = cfg.train;
+  if (!m.inputs.empty() && t.microBatch > 0) {
+    uint64_t perSample = 1;
+    const Shape &s = m.inputs.front().shape;
+    for (size_t i = 1; i < s.size(); ++i) perSample *= uint64_t(s[i]);
+    os << "  tokens/step   " << grouped(uint64_t(t.globalBatch) * perSample) << " (global_batch " << t.globalBatch
+       << " x " << perSample << ")\n";
+  }
+  os << "train: " << t.steps << " steps, micro_batch " << t.microBatch << ", optimizer " << optimizerName(t.optimizer.kind)
+     << " (lr " << llvm::format("%g", t.optimizer.lr) << "), precision " << t.precision.compute << " (master " << t.precision.master << ")\n";
+  const ClusterConfig &cl = cfg.cluster;
+  os << "cluster: " << cl.nodes << " node(s) x " << cl.gpusPerNode << " " << cl.device.name << " = " << cl.worldSize()
+     << " device(s), " << formatBytes(cl.device.memoryBytes) << " each\n";
+  const ParallelConfig &par = cfg.parallel;
+  os << "mesh:";
+  for (MeshAxis a : {MeshAxis::DP, MeshAxis::PP, MeshAxis::TP, MeshAxis::CP, MeshAxis::EP})
+    if (par.size(a) > 1 || a == MeshAxis::DP) os << " " << spelling(a) << "=" << par.size(a);
+  os << " (" << par.meshSize() << " devices), zero " << par.zeroStage;
+  if (par.sequenceParallel) os << ", sequence parallel";
+  if (par.schedule != ScheduleKind::None) {
+    os << ", pipeline " << spelling(par.schedule);
+    if (par.schedule == ScheduleKind::Interleaved) os << "(v=" << par.virtualStages << ")";
+    os << " with " << par.microBatches << " micro-batches";
+  }
+  os << ", recompute " << spelling(par.recompute) << "\n";
+  os << "memory: the per-rank ledger is not computed yet\n";
+}

@@ -1,0 +1,191 @@
+#!/usr/bin/env bash
+# Installs what is missing, builds planc and runs every test group:
+#
+#   unit        GoogleTest unit tests (build/bin/planc-unittests)
+#   lit         the lit + FileCheck suite (tests/lit)
+#   e2e/*       the end-to-end scripts tests/e2e/*.sh (hostile inputs, mutated plans, ...)
+#   asan unit, asan lit   the same two again, built with AddressSanitizer + UBSan
+#   fuzz        libFuzzer on the frontend for PLANC_FUZZ_SECONDS (default 120),
+#               seeded from examples/*.plan and lib/std/*.plan
+#
+#   scripts/test.sh [--quick]     --quick skips the sanitizer build and the fuzzer
+#
+# The last line is `N passed, N failed` over the groups; the exit status is 0
+# only if every group passed.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+
+quick=0
+for arg in "$@"; do
+  case $arg in
+    --quick) quick=1 ;;
+    -h|--help) sed -n '2,14p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "test.sh: unknown argument '$arg' (try --help)" >&2; exit 2 ;;
+  esac
+done
+
+FUZZ_SECONDS=${PLANC_FUZZ_SECONDS:-120}
+PYTHON=/usr/bin/python3
+export NO_COLOR=1 GTEST_COLOR=no PLANC_SOURCE_DIR=$ROOT
+
+passed=0 failed=0 skipped=0
+report=()
+t_all=$(date +%s%N)
+
+seconds_since() { # start-in-ns -> "12.3"
+  local d=$(( $(date +%s%N) - $1 ))
+  printf '%d.%d' $((d / 1000000000)) $((d / 100000000 % 10))
+}
+
+# step NAME CMD...: something the groups need (setup, a build); not counted.
+step() {
+  local name=$1; shift
+  echo "=== $name"
+  local t0 rc=0 dt
+  t0=$(date +%s%N)
+  "$@" || rc=$?
+  dt=$(seconds_since "$t0")
+  if ((rc == 0)); then
+    echo "=== $name: done (${dt} s)"
+    report+=("$(printf '%-7s %7s s  %s' done "$dt" "$name")")
+  else
+    echo "=== $name: FAILED (exit $rc, ${dt} s)"
+    report+=("$(printf '%-7s %7s s  %s' FAILED "$dt" "$name")")
+  fi
+  return $rc
+}
+
+# group NAME CMD...: one counted test group.
+group() {
+  local name=$1; shift
+  echo
+  echo "=== $name"
+  local t0 rc=0 dt
+  t0=$(date +%s%N)
+  "$@" || rc=$?
+  dt=$(seconds_since "$t0")
+  if ((rc == 0)); then
+    passed=$((passed + 1))
+    echo "=== $name: passed (${dt} s)"
+    report+=("$(printf '%-7s %7s s  %s' passed "$dt" "$name")")
+  else
+    failed=$((failed + 1))
+    echo "=== $name: FAILED (exit $rc, ${dt} s)"
+    report+=("$(printf '%-7s %7s s  %s' FAILED "$dt" "$name")")
+  fi
+}
+
+# not_run NAME REASON: a group that could not run because a step failed.
+not_run() {
+  failed=$((failed + 1))
+  echo "=== $1: FAILED (not run: $2)"
+  report+=("$(printf '%-7s %7s    %s' FAILED - "$1 (not run: $2)")")
+}
+
+skip() {
+  skipped=$((skipped + 1))
+  echo "=== $1: skipped ($2)"
+  report+=("$(printf '%-7s %7s    %s' skipped - "$1 ($2)")")
+}
+
+finish() {
+  echo
+  echo "=== summary (total $(seconds_since "$t_all") s)"
+  printf '  %s\n' "${report[@]}"
+  if ((skipped)); then
+    echo "$passed passed, $failed failed, $skipped skipped"
+  else
+    echo "$passed passed, $failed failed"
+  fi
+  if ((failed)); then exit 1; fi
+  exit 0
+}
+
+unit_tests() { # BUILD_DIR
+  local bin=$1/bin/planc-unittests
+  if [[ ! -x $bin ]]; then
+    echo "no $bin: tests/unit has no tests, or the build did not make them"
+    return 1
+  fi
+  timeout 900 "$bin" --gtest_brief=1
+}
+
+lit_tests() { # BUILD_DIR
+  timeout 1200 "$PYTHON" "$LIT" -sv "$1/tests/lit"
+}
+
+fuzz() {
+  local dir=build-fuzz
+  local seeds=$dir/seeds corpus=$dir/corpus artifacts=$dir/artifacts log=$dir/fuzz.log
+  rm -rf "$seeds" "$artifacts"
+  mkdir -p "$seeds" "$corpus" "$artifacts"
+  cp examples/*.plan lib/std/*.plan "$seeds"/ || return 1
+  echo "fuzzing for $FUZZ_SECONDS s: corpus $corpus, seeds $seeds, log $log"
+  # New inputs go to the first folder (kept between runs); the seeds are read only.
+  local rc=0
+  timeout $((FUZZ_SECONDS + 300)) "$dir/bin/plan-fuzz" \
+    -max_total_time="$FUZZ_SECONDS" -timeout=10 -rss_limit_mb=4096 \
+    -dict=tests/fuzz/plan.dict -artifact_prefix="$artifacts/" -print_final_stats=1 \
+    "$corpus" "$seeds" >"$log" 2>&1 || rc=$?
+  if ((rc == 0)); then
+    grep -E '^(#[0-9]+[[:space:]]+DONE|stat::(number_of_executed_units|new_units_added|peak_rss_mb))' "$log" || true
+    return 0
+  fi
+  tail -n 80 "$log"
+  local a
+  for a in "$artifacts"/*; do
+    [[ -e $a ]] || continue
+    echo "reproduce: $dir/bin/plan-fuzz $a"
+  done
+  return 1
+}
+
+# --- setup and the normal build ---------------------------------------------
+e2e_scripts=(tests/e2e/*.sh)
+[[ -e ${e2e_scripts[0]} ]] || e2e_scripts=()
+
+if ! step setup bash scripts/setup.sh; then
+  for g in unit lit "${e2e_scripts[@]}" "asan unit" "asan lit" fuzz; do not_run "${g#tests/}" "setup failed"; done
+  finish
+fi
+LIT=$(llvm-config-14 --prefix)/build/utils/lit/lit.py
+
+if step "build (build/)" bash scripts/build.sh --quiet; then
+  group unit unit_tests build
+  group lit lit_tests build
+  for script in "${e2e_scripts[@]}"; do
+    name=${script#tests/}
+    group "${name%.sh}" env PLANC="$ROOT/build/bin/planc" bash "$script"
+  done
+else
+  for g in unit lit "${e2e_scripts[@]}"; do g=${g#tests/}; not_run "${g%.sh}" "build failed"; done
+fi
+
+# --- AddressSanitizer + UBSan -------------------------------------------------
+if ((quick)); then
+  skip "asan unit" --quick; skip "asan lit" --quick
+elif step "build (build-asan/)" bash scripts/build.sh --asan --quiet; then
+  # abort_on_error: a report ends in SIGABRT, so `not` in lit tests cannot hide it.
+  export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=1:detect_leaks=1:strict_string_checks=1}
+  export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1:abort_on_error=1}
+  group "asan unit" unit_tests build-asan
+  group "asan lit" lit_tests build-asan
+  unset ASAN_OPTIONS UBSAN_OPTIONS
+else
+  not_run "asan unit" "build failed"; not_run "asan lit" "build failed"
+fi
+
+# --- libFuzzer ------------------------------------------------------------------
+if ((quick)); then
+  skip fuzz --quick
+elif ((FUZZ_SECONDS <= 0)); then
+  skip fuzz "PLANC_FUZZ_SECONDS=$FUZZ_SECONDS"
+elif step "build (build-fuzz/)" bash scripts/build.sh --fuzz --quiet; then
+  group "fuzz ${FUZZ_SECONDS} s" fuzz
+else
+  not_run fuzz "build failed"
+fi
+
+finish

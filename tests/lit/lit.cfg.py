@@ -1,0 +1,71 @@
+# lit configuration of the planc test suite.
+#
+# Run it on a build folder (`lit.py -sv build/tests/lit`), or on files or folders
+# of this source tree (`lit.py -sv tests/lit/driver`): then the build folder is
+# $PLANC_BUILD_DIR, or build/ beside this tree.
+#
+# Substitutions:
+#   %planc      the planc driver of the build
+#   %stdlib     lib/std (the .plan sources of the standard library)
+#   %examples   examples/
+#   %python     the python that runs lit
+#   %expect-exit N   run a command and require exit status N (e.g. 2 for usage)
+#   FileCheck, not, count   LLVM 14's tools. `not` is the real binary, not lit's
+#               builtin: the builtin counts a crash as a failure to negate, so
+#               `not %planc ...` would pass on a crash.
+
+import os
+import re
+
+import lit.formats
+
+if not hasattr(config, 'planc_obj_root'):
+    # Loaded directly from the source tree: find the configured build.
+    src_root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    build_dir = os.environ.get('PLANC_BUILD_DIR', os.path.join(src_root, 'build'))
+    site_cfg = os.path.join(build_dir, 'tests', 'lit', 'lit.site.cfg.py')
+    if not os.path.exists(site_cfg):
+        lit_config.fatal('no %s: configure the build first (scripts/build.sh)' % site_cfg)
+    lit_config.load_config(config, site_cfg)
+else:
+    config.name = 'planc'
+    config.test_format = lit.formats.ShTest(execute_external=False)
+    config.suffixes = ['.test', '.plan']
+    # Inputs/ folders hold files that tests read; they are not tests themselves.
+    config.excludes = ['Inputs', 'CMakeLists.txt', 'README.md', 'lit.cfg.py']
+    config.test_source_root = os.path.dirname(os.path.abspath(__file__))
+    config.test_exec_root = os.path.join(config.planc_obj_root, 'tests', 'lit')
+
+    planc = os.path.join(config.planc_tools_dir, 'planc')
+    config.substitutions.append(('%planc', planc))
+    config.substitutions.append(('%stdlib', os.path.join(config.planc_src_root, 'lib', 'std')))
+    config.substitutions.append(('%examples', os.path.join(config.planc_src_root, 'examples')))
+    config.substitutions.append(('%python', config.python_executable))
+    # `%expect-exit N cmd args...`: runs cmd, passes its output through, and
+    # succeeds only if it exited with status N (not on a crash).
+    config.substitutions.append(('%expect-exit', '%s %s' % (
+        config.python_executable,
+        os.path.join(config.test_source_root, 'Inputs', 'expect_exit.py'))))
+    # Tool names are replaced only where a command starts: at the beginning of
+    # the line or after |, ;, &&, ||.
+    for name, path in (('FileCheck', config.filecheck), ('not', config.not_tool),
+                       ('count', config.count_tool)):
+        config.substitutions.append(
+            (r'(^|[|;&])(\s*)%s(?=\s)' % re.escape(name), r'\g<1>\g<2>' + path))
+
+    config.environment['PLANC_SOURCE_DIR'] = config.planc_src_root
+    # Diagnostics must not depend on the terminal.
+    config.environment.pop('TERM', None)
+    config.environment['NO_COLOR'] = '1'
+    if config.planc_sanitize:
+        # abort_on_error turns a sanitizer report into SIGABRT, which `not` and
+        # lit count as a crash rather than as an ordinary non-zero exit.
+        # Options set in the environment win (lit passes them through).
+        config.environment.setdefault(
+            'ASAN_OPTIONS', 'abort_on_error=1:detect_leaks=1:strict_string_checks=1')
+        config.environment.setdefault(
+            'UBSAN_OPTIONS', 'print_stacktrace=1:halt_on_error=1:abort_on_error=1')
+        config.available_features.add('sanitize')
+
+    if not os.path.exists(planc):
+        lit_config.warning('%s does not exist yet: build it first (scripts/build.sh)' % planc)

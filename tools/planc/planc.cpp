@@ -1,0 +1,241 @@
+//===- tools/planc/planc.cpp - the planc driver ---------------------------===//
+//
+// Thin: it parses the command line, builds FrontendOptions and calls the
+// library. Exit codes: 0 clean, 1 errors in the plan, 2 a usage error.
+//
+//===----------------------------------------------------------------------===//
+
+#include "frontend/Frontend.h"
+#include "frontend/Verify.h"
+
+#include "llvm/Support/Process.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <pthread.h>
+
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+using namespace planc;
+
+namespace {
+
+const char *kVersion = "0.1.0";
+
+const char *kMainHelp = R"(planc - a compiler for distributed deep-learning training plans
+
+USAGE: planc <command> [options] <file.plan>
+
+COMMANDS:
+  check    read, resolve and check a plan; print a summary of the model, the
+           training settings, the cluster and the parallel mesh
+  emit     print an intermediate form: --emit=tokens|ast
+
+OPTIONS (every command):
+  --set <block.key=value>       override a setting of the train, cluster or
+                                parallel block (repeatable), e.g.
+                                --set parallel.zero=2 --set train.optimizer.lr=1e-4
+  --diagnostics-format=<fmt>    text (default) or json (one object per line)
+  --color=<when>                auto (default: only on a terminal), always, never
+  -Werror                       treat warnings as errors
+  -w                            suppress warnings
+  --error-limit=<n>             stop after n errors (default 50, 0: no limit)
+  --stdlib=<dir>                read the standard library from <dir> instead of
+                                the copy built into planc
+  --help                        this text; `planc <command> --help` for one command
+  --version                     print the version
+
+EXIT STATUS: 0 no errors, 1 errors in the plan, 2 bad command line.
+)";
+
+const char *kCheckHelp = R"(USAGE: planc check [options] <file.plan>
+
+Reads the plan and its imports, checks names, dims, shapes, dtypes, annotations
+and the train/cluster/parallel settings, and prints a one-screen summary:
+parameter count in total and by layer kind, layers, tokens per step, devices
+and mesh.
+
+OPTIONS:
+  --verify      instead of printing diagnostics, compare them with the
+                `// expected-error {{...}}` comments of the file (clang's -verify):
+                exit 0 when every expected diagnostic is reported and nothing else
+  --quiet       print diagnostics only, no summary
+  (and the options of every command: see `planc --help`)
+)";
+
+const char *kEmitHelp = R"(USAGE: planc emit --emit=<what> [options] <file.plan>
+
+  --emit=tokens   the tokens of the file, one per line: line:col KIND 'text'
+  --emit=ast      the syntax tree of the file and of every imported file, after
+                  parsing and before semantic checks
+
+Forms of later stages (ir, ir-train, mesh, schedule, ...) are not available yet.
+  (and the options of every command: see `planc --help`)
+)";
+
+struct Options {
+  std::string command;
+  std::string file;
+  std::string emit;
+  bool verify = false, quiet = false, json = false;
+  std::string color = "auto";
+  FrontendOptions frontend;
+};
+
+int usage(const std::string &message) {
+  llvm::errs() << "planc: error: " << message << "\n"
+               << "run 'planc --help' for usage\n";
+  return 2;
+}
+
+/// Returns -1 to go on, or the exit code.
+int parseArgs(int argc, char **argv, Options &o) {
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty()) {
+    llvm::outs() << kMainHelp;
+    return 2;
+  }
+  auto valueOf = [&](size_t &i, const std::string &flag, std::string &out) -> bool {
+    const std::string &a = args[i];
+    if (a.size() > flag.size() && a.compare(0, flag.size() + 1, flag + "=") == 0) {
+      out = a.substr(flag.size() + 1);
+      return true;
+    }
+    if (a == flag) {
+      if (i + 1 >= args.size()) return false;
+      out = args[++i];
+      return true;
+    }
+    return false;
+  };
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string &a = args[i];
+    std::string v;
+    if (a == "--help" || a == "-h") {
+      llvm::outs() << (o.command == "check" ? kCheckHelp : o.command == "emit" ? kEmitHelp : kMainHelp);
+      return 0;
+    }
+    if (a == "--version") {
+      llvm::outs() << "planc version " << kVersion << "\n";
+      return 0;
+    }
+    if (o.command.empty() && !a.empty() && a[0] != '-') {
+      if (a != "check" && a != "emit") return usage("unknown command '" + a + "'; the commands are check and emit");
+      o.command = a;
+      continue;
+    }
+    if (a == "--set" || a.rfind("--set=", 0) == 0) {
+      if (!valueOf(i, "--set", v)) return usage("--set needs a value: --set block.key=value");
+      o.frontend.setOverrides.push_back(v);
+    } else if (a.rfind("--emit", 0) == 0) {
+      if (!valueOf(i, "--emit", v)) return usage("--emit needs a value: tokens or ast");
+      o.emit = v;
+    } else if (a.rfind("--diagnostics-format", 0) == 0) {
+      if (!valueOf(i, "--diagnostics-format", v) || (v != "text" && v != "json"))
+        return usage("--diagnostics-format must be text or json");
+      o.json = v == "json";
+    } else if (a.rfind("--color", 0) == 0) {
+      if (!valueOf(i, "--color", v) || (v != "auto" && v != "always" && v != "never"))
+        return usage("--color must be auto, always or never");
+      o.color = v;
+    } else if (a.rfind("--error-limit", 0) == 0) {
+      if (!valueOf(i, "--error-limit", v) || v.empty() || v.find_first_not_of("0123456789") != std::string::npos || v.size() > 9)
+        return usage("--error-limit needs a non-negative integer");
+      o.frontend.errorLimit = unsigned(std::stoul(v));
+    } else if (a.rfind("--stdlib", 0) == 0) {
+      if (!valueOf(i, "--stdlib", v)) return usage("--stdlib needs a directory");
+      o.frontend.stdlibDir = v;
+    } else if (a == "-Werror") {
+      o.frontend.warningsAsErrors = true;
+    } else if (a == "-w") {
+      o.frontend.suppressWarnings = true;
+    } else if (a == "--verify" && o.command == "check") {
+      o.verify = true;
+    } else if (a == "--quiet" && o.command == "check") {
+      o.quiet = true;
+    } else if (!a.empty() && a[0] == '-' && a != "-") {
+      return usage("unknown option '" + a + "'" + (o.command.empty() ? "" : " for '" + o.command + "'"));
+    } else {
+      if (!o.file.empty()) return usage("more than one input file ('" + o.file + "' and '" + a + "')");
+      o.file = a;
+    }
+  }
+  if (o.command.empty()) return usage("no command; the commands are check and emit");
+  if (o.file.empty()) return usage("no input file");
+  if (o.command == "emit") {
+    if (o.emit.empty()) return usage("emit needs --emit=tokens or --emit=ast");
+    if (o.emit != "tokens" && o.emit != "ast")
+      return usage("--emit=" + o.emit + " is not available; this version emits tokens and ast");
+  } else if (!o.emit.empty()) {
+    return usage("--emit belongs to the emit command");
+  }
+  return -1;
+}
+
+int run(Options &o) {
+  Compilation c(o.frontend);
+  bool colors = o.color == "always" || (o.color == "auto" && llvm::errs().has_colors());
+  CollectingConsumer *collected = nullptr;
+  if (o.verify) {
+    auto consumer = std::make_unique<CollectingConsumer>();
+    collected = consumer.get();
+    c.setDiagnosticConsumer(std::move(consumer));
+  } else {
+    c.setDiagnosticOutput(llvm::errs(), o.json, colors);
+  }
+
+  if (o.command == "emit" && o.emit == "tokens") {
+    unsigned id = c.addFile(o.file, {});
+    if (!id) return 1;
+    bool ok = dumpTokens(c.getSourceMgr(), id, c.getDiagnostics(), llvm::outs());
+    return ok ? 0 : 1;
+  }
+
+  bool ok = c.loadFile(o.file);
+  if (o.command == "emit") {
+    for (const auto &f : c.getProgram().files) dumpAST(*f, c.getSourceMgr(), llvm::outs());
+    return ok ? 0 : 1;
+  }
+  if (ok) ok = c.check();
+  c.getDiagnostics().finish();
+  if (o.verify) return verifyDiagnostics(collected->diagnostics, c.getSourceMgr(), llvm::errs()) ? 0 : 1;
+  if (!ok) return 1;
+  if (!o.quiet) printSummary(c, llvm::outs());
+  return 0;
+}
+
+/// The frontend recurses over expressions and layer calls (both bounded); a
+/// large stack keeps hostile but legal nesting from overflowing it.
+int runOnBigStack(const std::function<int()> &body) {
+  struct Job {
+    const std::function<int()> *body;
+    int result = 1;
+  } job{&body};
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, size_t(512) << 20);
+  pthread_t thread;
+  auto entry = [](void *p) -> void * {
+    auto *j = static_cast<Job *>(p);
+    j->result = (*j->body)();
+    return nullptr;
+  };
+  if (pthread_create(&thread, &attr, entry, &job) != 0) return body();
+  pthread_join(thread, nullptr);
+  pthread_attr_destroy(&attr);
+  return job.result;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  Options o;
+  int early = parseArgs(argc, argv, o);
+  if (early >= 0) return early;
+  int code = runOnBigStack([&] { return run(o); });
+  llvm::outs().flush();
+  llvm::errs().flush();
+  return code;
+}
