@@ -104,7 +104,7 @@ struct DeviceSpec {
 };
 
 struct LinkSpec {
-  std::string kind;      // nvlink, pcie, infiniband, ethernet, custom
+  std::string kind;      // nvlink, pcie, infiniband, ethernet, shm, custom
   double bandwidth = 0;  // bytes/s, per GPU, one direction
   double latency = 0;    // seconds
   SettingSource source;
@@ -115,7 +115,7 @@ struct ClusterConfig {
   int64_t gpusPerNode = 1;  SettingSource gpusSource;
   DeviceSpec device;        SettingSource deviceSource;
   LinkSpec intraNode;       // between GPUs of a node
-  LinkSpec interNode;       // between nodes
+  LinkSpec interNode;       // between nodes (written as the node's total, kept per GPU)
   int64_t worldSize() const { return nodes * gpusPerNode; }
 };
 

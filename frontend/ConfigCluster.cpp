@@ -10,6 +10,7 @@
 
 #include "llvm/ADT/StringExtras.h"
 
+#include <algorithm>
 #include <cmath>
 
 using namespace planc;

@@ -212,8 +212,23 @@ private:
       sm.PrintMessage(os, plain, colors);
       return;
     }
-    sm.PrintMessage(os, sm.GetMessage(d.loc, toKind(d.severity), d.message, ranges, fixits), colors);
+    llvm::SMDiagnostic full = sm.GetMessage(d.loc, toKind(d.severity), d.message, ranges, fixits);
+    if (full.getLineContents().size() <= kMaxShownLine) {
+      sm.PrintMessage(os, full, colors);
+      return;
+    }
+    // A huge line (generated or hostile input) is shown as a window around the caret.
+    llvm::StringRef line = full.getLineContents();
+    size_t col = std::min<size_t>(full.getColumnNo(), line.size());
+    size_t start = col > kMaxShownLine / 2 ? col - kMaxShownLine / 2 : 0;
+    std::string window = (start ? "..." : "") + line.substr(start, kMaxShownLine).str() +
+                         (start + kMaxShownLine < line.size() ? "..." : "");
+    int shownCol = int(col - start + (start ? 3 : 0));
+    llvm::SMDiagnostic clipped(sm, d.loc, full.getFilename(), full.getLineNo(), shownCol, full.getKind(),
+                               full.getMessage(), window, {}, {});
+    clipped.print(nullptr, os, colors);
   }
+  static constexpr size_t kMaxShownLine = 200;
   llvm::SourceMgr &sm;
   llvm::raw_ostream &os;
   bool colors;

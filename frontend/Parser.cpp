@@ -259,6 +259,11 @@ bool checkTokens(antlr4::CommonTokenStream &tokens, const Positions &pos, Diagno
                  const ParseLimits &limits) {
   bool ok = true;
   unsigned depth = 0, prefixRun = 0;
+  if (tokens.getTokens().size() > limits.maxTokens) {
+    diags.report(DiagID::err_too_many_tokens, pos.range(tokens.getTokens()[limits.maxTokens]))
+        << uint64_t(limits.maxTokens);
+    return false;
+  }
   for (antlr4::Token *t : tokens.getTokens()) {
     if (t->getType() == antlr4::Token::EOF) break;
     std::string text = t->getText();
@@ -323,7 +328,7 @@ std::string unescape(const std::string &quoted) {
 /// Builds the AST; the tree is known to be free of syntax errors.
 class ASTBuilder {
 public:
-  ASTBuilder(const Positions &pos, DiagnosticEngine &diags, const ParseLimits &limits)
+  ASTBuilder(const Positions &pos, DiagnosticEngine &diags, ParseLimits limits)
       : pos(pos), diags(diags), limits(limits) {}
   bool failed = false;
 
@@ -760,7 +765,7 @@ private:
 
   const Positions &pos;
   DiagnosticEngine &diags;
-  const ParseLimits &limits;
+  const ParseLimits limits; // a copy: callers pass temporaries
   unsigned depth = 0;
 };
 

@@ -26,6 +26,9 @@ namespace planc {
 struct ParseLimits {
   unsigned maxBracketDepth = 200;
   unsigned maxExprDepth = 400;
+  /// A real plan has a few thousand tokens; millions mean a generated or
+  /// corrupted file, and the parser's time grows with them.
+  size_t maxTokens = 200000;
 };
 
 /// Parses the buffer `bufferId` of `sm`. Returns null if the text has syntax
