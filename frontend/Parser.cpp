@@ -461,8 +461,9 @@ private:
 
   ast::Body buildBody(const std::vector<PlanParser::BodyItemContext *> &items) {
     ast::Body body;
+    // Building goes on after a bad literal so that every one in the file is reported;
+    // the tree itself is dropped when `failed` is set.
     for (auto *item : items) {
-      if (failed) break;
       if (auto *let = item->letDecl()) {
         auto l = std::make_unique<ast::LetItem>(pos.range(let));
         for (auto *b : let->letBinding())
@@ -841,7 +842,8 @@ bool planc::dumpTokens(llvm::SourceMgr &sm, unsigned bufferId, DiagnosticEngine 
     SMRange r = pos.range(t);
     auto [line, col] = sm.getLineAndColumn(r.Start, bufferId);
     std::string kind = t->getType() == antlr4::Token::EOF ? "EOF" : vocab.getSymbolicName(t->getType());
-    if (kind.empty()) kind = "PUNCT";
+    // Literal tokens have no symbolic name: `model`, `repeat`, ... are keywords, the rest punctuation.
+    if (kind.empty()) kind = std::isalpha((unsigned char)t->getText()[0]) ? "KEYWORD" : "PUNCT";
     os << line << ":" << col << " " << kind;
     if (t->getType() != antlr4::Token::EOF) os << " '" << t->getText() << "'";
     os << "\n";

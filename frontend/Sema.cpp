@@ -12,6 +12,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cmath>
+#include <cstdio>
 #include <set>
 
 using namespace planc;
@@ -56,10 +57,10 @@ std::string sema::describe(const Value &v) {
   case Value::Kind::Error: return "an invalid value";
   case Value::Kind::Int: return "the integer " + std::to_string(v.i);
   case Value::Kind::Float: {
-    std::string s;
-    llvm::raw_string_ostream os(s);
-    os << "the number " << v.f;
-    return os.str();
+    // %g, as the diagnostics print numbers: 1.5 and 1e-05, not 1.500000e+00.
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%g", v.f);
+    return std::string("the number ") + buf;
   }
   case Value::Kind::Bool: return v.b ? "true" : "false";
   case Value::Kind::String: return "a string";
@@ -135,7 +136,8 @@ void Elaborator::execItem(const ast::Item &item, Scope &scope, bool inLayer, Val
   if (auto *let = llvm::dyn_cast<ast::LetItem>(&item)) {
     for (const auto &b : let->bindings) {
       Value v = eval(b.value.get(), scope);
-      if (Binding *prev = scope.lookupLocal(b.name)) {
+      // A name used before this line is bound as `undeclared`: that use was the error, not this.
+      if (Binding *prev = scope.lookupLocal(b.name); prev && !prev->undeclared) {
         report(DiagID::err_redeclared_name, b.nameRange)
             .note(DiagID::note_previous_definition, prev->declRange)
             << b.name;
@@ -302,7 +304,7 @@ Shape Elaborator::evalShape(const ast::TensorType &t, Scope &scope, std::vector<
 }
 
 void Elaborator::declareInput(const ast::InputItem &in, Scope &scope) {
-  if (Binding *prev = scope.lookupLocal(in.name)) {
+  if (Binding *prev = scope.lookupLocal(in.name); prev && !prev->undeclared) {
     report(DiagID::err_redeclared_name, in.nameRange).note(DiagID::note_previous_definition, prev->declRange) << in.name;
     return;
   }
@@ -334,7 +336,7 @@ void Elaborator::declareInput(const ast::InputItem &in, Scope &scope) {
 }
 
 void Elaborator::declareParam(const ast::ParamItem &p, Scope &scope) {
-  if (Binding *prev = scope.lookupLocal(p.name)) {
+  if (Binding *prev = scope.lookupLocal(p.name); prev && !prev->undeclared) {
     report(DiagID::err_redeclared_name, p.nameRange).note(DiagID::note_previous_definition, prev->declRange) << p.name;
     return;
   }
@@ -392,7 +394,12 @@ void Elaborator::declareParam(const ast::ParamItem &p, Scope &scope) {
   }
   Value v = ok ? Value::tensor(shape, dtype, p.nameRange) : Value::error();
   if (ok) v.dimNames = names;
+  std::set<std::string> seenAnnotations;
   for (const ast::Annotation &a : p.annotations) {
+    if (!seenAnnotations.insert(a.name).second) {
+      report(DiagID::err_duplicate_annotation, a.range) << a.name;
+      continue;
+    }
     if (a.name == "shard") {
       if (ok && checkShard(a, v, "parameter '" + p.name + "'")) {
         auto axis = parseMeshAxis(llvm::dyn_cast<ast::NameExpr>(a.args[0].value.get())->name);
@@ -621,7 +628,7 @@ Value Elaborator::instantiateLayer(const ast::LayerDecl &layer, const ast::CallE
   }
   if (!ok) return Value::error();
 
-  callStack.push_back({layer.name, call.range});
+  callStack.push_back({layer.name, call.range, nextFrameId++});
   pathStack.push_back(segment);
   instance = std::make_shared<Instance>();
   instance->layer = layer.name;

@@ -311,7 +311,10 @@ Value Elaborator::callBuiltin(const BuiltinOp &op, const ast::CallExpr &call, Sc
     }
     if (inferred >= 0) {
       if (known == 0 || total % known != 0) {
-        report(DiagID::err_reshape_elements, call.range) << formatShape(args[0].shape) << total << formatShape(target) << known;
+        // Show the shape as written, with its -1: "[-1, 3] (a multiple of 3 elements)".
+        target[inferred] = -1;
+        report(DiagID::err_reshape_elements, call.range) << formatShape(args[0].shape) << total << formatShape(target)
+                                                         << ("a multiple of " + std::to_string(known));
         return Value::error();
       }
       target[inferred] = total / known;

@@ -82,6 +82,7 @@ bool Elaborator::checkShard(const ast::Annotation &a, Value &target, const std::
   int64_t size = target.shape[*d];
   int64_t ways = config.parallel.size(*axis);
   if (size % ways != 0) {
+    if (!shardErrors.insert({callStack.empty() ? 0u : callStack.back().id, *axis}).second) return false;
     std::string dimName = target.dimNames.size() > size_t(*d) && !target.dimNames[*d].empty()
                               ? "'" + target.dimNames[*d] + "'"
                               : "dimension " + std::to_string(*d) + " of " + what;
@@ -131,7 +132,7 @@ Value Elaborator::eval(const ast::Expr *e, Scope &scope) {
     std::string guess = closestMatch(n->name, names);
     if (!guess.empty()) d.note(DiagID::note_did_you_mean, e->range, {guess}).fixit(e->range, guess);
     // Bind it as an error so later uses of the same misspelling stay quiet.
-    scope.define(n->name, {Value::error(), e->range, false});
+    scope.define(n->name, {Value::error(), e->range, false, /*undeclared=*/true});
     return Value::error();
   }
   case K::Call:
@@ -178,7 +179,10 @@ Value Elaborator::eval(const ast::Expr *e, Scope &scope) {
     Value base = eval(m->base.get(), scope);
     if (base.isError()) return base;
     if (base.kind != Value::Kind::Instance) {
-      report(DiagID::err_member_of_non_instance, m->base->range) << describe(base);
+      // The message quotes what was written ('e' in `e.weight`), not its value.
+      SMRange r = m->base->range;
+      report(DiagID::err_member_of_non_instance, r)
+          << llvm::StringRef(r.Start.getPointer(), r.End.getPointer() - r.Start.getPointer());
       return Value::error();
     }
     auto it = base.instance->params.find(m->member);
@@ -324,7 +328,9 @@ Value Elaborator::eval(const ast::Expr *e, Scope &scope) {
     default: break;
     }
     if (!std::isfinite(out)) {
-      report(DiagID::err_float_not_finite, e->range) << "result";
+      // Named by what was written: "number '1e300 * 1e300' is out of range".
+      report(DiagID::err_float_not_finite, e->range)
+          << llvm::StringRef(e->range.Start.getPointer(), e->range.End.getPointer() - e->range.Start.getPointer());
       return Value::error();
     }
     return Value::real(out, e->range);
@@ -368,6 +374,8 @@ Value Elaborator::binaryTensorOp(const ast::BinaryExpr &e, const Value &l, const
   }
   if (l.dtype != r.dtype) {
     report(DiagID::err_dtype_mismatch, e.opRange)
+        .range(e.lhs->range)
+        .range(e.rhs->range)
         .note(DiagID::note_operand_from, l.origin, {"left", l.dtype + formatShape(l.shape)})
         .note(DiagID::note_operand_from, r.origin, {"right", r.dtype + formatShape(r.shape)})
         << op << l.dtype << r.dtype;
@@ -382,6 +390,8 @@ Value Elaborator::binaryTensorOp(const ast::BinaryExpr &e, const Value &l, const
     int64_t a = hasL ? l.shape[li - rank] : 1, b = hasR ? r.shape[ri - rank] : 1;
     if (a != b && a != 1 && b != 1) {
       report(DiagID::err_broadcast, e.opRange)
+          .range(e.lhs->range)
+          .range(e.rhs->range)
           .note(DiagID::note_operand_from, l.origin, {"left", formatShape(l.shape)})
           .note(DiagID::note_operand_from, r.origin, {"right", formatShape(r.shape)})
           << op << formatShape(l.shape) << formatShape(r.shape) << int64_t(i) << a << b;
@@ -406,6 +416,8 @@ Value Elaborator::matmul(const ast::BinaryExpr &e, const Value &l, const Value &
   }
   if (l.dtype != r.dtype) {
     report(DiagID::err_dtype_mismatch, e.opRange)
+        .range(e.lhs->range)
+        .range(e.rhs->range)
         .note(DiagID::note_operand_from, l.origin, {"left", l.dtype + formatShape(l.shape)})
         .note(DiagID::note_operand_from, r.origin, {"right", r.dtype + formatShape(r.shape)})
         << "@" << l.dtype << r.dtype;
@@ -420,6 +432,8 @@ Value Elaborator::matmul(const ast::BinaryExpr &e, const Value &l, const Value &
   int64_t k1 = a.back(), k2 = b[b.size() - 2];
   if (k1 != k2) {
     report(DiagID::err_matmul_inner, e.opRange)
+        .range(e.lhs->range)
+        .range(e.rhs->range)
         .note(DiagID::note_operand_from, l.origin, {"left", formatShape(l.shape)})
         .note(DiagID::note_operand_from, r.origin, {"right", formatShape(r.shape)})
         << formatShape(l.shape) << formatShape(r.shape) << k1 << k2;
@@ -434,6 +448,8 @@ Value Elaborator::matmul(const ast::BinaryExpr &e, const Value &l, const Value &
     int64_t x = ia >= rank ? batchA[ia - rank] : 1, y = ib >= rank ? batchB[ib - rank] : 1;
     if (x != y && x != 1 && y != 1) {
       report(DiagID::err_broadcast, e.opRange)
+          .range(e.lhs->range)
+          .range(e.rhs->range)
           .note(DiagID::note_operand_from, l.origin, {"left", formatShape(l.shape)})
           .note(DiagID::note_operand_from, r.origin, {"right", formatShape(r.shape)})
           << "@" << formatShape(l.shape) << formatShape(r.shape) << int64_t(i) << x << y;

@@ -15,6 +15,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 
 namespace planc::sema {
 
@@ -64,6 +65,7 @@ struct Binding {
   Value value;
   SMRange declRange;
   bool constant = false; // let, dims and layer arguments cannot be reassigned
+  bool undeclared = false; // a misspelling bound to silence its later uses; never suggested
 };
 
 class Scope {
@@ -84,7 +86,8 @@ public:
   std::vector<std::string> visibleNames() const {
     std::vector<std::string> out;
     for (const Scope *s = this; s; s = s->parent)
-      for (auto &[n, b] : s->names) out.push_back(n);
+      for (auto &[n, b] : s->names)
+        if (!b.undeclared) out.push_back(n);
     return out;
   }
   /// Counts calls of each layer for default path segments (layernorm, layernorm_1, ...).
@@ -144,11 +147,16 @@ private:
   struct Frame {
     std::string layer;
     SMRange callRange;
+    unsigned id; // distinguishes two calls of the same layer
   };
   std::vector<Frame> callStack;
   std::vector<std::string> pathStack;
   std::vector<int64_t> repeatCounts; // enclosing repeat counts, for scaled_normal
   unsigned frozenDepth = 0;
+  unsigned nextFrameId = 1;
+  /// (layer call, mesh axis) pairs that already had a divisibility error: one
+  /// wrong axis size fails every split of the layer, and once is enough.
+  std::set<std::pair<unsigned, MeshAxis>> shardErrors;
   bool atModelTopLevel = true;
 };
 

@@ -224,6 +224,8 @@ def run_planc(planc, path, timeout):
                               timeout=timeout, env=env, cwd=os.path.dirname(path))
     except subprocess.TimeoutExpired as e:
         return 'FAIL', 'no exit within %g s' % timeout, None, e.stderr or b''
+    except OSError as e:
+        return 'FAIL', 'cannot run %s: %s' % (planc, e), None, b''
     rc, err = proc.returncode, proc.stderr
     if rc < 0:
         return 'FAIL', 'killed by signal %d' % -rc, rc, err

@@ -85,8 +85,9 @@ TEST(UnitsTest, UnitsAreCaseSensitive) {
 }
 
 TEST(UnitsTest, UnitTableMatchesTheGrammar) {
+  // The build passes the source tree's location; the environment may override it.
   const char *root = std::getenv("PLANC_SOURCE_DIR");
-  if (!root) GTEST_SKIP() << "PLANC_SOURCE_DIR is not set";
+  if (!root) root = PLANC_SOURCE_DIR;
   auto buffer = llvm::MemoryBuffer::getFile(std::string(root) + "/grammar/Plan.g4");
   ASSERT_TRUE(bool(buffer));
   llvm::StringRef text = (*buffer)->getBuffer();
