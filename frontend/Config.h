@@ -11,6 +11,7 @@
 
 #include "frontend/AST.h"
 #include "frontend/Diagnostics.h"
+#include "ir/Mesh.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
@@ -126,11 +127,6 @@ const DeviceSpec *findDevicePreset(llvm::StringRef name);
 //===----------------------------------------------------------------------===//
 // parallel { }
 //===----------------------------------------------------------------------===//
-
-enum class MeshAxis { DP, PP, TP, CP, EP };
-constexpr unsigned kNumMeshAxes = 5;
-const char *spelling(MeshAxis axis);
-std::optional<MeshAxis> parseMeshAxis(llvm::StringRef name);
 
 enum class ScheduleKind { None, GPipe, OneFOneB, Interleaved, ZeroBubble };
 enum class RecomputePolicy { None, Selective, Full, Auto };

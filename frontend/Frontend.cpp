@@ -47,17 +47,39 @@ unsigned Compilation::addFile(llvm::StringRef path, SMRange from) {
         << path << uint64_t(status.getSize()) << uint64_t(options.maxFileBytes);
     return 0;
   }
-  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/true);
-  if (!buffer) {
-    diags.report(DiagID::err_file_unreadable, from) << path << buffer.getError().message();
+  if (llvm::sys::fs::is_regular_file(status)) {
+    auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/true);
+    if (!buffer) {
+      diags.report(DiagID::err_file_unreadable, from) << path << buffer.getError().message();
+      return 0;
+    }
+    return sm.AddNewSourceBuffer(std::move(*buffer), from.Start);
+  }
+  // A pipe or a device: read in chunks and stop past the limit (/dev/zero never ends).
+  llvm::Expected<llvm::sys::fs::file_t> fd = llvm::sys::fs::openNativeFileForRead(path);
+  if (!fd) {
+    diags.report(DiagID::err_file_unreadable, from) << path << llvm::toString(fd.takeError());
     return 0;
   }
-  if ((*buffer)->getBufferSize() > options.maxFileBytes) { // a pipe or device that kept going
-    diags.report(DiagID::err_file_too_large, from)
-        << path << uint64_t((*buffer)->getBufferSize()) << uint64_t(options.maxFileBytes);
+  std::string text;
+  char chunk[65536];
+  while (text.size() <= options.maxFileBytes) {
+    llvm::Expected<size_t> n = llvm::sys::fs::readNativeFile(*fd, llvm::makeMutableArrayRef(chunk, sizeof chunk));
+    if (!n) {
+      llvm::sys::fs::closeFile(*fd);
+      diags.report(DiagID::err_file_unreadable, from) << path << llvm::toString(n.takeError());
+      return 0;
+    }
+    if (*n == 0) break;
+    text.append(chunk, *n);
+  }
+  llvm::sys::fs::closeFile(*fd);
+  if (text.size() > options.maxFileBytes) {
+    diags.report(DiagID::err_file_too_large, from) << path << ("more than " + std::to_string(options.maxFileBytes))
+                                                   << uint64_t(options.maxFileBytes);
     return 0;
   }
-  return sm.AddNewSourceBuffer(std::move(*buffer), from.Start);
+  return addBuffer(path, text, from);
 }
 
 namespace {

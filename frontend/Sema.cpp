@@ -110,7 +110,7 @@ void Elaborator::elaborateModel(const ast::ModelDecl &decl) {
   Value ignored;
   bool didReturn = false;
   execBody(decl.body, scope, /*inLayer=*/false, &ignored, &didReturn);
-  if (diags.hitErrorLimit()) return;
+  if (diags.hitErrorLimit() || outOfSteps) return;
   Binding *loss = scope.lookupLocal("loss");
   if (!loss) {
     report(DiagID::err_model_no_loss, decl.nameRange) << decl.name;
@@ -123,12 +123,37 @@ void Elaborator::elaborateModel(const ast::ModelDecl &decl) {
 
 void Elaborator::execBody(const ast::Body &body, Scope &scope, bool inLayer, Value *returned, bool *didReturn) {
   for (const auto &item : body) {
-    if (diags.hitErrorLimit()) return;
+    if (diags.hitErrorLimit() || outOfSteps) return;
+    // Every statement is a step; a plan that needs millions is a mistake, reported once.
+    if (++steps > kMaxSteps) {
+      outOfSteps = true;
+      report(DiagID::err_too_many_steps, item->range) << kMaxSteps;
+      return;
+    }
     if (*didReturn) {
       report(DiagID::err_code_after_return, item->range);
       return;
     }
     execItem(*item, scope, inLayer, returned, didReturn);
+  }
+}
+
+void Elaborator::bindAsErrors(const ast::Body &body, Scope &scope) {
+  auto bind = [&](const std::string &name, SMRange r) {
+    if (!scope.lookup(name)) scope.define(name, {Value::error(), r, false, /*undeclared=*/true});
+  };
+  for (const auto &item : body) {
+    if (auto *l = llvm::dyn_cast<ast::LetItem>(item.get()))
+      for (const auto &b : l->bindings) bind(b.name, b.nameRange);
+    else if (auto *p = llvm::dyn_cast<ast::ParamItem>(item.get())) bind(p->name, p->nameRange);
+    else if (auto *in = llvm::dyn_cast<ast::InputItem>(item.get())) bind(in->name, in->nameRange);
+    else if (auto *a = llvm::dyn_cast<ast::AssignItem>(item.get()))
+      for (size_t i = 0; i < a->names.size(); ++i) bind(a->names[i], a->nameRanges[i]);
+    else if (auto *r = llvm::dyn_cast<ast::RepeatItem>(item.get())) bindAsErrors(r->body, scope);
+    else if (auto *f = llvm::dyn_cast<ast::IfItem>(item.get())) {
+      bindAsErrors(f->thenBody, scope);
+      bindAsErrors(f->elseBody, scope);
+    }
   }
 }
 
@@ -177,9 +202,10 @@ void Elaborator::execItem(const ast::Item &item, Scope &scope, bool inLayer, Val
       Value part = a->names.size() == 1 ? v : v.isError() ? Value::error() : v.elements[i];
       Binding *existing = scope.lookup(a->names[i]);
       if (existing && existing->constant) {
-        report(DiagID::err_assign_to_dim, a->nameRanges[i])
-            .note(DiagID::note_declared_here, existing->declRange, {a->names[i]})
-            << a->names[i];
+        auto d = report(DiagID::err_assign_to_dim, a->nameRanges[i]);
+        d << a->names[i];
+        // `batch` without a train block is declared nowhere in the text: no note then.
+        if (existing->declRange.isValid()) d.note(DiagID::note_declared_here, existing->declRange, {a->names[i]});
         continue;
       }
       // Reassignment updates the binding where it lives (x = x + f(x) inside a repeat).
@@ -193,18 +219,26 @@ void Elaborator::execItem(const ast::Item &item, Scope &scope, bool inLayer, Val
   }
   if (auto *r = llvm::dyn_cast<ast::RepeatItem>(&item)) {
     Value count = eval(r->count.get(), scope);
-    if (count.isError()) return;
-    if (count.kind != Value::Kind::Int || count.i <= 0) {
-      report(DiagID::err_repeat_count, r->count->range) << describe(count);
+    bool countOk = !count.isError() && count.kind == Value::Kind::Int && count.i > 0 && count.i <= kMaxRepeat;
+    if (!countOk) {
+      if (count.kind == Value::Kind::Int && count.i > kMaxRepeat)
+        report(DiagID::err_repeat_too_large, r->count->range) << count.i << kMaxRepeat;
+      else if (!count.isError())
+        report(DiagID::err_repeat_count, r->count->range) << describe(count);
+      bindAsErrors(r->body, scope);
       return;
     }
-    if (count.i > kMaxRepeat) {
-      report(DiagID::err_repeat_too_large, r->count->range) << count.i << kMaxRepeat;
-      return;
-    }
+    // Nested repeats multiply: 1000 x 1000 x 1000 is no model, it is a hang.
+    int64_t unrolled = count.i;
+    for (int64_t outer : repeatCounts)
+      if (__builtin_mul_overflow(unrolled, outer, &unrolled) || unrolled > kMaxRepeat) {
+        report(DiagID::err_repeat_nested_too_large, r->count->range) << kMaxRepeat;
+        bindAsErrors(r->body, scope);
+        return;
+      }
     CallAnnotations annotations;
     for (const auto &a : r->annotations) annotations.list.push_back(&a);
-    applyCallAnnotations(annotations, r->range);
+    applyCallAnnotations(annotations, r->range, &scope);
     bool topLevel = atModelTopLevel && !inLayer;
     if (topLevel) {
       model.numLayers += count.i;
@@ -234,9 +268,10 @@ void Elaborator::execItem(const ast::Item &item, Scope &scope, bool inLayer, Val
   }
   if (auto *i = llvm::dyn_cast<ast::IfItem>(&item)) {
     Value c = eval(i->condition.get(), scope);
-    if (c.isError()) return;
-    if (c.kind != Value::Kind::Bool) {
-      report(DiagID::err_condition_not_bool, i->condition->range) << describe(c);
+    if (c.isError() || c.kind != Value::Kind::Bool) {
+      if (!c.isError()) report(DiagID::err_condition_not_bool, i->condition->range) << describe(c);
+      bindAsErrors(i->thenBody, scope);
+      bindAsErrors(i->elseBody, scope);
       return;
     }
     execBody(c.b ? i->thenBody : i->elseBody, scope, inLayer, returned, didReturn);
@@ -326,7 +361,7 @@ void Elaborator::declareInput(const ast::InputItem &in, Scope &scope) {
   if (ok) v.dimNames = names;
   for (const ast::Annotation &a : in.annotations) {
     if (a.name == "shard") {
-      if (ok) checkShard(a, v, "input '" + in.name + "'");
+      if (ok) checkShard(a, v, "input '" + in.name + "'", scope);
     } else {
       report(DiagID::err_annotation_target, a.range) << a.name << "an input";
     }
@@ -365,6 +400,7 @@ void Elaborator::declareParam(const ast::ParamItem &p, Scope &scope) {
     const ast::CallExpr *call = llvm::dyn_cast<ast::CallExpr>(init);
     if (call) name = call->callee;
     else if (auto *n = llvm::dyn_cast<ast::NameExpr>(init)) name = n->name;
+    else name = std::string(init->range.Start.getPointer(), init->range.End.getPointer() - init->range.Start.getPointer());
     SMRange nameRange = call ? call->calleeRange : init->range;
     if (name == "zeros" || name == "ones") {
       info.init = name == "zeros" ? InitKind::Zeros : InitKind::Ones;
@@ -401,7 +437,7 @@ void Elaborator::declareParam(const ast::ParamItem &p, Scope &scope) {
       continue;
     }
     if (a.name == "shard") {
-      if (ok && checkShard(a, v, "parameter '" + p.name + "'")) {
+      if (ok && checkShard(a, v, "parameter '" + p.name + "'", scope)) {
         auto axis = parseMeshAxis(llvm::dyn_cast<ast::NameExpr>(a.args[0].value.get())->name);
         Value dimv = eval(a.args[1].value.get(), scope);
         info.shards.push_back({*axis, *normalizeDim(dimv.i, shape.size(), a.fullRange), a.fullRange});
@@ -438,12 +474,15 @@ void Elaborator::declareParam(const ast::ParamItem &p, Scope &scope) {
 //===----------------------------------------------------------------------===//
 
 bool Elaborator::bindTensorPattern(const ast::LayerParam &param, const Value &arg, SMRange argRange,
-                                   Scope &layerScope, const std::string &layerName) {
+                                   Scope &layerScope, const std::string &layerName, SMRange callRange) {
   const ast::TensorType &pattern = param.tensorType;
   if (!pattern.dtype.empty() && pattern.dtype != arg.dtype) {
     report(DiagID::err_arg_kind, argRange)
         .note(DiagID::note_declared_here, param.nameRange, {param.name})
-        << param.name << layerName << ("a " + pattern.dtype + " tensor") << describe(arg);
+        << param.name << layerName
+        // "an f32 tensor", "an i32 tensor", "a bf16 tensor", "a u8 tensor": the article follows the sound.
+        << ((pattern.dtype[0] == 'f' || pattern.dtype[0] == 'i' ? "an " : "a ") + pattern.dtype + " tensor")
+        << describe(arg);
     return false;
   }
   size_t ellipsis = pattern.dims.size();
@@ -467,14 +506,20 @@ bool Elaborator::bindTensorPattern(const ast::LayerParam &param, const Value &ar
       layerScope.define(name->name, {Value::integer(size, argRange), d.range, true});
       continue;
     }
-    Value expected = eval(d.expr.get(), layerScope);
-    if (expected.isError()) return false;
-    if (expected.kind != Value::Kind::Int) {
-      report(DiagID::err_dim_not_positive, d.range) << describe(expected);
-      return false;
+    Value expected;
+    {
+      BindingFrame frame(*this, layerName, callRange);
+      expected = eval(d.expr.get(), layerScope);
+      if (expected.isError()) return false;
+      if (expected.kind != Value::Kind::Int) {
+        report(DiagID::err_dim_not_positive, d.range) << describe(expected);
+        return false;
+      }
     }
     if (expected.i != size) {
-      std::string dimName = name ? name->name : std::to_string(i);
+      // A dim written as an expression is named by its text: "dimension '3 * h' of argument 'w'".
+      std::string dimName = name ? name->name
+                                 : std::string(d.range.Start.getPointer(), d.range.End.getPointer() - d.range.Start.getPointer());
       auto diag = report(DiagID::err_dim_mismatch, argRange);
       diag << dimName << param.name << size << expected.i;
       if (name) {
@@ -556,6 +601,8 @@ Value Elaborator::instantiateLayer(const ast::LayerDecl &layer, const ast::CallE
     }
     // Defaults are evaluated in the layer's scope (they may use earlier parameters).
     Scope &evalScope = bound[i] ? scope : layerScope;
+    std::optional<BindingFrame> frame;
+    if (!bound[i]) frame.emplace(*this, layer.name, call.range);
     using K = ast::LayerParam::Kind;
     Value v;
     auto *bare = llvm::dyn_cast<ast::NameExpr>(expr);
@@ -593,7 +640,7 @@ Value Elaborator::instantiateLayer(const ast::LayerDecl &layer, const ast::CallE
     switch (param.kind) {
     case K::Tensor:
       if (!v.isTensor()) { mismatch("a tensor"); continue; }
-      if (!bindTensorPattern(param, v, expr->range, layerScope, layer.name)) { ok = false; continue; }
+      if (!bindTensorPattern(param, v, expr->range, layerScope, layer.name, call.range)) { ok = false; continue; }
       break;
     case K::Int:
       if (v.kind != Value::Kind::Int) { mismatch("an integer"); continue; }
@@ -661,7 +708,7 @@ Value Elaborator::instantiateLayer(const ast::LayerDecl &layer, const ast::CallE
   return didReturn ? returned : Value::error();
 }
 
-void Elaborator::applyCallAnnotations(const CallAnnotations &annotations, SMRange callRange) {
+void Elaborator::applyCallAnnotations(const CallAnnotations &annotations, SMRange callRange, Scope *scope) {
   std::set<std::string> seen;
   for (const ast::Annotation *a : annotations.list) {
     if (!seen.insert(a->name).second) {
@@ -678,7 +725,8 @@ void Elaborator::applyCallAnnotations(const CallAnnotations &annotations, SMRang
         std::string policy = n ? n->name : "";
         if (policy != "none" && policy != "selective" && policy != "full" && policy != "auto") {
           auto d = report(DiagID::err_recompute_policy, a->args[0].value->range);
-          d << (n ? policy : std::string("expression"));
+          SMRange r = a->args[0].value->range;
+          d << (n ? policy : std::string(r.Start.getPointer(), r.End.getPointer() - r.Start.getPointer()));
           std::string guess = closestMatch(policy, {"none", "selective", "full", "auto"});
           if (!guess.empty()) d.note(DiagID::note_did_you_mean, a->args[0].value->range, {guess}).fixit(a->args[0].value->range, guess);
         }
@@ -695,7 +743,7 @@ void Elaborator::applyCallAnnotations(const CallAnnotations &annotations, SMRang
       }
     } else if (a->name == "stage") {
       Scope empty;
-      Value k = a->args.size() == 1 ? eval(a->args[0].value.get(), empty) : Value::error();
+      Value k = a->args.size() == 1 ? eval(a->args[0].value.get(), scope ? *scope : empty) : Value::error();
       if (a->args.size() != 1 || (!k.isError() && k.kind != Value::Kind::Int)) {
         report(DiagID::err_annotation_args, a->fullRange) << a->name << "one integer stage index";
         continue;
@@ -718,8 +766,11 @@ void Elaborator::applyCallAnnotations(const CallAnnotations &annotations, SMRang
       auto d = report(DiagID::err_unknown_annotation, a->range);
       d << a->name;
       std::string guess = closestMatch(a->name, {"shard", "recompute", "precision", "stage", "frozen"});
-      if (!guess.empty()) d.note(DiagID::note_did_you_mean, a->range, {"@" + guess}).fixit(a->range, "@" + guess);
-      else if (a->args.empty()) d.note(DiagID::note_matmul_needs_space, a->range, {a->name});
+      // `x @w` with a tensor w is a matmul without its space, whatever it resembles.
+      if (a->args.empty() && scope && isTensorName(*scope, a->name))
+        d.note(DiagID::note_matmul_needs_space, a->range, {a->name});
+      else if (!guess.empty())
+        d.note(DiagID::note_did_you_mean, a->range, {"@" + guess}).fixit(a->range, "@" + guess);
     }
   }
   (void)callRange;
@@ -729,6 +780,8 @@ Value Elaborator::evalCall(const ast::CallExpr &call, Scope &scope, const std::s
                            const CallAnnotations &annotations) {
   auto it = program.layers.find(call.callee);
   if (it == program.layers.end()) {
+    // No layer, so no instance: a name given with `as` is bound to an error, and its uses stay quiet.
+    if (!instanceName.empty()) scope.define(instanceName, {Value::error(), call.range, true});
     if (const BuiltinOp *op = findBuiltinOp(call.callee)) {
       if (!instanceName.empty()) report(DiagID::err_as_on_non_call, call.range);
       Value v = callBuiltin(*op, call, scope);
@@ -736,14 +789,14 @@ Value Elaborator::evalCall(const ast::CallExpr &call, Scope &scope, const std::s
       CallAnnotations rest;
       for (const ast::Annotation *a : annotations.list) {
         if (a->name == "shard") {
-          if (!v.isError() && !checkShard(*a, v, "the result of '" + call.callee + "'")) v = Value::error();
+          if (!v.isError() && !checkShard(*a, v, "the result of '" + call.callee + "'", scope)) v = Value::error();
         } else if (a->name == "stage" || a->name == "frozen") {
           report(DiagID::err_annotation_target, a->range) << a->name << ("the built-in operation '" + call.callee + "'");
         } else {
           rest.list.push_back(a);
         }
       }
-      applyCallAnnotations(rest, call.range);
+      applyCallAnnotations(rest, call.range, &scope);
       return v;
     }
     std::vector<std::string> names;
@@ -755,7 +808,7 @@ Value Elaborator::evalCall(const ast::CallExpr &call, Scope &scope, const std::s
     if (!guess.empty()) d.note(DiagID::note_did_you_mean, call.calleeRange, {guess}).fixit(call.calleeRange, guess);
     return Value::error();
   }
-  applyCallAnnotations(annotations, call.range);
+  applyCallAnnotations(annotations, call.range, &scope);
   std::string segment = instanceName;
   if (segment.empty()) {
     unsigned n = scope.callCounts[call.callee]++;
@@ -763,10 +816,18 @@ Value Elaborator::evalCall(const ast::CallExpr &call, Scope &scope, const std::s
   }
   std::shared_ptr<Instance> instance;
   Value v = instantiateLayer(*it->second, call, scope, segment, annotations, instance);
-  if (!instanceName.empty() && instance) {
+  // A layer's result comes from its call, as a primitive's does: notes about
+  // operands then point at the caller's text, not inside the layer.
+  if (v.isTensor()) v.origin = call.range;
+  for (Value &e : v.elements)
+    if (v.kind == Value::Kind::Tuple && e.isTensor()) e.origin = call.range;
+  if (!instanceName.empty()) {
+    // A call that failed still declares its name, as an error: `wte.weight` later is quiet.
     Value inst;
-    inst.kind = Value::Kind::Instance;
-    inst.instance = instance;
+    if (instance) {
+      inst.kind = Value::Kind::Instance;
+      inst.instance = instance;
+    }
     scope.define(instanceName, {inst, call.range, true});
   }
   return v;
@@ -797,9 +858,11 @@ bool planc::runSema(const Program &program, const PlanConfig &config, Diagnostic
     e.elaborateModel(*program.model);
     if (!diags.hitErrorLimit()) e.crossCheck();
   }
-  // Layers of the main file no call reached still get their names checked.
-  if (program.mainFile)
-    for (const auto &layer : program.mainFile->layers)
+  // Every layer gets its parameter types and names checked, also where no call
+  // reached it, and in imported files too: a call of a layer whose parameter type
+  // is unknown fails without a message of its own and relies on this one.
+  for (const auto &file : program.files)
+    for (const auto &layer : file->layers)
       if (!diags.hitErrorLimit()) e.checkLayerAlone(*layer);
   return diags.getNumErrors() == before;
 }

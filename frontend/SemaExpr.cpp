@@ -54,7 +54,7 @@ bool Elaborator::checkedMul(int64_t a, int64_t b, int64_t &out, SMRange r) {
   return true;
 }
 
-bool Elaborator::checkShard(const ast::Annotation &a, Value &target, const std::string &what) {
+bool Elaborator::checkShard(const ast::Annotation &a, Value &target, const std::string &what, Scope &scope) {
   if (a.args.size() != 2) {
     report(DiagID::err_annotation_args, a.fullRange) << a.name << "a mesh axis and a dimension, as in @shard(tp, 1)";
     return false;
@@ -63,15 +63,15 @@ bool Elaborator::checkShard(const ast::Annotation &a, Value &target, const std::
   std::optional<MeshAxis> axis = axisName ? parseMeshAxis(axisName->name) : std::nullopt;
   if (!axis) {
     auto d = report(DiagID::err_unknown_mesh_axis, a.args[0].value->range);
-    d << (axisName ? axisName->name : std::string("expression"));
+    SMRange r = a.args[0].value->range; // what was written, where it is not a name: '2'
+    d << (axisName ? axisName->name : std::string(r.Start.getPointer(), r.End.getPointer() - r.Start.getPointer()));
     if (axisName) {
       std::string guess = closestMatch(axisName->name, {"dp", "tp", "pp", "cp", "ep"});
       if (!guess.empty()) d.note(DiagID::note_did_you_mean, axisName->range, {guess}).fixit(axisName->range, guess);
     }
     return false;
   }
-  Scope empty;
-  Value dim = eval(a.args[1].value.get(), empty);
+  Value dim = eval(a.args[1].value.get(), scope); // a constant: `@shard(tp, d)` with `let d = 1`
   if (dim.isError()) return false;
   if (dim.kind != Value::Kind::Int) {
     report(DiagID::err_annotation_args, a.args[1].value->range) << a.name << "an integer dimension";
@@ -145,6 +145,7 @@ Value Elaborator::eval(const ast::Expr *e, Scope &scope) {
     if (auto *call = llvm::dyn_cast<ast::CallExpr>(inner)) return evalCall(*call, scope, name, annotations);
     if (!name.empty()) {
       report(DiagID::err_as_on_non_call, e->range);
+      scope.define(name, {Value::error(), e->range, true}); // its uses stay quiet
       return Value::error();
     }
     // An annotation on a value: only @shard (a sharding constraint) means something there.
@@ -158,8 +159,11 @@ Value Elaborator::eval(const ast::Expr *e, Scope &scope) {
           auto d = report(DiagID::err_unknown_annotation, a->range);
           d << a->name;
           std::string guess = closestMatch(a->name, known);
-          if (!guess.empty()) d.note(DiagID::note_did_you_mean, a->range, {"@" + guess}).fixit(a->range, "@" + guess);
-          else d.note(DiagID::note_matmul_needs_space, a->range, {a->name});
+          // `x @w` with a tensor w is a matmul without its space, whatever it resembles.
+          if (a->args.empty() && isTensorName(scope, a->name))
+            d.note(DiagID::note_matmul_needs_space, a->range, {a->name});
+          else if (!guess.empty())
+            d.note(DiagID::note_did_you_mean, a->range, {"@" + guess}).fixit(a->range, "@" + guess);
         }
         v = Value::error();
         continue;
@@ -170,7 +174,7 @@ Value Elaborator::eval(const ast::Expr *e, Scope &scope) {
         v = Value::error();
         continue;
       }
-      if (!checkShard(*a, v, "this value")) v = Value::error();
+      if (!checkShard(*a, v, "this value", scope)) v = Value::error();
     }
     return v;
   }
@@ -237,7 +241,10 @@ Value Elaborator::eval(const ast::Expr *e, Scope &scope) {
         if (std::find(l.enumValues->begin(), l.enumValues->end(), n->name) == l.enumValues->end()) {
           std::string choices;
           for (auto &c : *l.enumValues) choices += (choices.empty() ? "" : ", ") + c;
-          report(DiagID::err_enum_value, n->range) << n->name << "this comparison" << choices;
+          // Enum values come from a layer parameter, which is what the left side names.
+          SMRange lr = b->lhs->range;
+          report(DiagID::err_enum_value, n->range)
+              << n->name << llvm::StringRef(lr.Start.getPointer(), lr.End.getPointer() - lr.Start.getPointer()) << choices;
           return Value::error();
         }
         return Value::boolean((l.s == n->name) == (b->op == Op::Eq), e->range);

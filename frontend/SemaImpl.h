@@ -98,6 +98,12 @@ private:
   std::map<std::string, Binding> names;
 };
 
+/// Whether `name` is a tensor in `scope` (so `x @name` was likely meant as `x @ name`).
+inline bool isTensorName(Scope &scope, const std::string &name) {
+  Binding *b = scope.lookup(name);
+  return b && b->value.isTensor();
+}
+
 /// Annotations collected from `call @a @b`.
 struct CallAnnotations {
   std::vector<const ast::Annotation *> list;
@@ -123,7 +129,7 @@ public:
   Value matmul(const ast::BinaryExpr &e, const Value &l, const Value &r);
   bool checkedMul(int64_t a, int64_t b, int64_t &out, SMRange r);
   std::optional<int64_t> normalizeDim(int64_t dim, size_t rank, SMRange r);
-  bool checkShard(const ast::Annotation &a, Value &target, const std::string &what);
+  bool checkShard(const ast::Annotation &a, Value &target, const std::string &what, Scope &scope);
 
   const Program &program;
   const PlanConfig &config;
@@ -133,6 +139,9 @@ public:
 private:
   void execBody(const ast::Body &body, Scope &scope, bool inLayer, Value *returned, bool *didReturn);
   void execItem(const ast::Item &item, Scope &scope, bool inLayer, Value *returned, bool *didReturn);
+  /// A body that could not run (its condition or count failed): the names it
+  /// would have defined are bound to error values, so later uses stay quiet.
+  void bindAsErrors(const ast::Body &body, Scope &scope);
   void declareParam(const ast::ParamItem &p, Scope &scope);
   void declareInput(const ast::InputItem &in, Scope &scope);
   Shape evalShape(const ast::TensorType &t, Scope &scope, std::vector<std::string> &names, bool &ok);
@@ -140,8 +149,10 @@ private:
                          const std::string &segment, const CallAnnotations &annotations,
                          std::shared_ptr<Instance> &instance);
   bool bindTensorPattern(const ast::LayerParam &param, const Value &arg, SMRange argRange,
-                         Scope &layerScope, const std::string &layerName);
-  void applyCallAnnotations(const CallAnnotations &annotations, SMRange callRange);
+                         Scope &layerScope, const std::string &layerName, SMRange callRange);
+  /// `scope`, where given, lets an unknown `@name` that names a tensor be read as
+  /// a matmul written without its space.
+  void applyCallAnnotations(const CallAnnotations &annotations, SMRange callRange, Scope *scope = nullptr);
   std::string currentPath(const std::string &leaf) const;
 
   struct Frame {
@@ -150,9 +161,22 @@ private:
     unsigned id; // distinguishes two calls of the same layer
   };
   std::vector<Frame> callStack;
+  /// While a call binds its arguments, the layer's own text (pattern dims,
+  /// defaults) is evaluated: errors there get the call's note as its body's do.
+  struct BindingFrame {
+    BindingFrame(Elaborator &e, const std::string &layer, SMRange call) : e(e) {
+      e.callStack.push_back({layer, call, e.nextFrameId++});
+    }
+    ~BindingFrame() { e.callStack.pop_back(); }
+    Elaborator &e;
+  };
   std::vector<std::string> pathStack;
   std::vector<int64_t> repeatCounts; // enclosing repeat counts, for scaled_normal
   unsigned frozenDepth = 0;
+  /// Statements executed so far: the bound on elaboration work (see execBody).
+  int64_t steps = 0;
+  bool outOfSteps = false;
+  static constexpr int64_t kMaxSteps = 2000000;
   unsigned nextFrameId = 1;
   /// (layer call, mesh axis) pairs that already had a divisibility error: one
   /// wrong axis size fails every split of the layer, and once is enough.

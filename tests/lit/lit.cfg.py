@@ -47,11 +47,16 @@ else:
         config.python_executable,
         os.path.join(config.test_source_root, 'Inputs', 'expect_exit.py'))))
     # Tool names are replaced only where a command starts: at the beginning of
-    # the line or after |, ;, &&, ||.
+    # the line (after the `%dbg(RUN: at line N)` marker lit puts there), after
+    # |, ;, &&, ||, or after `not` / `not --crash`.
+    command_start = r'(^|[|;&]|^%dbg\([^)]*\)|\bnot(?:\s+--crash)?)(\s*)'
     for name, path in (('FileCheck', config.filecheck), ('not', config.not_tool),
                        ('count', config.count_tool)):
         config.substitutions.append(
-            (r'(^|[|;&])(\s*)%s(?=\s)' % re.escape(name), r'\g<1>\g<2>' + path))
+            (command_start + re.escape(name) + r'(?=\s|$)', r'\g<1>\g<2>' + path))
+    # Any other LLVM tool is found on PATH.
+    config.environment['PATH'] = os.pathsep.join(
+        [os.path.dirname(config.filecheck), config.environment.get('PATH', '')])
 
     config.environment['PLANC_SOURCE_DIR'] = config.planc_src_root
     # Diagnostics must not depend on the terminal.

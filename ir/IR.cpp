@@ -1,0 +1,159 @@
+//===- ir/IR.cpp - Module, Op, Value -------------------------------------===//
+
+#include "ir/IR.h"
+
+#include <iterator>
+
+using namespace planc;
+using namespace planc::ir;
+
+//===----------------------------------------------------------------------===//
+// Op attributes
+//===----------------------------------------------------------------------===//
+
+// The getters are lenient only where no information is lost (an integer read
+// as a float); any other kind mismatch gives `otherwise`, and the op's
+// OpDef::infer is where a wrong attribute kind is reported.
+
+int64_t Op::getInt(llvm::StringRef name, int64_t otherwise) const {
+  auto it = attrs.find(name.str());
+  if (it == attrs.end()) return otherwise;
+  if (auto *i = std::get_if<int64_t>(&it->second)) return *i;
+  return otherwise;
+}
+
+double Op::getFloat(llvm::StringRef name, double otherwise) const {
+  auto it = attrs.find(name.str());
+  if (it == attrs.end()) return otherwise;
+  if (auto *d = std::get_if<double>(&it->second)) return *d;
+  if (auto *i = std::get_if<int64_t>(&it->second)) return double(*i);
+  return otherwise;
+}
+
+bool Op::getBool(llvm::StringRef name, bool otherwise) const {
+  auto it = attrs.find(name.str());
+  if (it == attrs.end()) return otherwise;
+  if (auto *b = std::get_if<bool>(&it->second)) return *b;
+  return otherwise;
+}
+
+std::string Op::getString(llvm::StringRef name, llvm::StringRef otherwise) const {
+  auto it = attrs.find(name.str());
+  if (it == attrs.end()) return otherwise.str();
+  if (auto *s = std::get_if<std::string>(&it->second)) return *s;
+  return otherwise.str();
+}
+
+std::vector<int64_t> Op::getInts(llvm::StringRef name) const {
+  auto it = attrs.find(name.str());
+  if (it == attrs.end()) return {};
+  if (auto *v = std::get_if<std::vector<int64_t>>(&it->second)) return *v;
+  return {};
+}
+
+//===----------------------------------------------------------------------===//
+// Op kinds
+//===----------------------------------------------------------------------===//
+
+namespace {
+const char *const opNames[] = {
+#define OP(KIND, NAME, OPERANDS, RESULTS) NAME,
+#include "ir/Ops.def"
+#undef OP
+};
+static_assert(std::size(opNames) == unsigned(OpKind::NumOps), "one name per op kind");
+} // namespace
+
+const char *ir::spelling(OpKind kind) {
+  return kind < OpKind::NumOps ? opNames[unsigned(kind)] : "<invalid op>";
+}
+
+std::optional<OpKind> ir::parseOpKind(llvm::StringRef name) {
+  for (unsigned i = 0; i < unsigned(OpKind::NumOps); ++i)
+    if (name == opNames[i]) return OpKind(i);
+  return std::nullopt;
+}
+
+//===----------------------------------------------------------------------===//
+// Module
+//===----------------------------------------------------------------------===//
+
+Value *Module::newValue(const std::string &name) {
+  values.push_back(std::make_unique<Value>());
+  Value *v = values.back().get();
+  v->name = name;
+  byName[name] = v;
+  return v;
+}
+
+Value *Module::addParam(const std::string &name, TensorType type) {
+  Value *v = newValue(uniqueName(name));
+  v->kind = Value::Kind::Param;
+  v->type = std::move(type);
+  params.push_back(v);
+  return v;
+}
+
+Value *Module::addInput(const std::string &name, TensorType type) {
+  Value *v = newValue(uniqueName(name));
+  v->kind = Value::Kind::Input;
+  v->type = std::move(type);
+  inputs.push_back(v);
+  return v;
+}
+
+Op *Module::append(OpKind kind, std::vector<Value *> operands, std::vector<TensorType> resultTypes,
+                   AttrMap attrs, const std::string &resultName) {
+  ops.push_back(std::make_unique<Op>());
+  Op *op = ops.back().get();
+  op->kind = kind;
+  op->operands = std::move(operands);
+  op->attrs = std::move(attrs);
+  for (unsigned i = 0; i < resultTypes.size(); ++i) {
+    Value *v = newValue(uniqueName(resultName));
+    v->kind = Value::Kind::Result;
+    v->type = std::move(resultTypes[i]);
+    v->def = op;
+    v->resultIndex = i;
+    op->results.push_back(v);
+  }
+  return op;
+}
+
+std::string Module::uniqueName(const std::string &hint) {
+  // Unnamed values are numbered %0, %1, ... in creation order.
+  if (hint.empty()) {
+    unsigned &next = nextSuffix[""];
+    std::string name;
+    do name = std::to_string(next++);
+    while (byName.count(name));
+    return name;
+  }
+  if (!byName.count(hint)) return hint;
+  unsigned &next = nextSuffix[hint];
+  if (next == 0) next = 1;
+  std::string name;
+  do name = hint + "." + std::to_string(next++);
+  while (byName.count(name));
+  return name;
+}
+
+bool Module::rename(Value *v, const std::string &name) {
+  if (v->name == name) return true;
+  if (name.empty() || byName.count(name)) return false;
+  byName.erase(v->name);
+  v->name = name;
+  byName[name] = v;
+  return true;
+}
+
+Value *Module::lookup(const std::string &name) const {
+  auto it = byName.find(name);
+  return it == byName.end() ? nullptr : it->second;
+}
+
+Value *Module::output(llvm::StringRef name) const {
+  for (const auto &[outName, value] : outputs)
+    if (outName == name) return value;
+  return nullptr;
+}

@@ -1,0 +1,122 @@
+//===- ir/IR.h - Module, Op, Value ------------------------------*- C++ -*-===//
+//
+// A Module is one SSA graph: parameters and inputs (values with no defining
+// op), a list of ops in execution order, and named outputs. Every op and
+// parameter keeps the .plan location and the layer path (blocks.3.attention)
+// that made it, so errors of later passes point back at the user's line.
+//
+//===----------------------------------------------------------------------===//
+#ifndef PLANC_IR_IR_H
+#define PLANC_IR_IR_H
+
+#include "ir/Type.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <array>
+#include <map>
+#include <memory>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace planc::ir {
+
+enum class OpKind : uint16_t {
+#define OP(KIND, NAME, OPERANDS, RESULTS) KIND,
+#include "ir/Ops.def"
+#undef OP
+  NumOps
+};
+
+/// Where an op or parameter came from in the .plan text.
+struct Location {
+  std::string file;
+  unsigned line = 0, column = 0;
+  bool isKnown() const { return line != 0; }
+  bool operator==(const Location &o) const { return file == o.file && line == o.line && column == o.column; }
+};
+
+/// Attribute values: integers, floats, booleans, strings and integer lists.
+using Attr = std::variant<int64_t, double, bool, std::string, std::vector<int64_t>>;
+/// Sorted by name, so printing is stable.
+using AttrMap = std::map<std::string, Attr>;
+
+class Op;
+
+enum class InitKind { Normal, ScaledNormal, Zeros, Ones };
+
+class Value {
+public:
+  enum class Kind { Param, Input, Result };
+  Kind kind = Kind::Result;
+  std::string name;        // printed as %name; unique in the module
+  TensorType type;
+  Op *def = nullptr;       // the defining op for results
+  unsigned resultIndex = 0;
+
+  // Parameters only.
+  InitKind init = InitKind::Normal;
+  double initStd = 0.02;   // the effective std of Normal and ScaledNormal
+  bool frozen = false;
+  std::string path;        // blocks.3.attention.w_qkv (also for inputs: their name)
+  Location loc;
+};
+
+class Op {
+public:
+  OpKind kind;
+  std::vector<Value *> operands;
+  std::vector<Value *> results;
+  AttrMap attrs;
+  Location loc;
+  std::string path; // the layer instance that made it: blocks.3.attention
+
+  bool has(llvm::StringRef name) const { return attrs.count(name.str()); }
+  int64_t getInt(llvm::StringRef name, int64_t otherwise = 0) const;
+  double getFloat(llvm::StringRef name, double otherwise = 0) const;
+  bool getBool(llvm::StringRef name, bool otherwise = false) const;
+  std::string getString(llvm::StringRef name, llvm::StringRef otherwise = "") const;
+  std::vector<int64_t> getInts(llvm::StringRef name) const;
+  Value *result(unsigned i = 0) const { return results[i]; }
+};
+
+const char *spelling(OpKind kind);
+std::optional<OpKind> parseOpKind(llvm::StringRef name);
+
+class Module {
+public:
+  std::string name;
+  /// The mesh the shardings refer to (size per axis, 1 where absent).
+  std::array<int64_t, kNumMeshAxes> mesh{1, 1, 1, 1, 1};
+
+  std::vector<Value *> params;
+  std::vector<Value *> inputs;
+  std::vector<std::unique_ptr<Op>> ops;              // in execution order
+  std::vector<std::pair<std::string, Value *>> outputs;
+
+  Value *addParam(const std::string &name, TensorType type);
+  Value *addInput(const std::string &name, TensorType type);
+  /// Appends an op whose result types are given; names are made unique.
+  Op *append(OpKind kind, std::vector<Value *> operands, std::vector<TensorType> resultTypes,
+             AttrMap attrs = {}, const std::string &resultName = "");
+  /// A fresh name based on `hint` ("x" -> "x", then "x.1", "x.2", ...).
+  std::string uniqueName(const std::string &hint);
+  /// Gives `v` the name `name` if no other value has it; false otherwise.
+  bool rename(Value *v, const std::string &name);
+  Value *lookup(const std::string &name) const;
+  Value *output(llvm::StringRef name) const;
+
+  std::vector<std::unique_ptr<Value>> &allValues() { return values; }
+
+private:
+  Value *newValue(const std::string &name);
+  std::vector<std::unique_ptr<Value>> values;
+  std::map<std::string, Value *> byName;
+  std::map<std::string, unsigned> nextSuffix;
+};
+
+} // namespace planc::ir
+
+#endif

@@ -1,0 +1,201 @@
+//===- ir/Interpreter.cpp - the reference interpreter --------------------===//
+//
+// Deliberately plain: one tensor per live value, the ops in module order, each
+// through its OpDef's kernel, every result rounded to its dtype. A value's
+// tensor is dropped after its last use, so a training step of a real model
+// fits in memory.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ir/Interpreter.h"
+#include "ir/OpDef.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+#include <cmath>
+#include <unordered_map>
+
+using namespace planc;
+using namespace planc::ir;
+
+//===----------------------------------------------------------------------===//
+// Philox4x32-10 (Salmon et al., "Parallel Random Numbers: As Easy as 1, 2, 3",
+// SC11), the counter-based generator of cuRAND and PyTorch's CUDA RNG. The
+// 64-bit key is the two key words (low word first); the 64-bit counter fills
+// counter words 0 and 1 (low first), words 2 and 3 are zero. Ten rounds; the
+// key is bumped by the Weyl constants between rounds.
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+struct Philox4x32 {
+  uint32_t v[4];
+};
+
+Philox4x32 philox4x32_10(uint32_t c0, uint32_t c1, uint32_t c2, uint32_t c3, uint32_t k0, uint32_t k1) {
+  constexpr uint32_t kMul0 = 0xD2511F53, kMul1 = 0xCD9E8D57;
+  constexpr uint32_t kWeyl0 = 0x9E3779B9, kWeyl1 = 0xBB67AE85;
+  for (int round = 0; round < 10; ++round) {
+    uint64_t p0 = uint64_t(kMul0) * c0, p1 = uint64_t(kMul1) * c2;
+    uint32_t hi0 = uint32_t(p0 >> 32), lo0 = uint32_t(p0);
+    uint32_t hi1 = uint32_t(p1 >> 32), lo1 = uint32_t(p1);
+    uint32_t n0 = hi1 ^ c1 ^ k0, n1 = lo1, n2 = hi0 ^ c3 ^ k1, n3 = lo0;
+    c0 = n0, c1 = n1, c2 = n2, c3 = n3;
+    k0 += kWeyl0, k1 += kWeyl1;
+  }
+  return {{c0, c1, c2, c3}};
+}
+
+} // namespace
+
+double EvalContext::philoxUniform(uint64_t key, uint64_t counter) {
+  Philox4x32 r = philox4x32_10(uint32_t(counter), uint32_t(counter >> 32), 0, 0, uint32_t(key), uint32_t(key >> 32));
+  // The top 53 bits of words 0 (low) and 1 (high): every double in [0, 1)
+  // with spacing 2^-53, so 1 - u is never 0.
+  uint64_t bits = (uint64_t(r.v[1]) << 32) | r.v[0];
+  return double(bits >> 11) * 0x1.0p-53;
+}
+
+//===----------------------------------------------------------------------===//
+// interpret
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+std::string describe(const Op &op) {
+  std::string s = "'" + std::string(spelling(op.kind)) + "'";
+  if (!op.results.empty()) s += " defining %" + op.results[0]->name;
+  if (op.loc.isKnown()) s += llvm::formatv(" at {0}:{1}:{2}", op.loc.file, op.loc.line, op.loc.column).str();
+  return s;
+}
+
+} // namespace
+
+llvm::Expected<TensorMap> ir::interpret(const Module &m, const TensorMap &feeds, uint64_t seed) {
+  std::unordered_map<const Value *, Tensor> live;
+
+  auto feed = [&](const Value *v, const char *what) -> llvm::Error {
+    auto it = feeds.find(v->name);
+    if (it == feeds.end())
+      return llvm::createStringError(llvm::inconvertibleErrorCode(), "no value fed for %s '%%%s'", what,
+                                     v->name.c_str());
+    if (it->second.shape != v->type.shape)
+      return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s '%%%s' is %s, but the value fed has shape %s",
+                                     what, v->name.c_str(), toString(v->type).c_str(),
+                                     toString(it->second.shape).c_str());
+    Tensor t = it->second;
+    t.dtype = v->type.dtype;
+    roundToDType(t);
+    live[v] = std::move(t);
+    return llvm::Error::success();
+  };
+  for (const Value *p : m.params)
+    if (llvm::Error e = feed(p, "parameter")) return std::move(e);
+  for (const Value *i : m.inputs)
+    if (llvm::Error e = feed(i, "input")) return std::move(e);
+
+  // The last op reading each value; outputs are kept to the end.
+  std::unordered_map<const Value *, size_t> lastUse;
+  for (size_t i = 0; i < m.ops.size(); ++i)
+    for (const Value *v : m.ops[i]->operands) lastUse[v] = i;
+  for (const auto &out : m.outputs) lastUse[out.second] = m.ops.size();
+
+  EvalContext ctx;
+  ctx.seed = seed;
+  for (size_t i = 0; i < m.ops.size(); ++i) {
+    const Op &op = *m.ops[i];
+    const OpDef &def = opDef(op.kind);
+    if (!def.eval)
+      return llvm::createStringError(llvm::inconvertibleErrorCode(), "op %s has no reference kernel",
+                                     describe(op).c_str());
+    std::vector<const Tensor *> in;
+    for (const Value *v : op.operands) {
+      auto it = live.find(v);
+      if (it == live.end())
+        return llvm::createStringError(llvm::inconvertibleErrorCode(), "op %s reads %%%s before it is defined",
+                                       describe(op).c_str(), v ? v->name.c_str() : "<null>");
+      in.push_back(&it->second);
+    }
+    std::vector<Tensor> out;
+    for (const Value *r : op.results) out.emplace_back(r->type.shape, r->type.dtype);
+    def.eval(ctx, op, in, out);
+    if (!ctx.error.empty())
+      return llvm::createStringError(llvm::inconvertibleErrorCode(), "op %s: %s", describe(op).c_str(),
+                                     ctx.error.c_str());
+    for (size_t r = 0; r < out.size(); ++r) {
+      if (!lastUse.count(op.results[r])) continue; // never read: nothing to keep
+      roundToDType(out[r]);
+      live[op.results[r]] = std::move(out[r]);
+    }
+    for (const Value *v : op.operands)
+      if (lastUse[v] == i) live.erase(v);
+  }
+
+  TensorMap outputs;
+  for (const auto &[name, v] : m.outputs) {
+    auto it = live.find(v);
+    if (it == live.end())
+      return llvm::createStringError(llvm::inconvertibleErrorCode(), "output '%s' (%%%s) is never computed",
+                                     name.c_str(), v->name.c_str());
+    outputs[name] = it->second;
+  }
+  return outputs;
+}
+
+//===----------------------------------------------------------------------===//
+// initialParams
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// FNV-1a: a stable 64-bit hash of the parameter path (std::hash is not
+/// stable across library versions).
+uint64_t fnv1a(llvm::StringRef s) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
+/// SplitMix64's finaliser: spreads the seed's bits over the whole key.
+uint64_t mix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+} // namespace
+
+TensorMap ir::initialParams(const Module &m, uint64_t seed) {
+  TensorMap params;
+  for (const Value *p : m.params) {
+    Tensor t(p->type.shape, p->type.dtype);
+    switch (p->init) {
+    case InitKind::Zeros:
+      break;
+    case InitKind::Ones:
+      std::fill(t.data.begin(), t.data.end(), 1.0);
+      break;
+    case InitKind::Normal:
+    case InitKind::ScaledNormal: {
+      // Element i of a parameter depends only on (path, seed, i): the key is
+      // the path's hash mixed with the seed, the counters 2i and 2i + 1 give
+      // the two uniforms of one Box-Muller draw (the cosine half).
+      uint64_t key = fnv1a(p->path.empty() ? p->name : p->path) ^ mix64(seed);
+      for (size_t i = 0; i < t.data.size(); ++i) {
+        double u1 = EvalContext::philoxUniform(key, 2 * uint64_t(i));
+        double u2 = EvalContext::philoxUniform(key, 2 * uint64_t(i) + 1);
+        double z = std::sqrt(-2.0 * std::log(1.0 - u1)) * std::cos(2.0 * M_PI * u2);
+        t.data[i] = p->initStd * z;
+      }
+      break;
+    }
+    }
+    roundToDType(t);
+    params[p->name] = std::move(t);
+  }
+  return params;
+}

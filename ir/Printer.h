@@ -1,0 +1,40 @@
+//===- ir/Printer.h - the textual IR ----------------------------*- C++ -*-===//
+//
+// Prints a module in the textual form docs/ir.md defines and ir/Parser.h
+// reads back: print(parse(print(m))) == print(m), byte for byte. Every value
+// shows its shape, dtype and sharding; every op its attributes, layer path
+// and .plan location. The printer never fails, also on a module the verifier
+// would reject, so a broken module can always be written out as a reproducer.
+//
+//===----------------------------------------------------------------------===//
+#ifndef PLANC_IR_PRINTER_H
+#define PLANC_IR_PRINTER_H
+
+#include "ir/IR.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+#include <string>
+
+namespace planc::ir {
+
+void print(const Module &m, llvm::raw_ostream &os);
+std::string toText(const Module &m);
+
+/// One op as it appears in a module, without indentation or newline.
+void printOp(const Op &op, llvm::raw_ostream &os);
+std::string toText(const Op &op);
+
+/// `%name`, or `%"odd name"` when the name is not a plain identifier.
+std::string valueRef(const Value &v);
+/// `1`, `-0.5`, `true`, `"text"`, `[1, 2]`: the literal the parser reads back.
+std::string toText(const Attr &a);
+/// The shortest decimal that reads back to exactly `x`, always with a '.' or
+/// an exponent so it reads back as a float (`2.0`, `0.02`, `1e-05`, `inf`).
+std::string formatFloat(double x);
+/// `"..."` with `"`, `\`, newline, tab and non-printable bytes escaped.
+std::string quote(llvm::StringRef s);
+
+} // namespace planc::ir
+
+#endif

@@ -1,0 +1,250 @@
+//===- ir/Verifier.cpp - the invariants every module keeps ---------------===//
+//
+// One walk over the module in execution order, keeping the set of values
+// defined so far. Problems are collected, not thrown, so one run reports
+// every broken rule; checks that would only repeat an earlier problem (the
+// types of an op whose operands are missing) are skipped.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ir/Verifier.h"
+#include "ir/OpDef.h"
+#include "ir/Printer.h"
+
+#include "llvm/ADT/SmallString.h"
+#include "llvm/ADT/Twine.h"
+
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+
+using namespace planc;
+using namespace planc::ir;
+
+namespace {
+
+constexpr int kOperandCounts[] = {
+#define OP(KIND, NAME, OPERANDS, RESULTS) OPERANDS,
+#include "ir/Ops.def"
+#undef OP
+};
+constexpr unsigned kResultCounts[] = {
+#define OP(KIND, NAME, OPERANDS, RESULTS) RESULTS,
+#include "ir/Ops.def"
+#undef OP
+};
+
+std::string plural(size_t n, llvm::StringRef word) {
+  return std::to_string(n) + " " + word.str() + (n == 1 ? "" : "s");
+}
+
+/// `'matmul' defining %y`, `'send'`: how messages name an op.
+std::string describe(const Op &op) {
+  std::string s = "'" + std::string(spelling(op.kind)) + "'";
+  for (size_t i = 0; i < op.results.size(); ++i)
+    s += (i ? ", " : " defining ") + (op.results[i] ? valueRef(*op.results[i]) : std::string("%<null>"));
+  return s;
+}
+
+class Verifier {
+public:
+  explicit Verifier(const Module &m) : m(m) {}
+
+  std::vector<VerifierProblem> run() {
+    for (unsigned a = 0; a < kNumMeshAxes; ++a)
+      if (m.mesh[a] < 1)
+        problem({}, "mesh axis '" + std::string(spelling(MeshAxis(a))) + "' has size " + std::to_string(m.mesh[a]) +
+                        "; every axis has at least one device");
+    for (const Value *p : m.params) defineArgument(p, Value::Kind::Param, "param");
+    for (const Value *in : m.inputs) defineArgument(in, Value::Kind::Input, "input");
+    for (const auto &op : m.ops) {
+      if (op) checkOp(*op);
+      else problem({}, "the module holds a null op");
+    }
+    checkOutputs();
+    return std::move(problems);
+  }
+
+private:
+  void problem(const Location &loc, std::string message) { problems.push_back({loc, std::move(message)}); }
+
+  /// Records `v` as defined; false (with a problem) if it cannot be.
+  bool define(const Value &v, const Location &loc) {
+    if (!defined.insert(&v).second) {
+      problem(loc, valueRef(v) + " is defined twice");
+      return false;
+    }
+    auto [it, fresh] = names.emplace(v.name, &v);
+    if (!fresh) problem(loc, "two values are named " + valueRef(v));
+    else if (m.lookup(v.name) != &v)
+      problem(loc, valueRef(v) + " is not known to the module by its name (rename values with Module::rename)");
+    checkType(v, loc);
+    return true;
+  }
+
+  void defineArgument(const Value *v, Value::Kind kind, const char *what) {
+    if (!v) return problem({}, std::string("the module holds a null ") + what);
+    if (v->kind != kind || v->def)
+      problem(v->loc, valueRef(*v) + " is listed as a " + what + " but is not one");
+    if (kind == Value::Kind::Param && (v->init == InitKind::Normal || v->init == InitKind::ScaledNormal) &&
+        !(v->initStd >= 0 && v->initStd < HUGE_VAL))
+      problem(v->loc, "param " + valueRef(*v) + " has init std " + formatFloat(v->initStd) +
+                          "; it must be finite and not negative");
+    define(*v, v->loc);
+  }
+
+  void checkType(const Value &v, const Location &loc) {
+    const TensorType &t = v.type;
+    const Sharding &s = t.sharding;
+    std::string who = valueRef(v) + " : " + toString(t);
+    for (int64_t d : t.shape)
+      if (d < 0) return problem(loc, who + " has a negative dimension");
+    if (s.dims.size() != t.rank())
+      return problem(loc, who + " has a sharding for " + plural(s.dims.size(), "dimension") + " but rank " +
+                              std::to_string(t.rank()));
+    bool used[kNumMeshAxes] = {};
+    auto useAxis = [&](MeshAxis a) {
+      if (unsigned(a) >= kNumMeshAxes) {
+        problem(loc, who + " names an invalid mesh axis");
+        return false;
+      }
+      if (used[unsigned(a)]) problem(loc, who + " uses mesh axis '" + spelling(a) + "' twice");
+      used[unsigned(a)] = true;
+      if (m.mesh[unsigned(a)] == 1)
+        problem(loc, who + " is split over '" + spelling(a) + "', which has size 1 in the mesh");
+      return true;
+    };
+    for (size_t d = 0; d < s.dims.size(); ++d) {
+      int64_t devices = 1;
+      bool overflow = false;
+      for (MeshAxis a : s.dims[d]) {
+        if (!useAxis(a)) return;
+        overflow |= __builtin_mul_overflow(devices, m.mesh[unsigned(a)], &devices);
+      }
+      if (overflow || devices < 1 || t.shape[d] % devices != 0) {
+        std::string axes;
+        for (MeshAxis a : s.dims[d]) axes += (axes.empty() ? "" : "+") + std::string(spelling(a));
+        problem(loc, who + ": dimension " + std::to_string(d) + " (" + std::to_string(t.shape[d]) +
+                         ") does not divide evenly over " + axes + " (" +
+                         (overflow ? std::string("too many") : std::to_string(devices)) + " devices)");
+      }
+    }
+    for (MeshAxis a : s.partial)
+      if (!useAxis(a)) return;
+  }
+
+  void checkOp(const Op &op) {
+    const Location &loc = op.loc;
+    if (op.kind >= OpKind::NumOps) return problem(loc, "an op has the invalid kind " + std::to_string(unsigned(op.kind)));
+    std::string who = describe(op);
+
+    bool operandsOk = true;
+    int wantOperands = kOperandCounts[unsigned(op.kind)];
+    if (wantOperands >= 0 && op.operands.size() != size_t(wantOperands)) {
+      problem(loc, who + " has " + plural(op.operands.size(), "operand") + "; it takes " + std::to_string(wantOperands));
+      operandsOk = false;
+    }
+    for (size_t i = 0; i < op.operands.size(); ++i) {
+      const Value *v = op.operands[i];
+      if (!v) {
+        problem(loc, "operand " + std::to_string(i) + " of " + who + " is null");
+        operandsOk = false;
+      } else if (!defined.count(v)) {
+        problem(loc, valueRef(*v) + " is used by " + who + " before it is defined");
+        operandsOk = false;
+      }
+    }
+
+    bool resultsOk = true;
+    unsigned wantResults = kResultCounts[unsigned(op.kind)];
+    if (op.results.size() != wantResults) {
+      problem(loc, who + " has " + plural(op.results.size(), "result") + "; it gives " + std::to_string(wantResults));
+      resultsOk = false;
+    }
+    for (size_t i = 0; i < op.results.size(); ++i) {
+      const Value *r = op.results[i];
+      if (!r) {
+        problem(loc, "result " + std::to_string(i) + " of " + who + " is null");
+        resultsOk = false;
+        continue;
+      }
+      if (r->kind != Value::Kind::Result || r->def != &op || r->resultIndex != i) {
+        problem(loc, "result " + valueRef(*r) + " of " + who + " does not point back at its op as result " +
+                         std::to_string(i));
+        resultsOk = false;
+      }
+    }
+
+    checkAxisAttr(op, who);
+    if (operandsOk && resultsOk) checkResultTypes(op, who);
+    // Define the results last: an op cannot use its own results.
+    for (const Value *r : op.results)
+      if (r) define(*r, loc);
+  }
+
+  void checkResultTypes(const Op &op, const std::string &who) {
+    std::vector<TensorType> inferred;
+    std::string error = inferResultTypes(op.kind, op.operands, op.attrs, inferred);
+    if (!error.empty()) return problem(op.loc, who + ": " + error);
+    if (inferred.size() != op.results.size())
+      return problem(op.loc, who + ": its type rule gives " + plural(inferred.size(), "result") + " for " +
+                                 std::to_string(op.results.size()));
+    // Shardings are the partitioner's to choose, so only shape and dtype
+    // must match the rule; checkType() judges the sharding on its own.
+    for (size_t i = 0; i < inferred.size(); ++i) {
+      const TensorType &have = op.results[i]->type;
+      if (have.shape == inferred[i].shape && have.dtype == inferred[i].dtype) continue;
+      TensorType want(inferred[i].shape, inferred[i].dtype);
+      TensorType declared(have.shape, have.dtype);
+      problem(op.loc, "result " + valueRef(*op.results[i]) + " of " + who + " is declared " + toString(declared) +
+                          " but the op gives " + toString(want));
+    }
+  }
+
+  /// Collectives name the mesh axis they communicate over.
+  void checkAxisAttr(const Op &op, const std::string &who) {
+    auto it = op.attrs.find("axis");
+    if (it == op.attrs.end()) return;
+    const std::string *axisName = std::get_if<std::string>(&it->second);
+    if (!axisName) return; // the op's type rule reports the wrong kind
+    std::optional<MeshAxis> axis = parseMeshAxis(*axisName);
+    if (!axis)
+      problem(op.loc, who + ": unknown mesh axis '" + *axisName + "' (expected dp, pp, tp, cp or ep)");
+    else if (m.mesh[unsigned(*axis)] == 1)
+      problem(op.loc, who + " communicates over '" + *axisName + "', which has size 1 in the mesh");
+  }
+
+  void checkOutputs() {
+    std::set<std::string> outputNames;
+    for (const auto &[name, v] : m.outputs) {
+      if (name.empty()) problem({}, "an output has an empty name");
+      else if (!outputNames.insert(name).second) problem({}, "two outputs are named '" + name + "'");
+      if (!v) problem({}, "output '" + name + "' is null");
+      else if (!defined.count(v)) problem({}, "output '" + name + "' is " + valueRef(*v) + ", which is not defined");
+    }
+  }
+
+  const Module &m;
+  std::vector<VerifierProblem> problems;
+  std::unordered_set<const Value *> defined;
+  std::unordered_map<std::string, const Value *> names;
+};
+
+} // namespace
+
+std::string VerifierProblem::render() const {
+  if (!loc.isKnown()) return "error: " + message;
+  return loc.file + ":" + std::to_string(loc.line) + ":" + std::to_string(loc.column) + ": error: " + message;
+}
+
+std::vector<VerifierProblem> ir::findProblems(const Module &m) { return Verifier(m).run(); }
+
+llvm::Error ir::verify(const Module &m) {
+  std::vector<VerifierProblem> problems = findProblems(m);
+  if (problems.empty()) return llvm::Error::success();
+  constexpr size_t kShown = 20;
+  std::string text;
+  for (size_t i = 0; i < problems.size() && i < kShown; ++i) text += (i ? "\n" : "") + problems[i].render();
+  if (problems.size() > kShown) text += "\n(" + plural(problems.size() - kShown, "more problem") + ")";
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), text);
+}

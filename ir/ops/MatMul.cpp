@@ -1,0 +1,120 @@
+//===- ir/ops/MatMul.cpp - batched matrix product -------------------------===//
+//
+// matmul(a, b) {transpose_a, transpose_b}: op(a) [..., m, k] times op(b)
+// [..., k, n] -> [..., m, n], where op transposes the last two dims when its
+// flag is set. The batch dims (all but the last two) broadcast as NumPy's, so
+// x [b, s, h] @ w [h, f] is one op.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ir/ops/OpSupport.h"
+
+using namespace planc;
+using namespace planc::ir;
+
+namespace {
+
+struct MatMulDims {
+  Shape batch;     // broadcast batch dims of the result
+  int64_t m, k, n;
+};
+
+/// The dims of a matmul whose operands passed inferMatMul.
+MatMulDims dimsOf(const Shape &a, const Shape &b, bool ta, bool tb) {
+  size_t ra = a.size(), rb = b.size();
+  MatMulDims d;
+  d.m = ta ? a[ra - 1] : a[ra - 2];
+  d.k = ta ? a[ra - 2] : a[ra - 1];
+  d.n = tb ? b[rb - 2] : b[rb - 1];
+  d.batch = *broadcastShapes(Shape(a.begin(), a.end() - 2), Shape(b.begin(), b.end() - 2));
+  return d;
+}
+
+std::string inferMatMul(llvm::ArrayRef<TensorType> ops, const AttrMap &attrs, std::vector<TensorType> &res) {
+  if (auto e = checkArity(ops, 2); !e.empty()) return e;
+  if (auto e = checkFloat(ops, 0); !e.empty()) return e;
+  if (auto e = checkSameDType(ops, 0, 1); !e.empty()) return e;
+  AttrReader at(attrs);
+  bool ta = at.getBool("transpose_a", false), tb = at.getBool("transpose_b", false);
+  if (!at.ok()) return at.error;
+  const Shape &a = ops[0].shape, &b = ops[1].shape;
+  if (a.size() < 2 || b.size() < 2)
+    return "operands must have rank 2 or more, got " + toString(a) + " and " + toString(b);
+  int64_t kA = ta ? a[a.size() - 2] : a.back();
+  int64_t kB = tb ? b.back() : b[b.size() - 2];
+  if (kA != kB)
+    return "contracted dims differ: " + std::to_string(kA) + " of " + toString(a) + (ta ? " (transposed)" : "") +
+           " and " + std::to_string(kB) + " of " + toString(b) + (tb ? " (transposed)" : "");
+  if (!broadcastShapes(Shape(a.begin(), a.end() - 2), Shape(b.begin(), b.end() - 2)))
+    return "batch dims of " + toString(a) + " and " + toString(b) + " do not broadcast";
+  MatMulDims d = dimsOf(a, b, ta, tb);
+  Shape out = d.batch;
+  out.push_back(d.m);
+  out.push_back(d.n);
+  res = {TensorType(out, ops[0].dtype)};
+  return "";
+}
+
+void evalMatMul(EvalContext &, const Op &op, llvm::ArrayRef<const Tensor *> in, llvm::MutableArrayRef<Tensor> out) {
+  AttrReader at(op.attrs);
+  bool ta = at.getBool("transpose_a", false), tb = at.getBool("transpose_b", false);
+  const Tensor &a = *in[0], &b = *in[1];
+  Tensor &c = out[0];
+  MatMulDims d = dimsOf(a.shape, b.shape, ta, tb);
+  const int64_t m = d.m, k = d.k, n = d.n;
+
+  // Batch strides in whole matrices, 0 along broadcast dims.
+  auto batchStrides = [&](const Shape &s) {
+    std::vector<int64_t> st = broadcastStrides(Shape(s.begin(), s.end() - 2), d.batch);
+    for (int64_t &x : st) x *= s[s.size() - 2] * s.back();
+    return st;
+  };
+  IndexWalker w(d.batch, {batchStrides(a.shape), batchStrides(b.shape)});
+  if (w.count() == 0 || c.data.empty()) return;
+  int64_t cOffset = 0;
+  do {
+    const double *pa = a.data.data() + w.offset(0), *pb = b.data.data() + w.offset(1);
+    double *pc = c.data.data() + cOffset;
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        double sum = 0;
+        for (int64_t p = 0; p < k; ++p) {
+          double av = ta ? pa[p * m + i] : pa[i * k + p];
+          double bv = tb ? pb[j * k + p] : pb[p * n + j];
+          sum += av * bv;
+        }
+        pc[i * n + j] = sum;
+      }
+    cOffset += m * n;
+  } while (w.next());
+}
+
+// C = op(A) op(B). With A' = op(A), B' = op(B): dA' = dC B'^T, dB' = A'^T dC;
+// a transposed operand's gradient is the transpose of that, which the
+// transpose flags express without a transpose op. Broadcast batch dims are
+// summed back with sum_to.
+void gradMatMul(Builder &b, const Op &op, llvm::ArrayRef<Value *> d, std::vector<Value *> &dx) {
+  dx.assign(2, nullptr);
+  Value *dC = d[0];
+  if (!dC) return;
+  AttrReader at(op.attrs);
+  bool ta = at.getBool("transpose_a", false), tb = at.getBool("transpose_b", false);
+  Value *A = op.operands[0], *B = op.operands[1];
+  Value *dA = ta ? b.matmul(B, dC, tb, true)    // (dC B'^T)^T = B' dC^T   [..., k, m]
+                 : b.matmul(dC, B, false, !tb); // dC B'^T                 [..., m, k]
+  Value *dB = tb ? b.matmul(dC, A, true, ta)    // (A'^T dC)^T = dC^T A'   [..., n, k]
+                 : b.matmul(A, dC, !ta, false); // A'^T dC                 [..., k, n]
+  dx[0] = b.sumTo(dA, A->type.shape);
+  dx[1] = b.sumTo(dB, B->type.shape);
+}
+
+double flopsMatMul(const Op &op) {
+  AttrReader at(op.attrs);
+  MatMulDims d = dimsOf(op.operands[0]->type.shape, op.operands[1]->type.shape, at.getBool("transpose_a", false),
+                        at.getBool("transpose_b", false));
+  return 2.0 * double(product(d.batch)) * double(d.m) * double(d.n) * double(d.k);
+}
+
+} // namespace
+
+void ir::registerMatMulOps(OpDef *t) { define(t, OpKind::MatMul, inferMatMul, evalMatMul, gradMatMul, flopsMatMul); }

@@ -1,0 +1,127 @@
+//===- ir/ops/OpSupport.h - what the op families share ----------*- C++ -*-===//
+//
+// Private to ir/ops/ and ir/OpDef.cpp: reading attributes with a message for
+// the wrong kind, the shape rules several families use (NumPy broadcasting,
+// negative dims), a row-major index walker for broadcast reads, and the
+// registration functions the table in OpDef.cpp is filled from.
+//
+//===----------------------------------------------------------------------===//
+#ifndef PLANC_IR_OPS_OPSUPPORT_H
+#define PLANC_IR_OPS_OPSUPPORT_H
+
+#include "ir/Interpreter.h"
+#include "ir/OpDef.h"
+
+#include <cmath>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace planc::ir {
+
+// One per family file; each fills the entries of its op kinds.
+void registerElementwiseOps(OpDef *table);
+void registerActivationGradOps(OpDef *table);
+void registerMatMulOps(OpDef *table);
+void registerReduceOps(OpDef *table);
+void registerNormOps(OpDef *table);
+void registerAttentionOps(OpDef *table);
+void registerShapeOps(OpDef *table);
+void registerEmbeddingOps(OpDef *table);
+void registerLossOps(OpDef *table);
+void registerOptimizerOps(OpDef *table);
+void registerAdam8bitOps(OpDef *table);
+void registerCollectiveOps(OpDef *table);
+
+using InferFn = decltype(OpDef::infer);
+using EvalFn = decltype(OpDef::eval);
+using GradFn = decltype(OpDef::grad);
+using FlopsFn = decltype(OpDef::flops);
+
+/// Fills the table entry of `kind` (grad is null for ops without a gradient).
+inline void define(OpDef *table, OpKind kind, InferFn infer, EvalFn eval, GradFn grad, FlopsFn flops) {
+  OpDef &d = table[size_t(kind)];
+  d.infer = infer;
+  d.eval = eval;
+  d.grad = grad;
+  d.flops = flops;
+}
+
+/// Reads attributes for infer and eval alike. A missing required attribute or
+/// one of the wrong kind records the first error (infer returns it); eval runs
+/// only on ops that passed infer, so it can ignore errors. An integer is
+/// accepted where a float is expected (no information is lost).
+class AttrReader {
+public:
+  explicit AttrReader(const AttrMap &attrs) : attrs(attrs) {}
+  int64_t getInt(llvm::StringRef name, std::optional<int64_t> otherwise = std::nullopt);
+  double getFloat(llvm::StringRef name, std::optional<double> otherwise = std::nullopt);
+  bool getBool(llvm::StringRef name, std::optional<bool> otherwise = std::nullopt);
+  std::string getString(llvm::StringRef name, std::optional<std::string> otherwise = std::nullopt);
+  std::vector<int64_t> getInts(llvm::StringRef name, std::optional<std::vector<int64_t>> otherwise = std::nullopt);
+  /// A `dtype` string attribute.
+  DType getDType(llvm::StringRef name, std::optional<DType> otherwise = std::nullopt);
+  bool ok() const { return error.empty(); }
+  std::string error;
+
+private:
+  const Attr *find(llvm::StringRef name, bool required);
+  void fail(std::string message) {
+    if (error.empty()) error = std::move(message);
+  }
+  const AttrMap &attrs;
+};
+
+/// "" if there are `n` operands, else the message.
+std::string checkArity(llvm::ArrayRef<TensorType> operands, size_t n);
+/// "" if operand `i` has a floating-point dtype, else the message.
+std::string checkFloat(llvm::ArrayRef<TensorType> operands, size_t i);
+/// "" if operands `i` and `j` have the same dtype, else the message.
+std::string checkSameDType(llvm::ArrayRef<TensorType> operands, size_t i, size_t j);
+
+/// `dim` in [-rank, rank) made non-negative; nullopt when out of range.
+std::optional<int64_t> normalizeDim(int64_t dim, size_t rank);
+/// The NumPy broadcast of `a` and `b`; nullopt when they do not broadcast.
+std::optional<Shape> broadcastShapes(const Shape &a, const Shape &b);
+/// True if `from` broadcasts to `to` (aligned at the right, each dim equal or 1).
+bool broadcastsTo(const Shape &from, const Shape &to);
+int64_t product(const Shape &s, size_t begin = 0, size_t end = ~size_t(0));
+std::vector<int64_t> rowMajorStrides(const Shape &s);
+/// Strides that read a tensor of shape `from` while walking `to`: 0 along
+/// broadcast dims (missing on the left, or 1 where `to` is larger).
+std::vector<int64_t> broadcastStrides(const Shape &from, const Shape &to);
+
+/// Walks every multi-index of `shape` in row-major order, keeping for each of
+/// several operands its element offset (from per-operand strides over the
+/// same dims). Broadcasting, transposing and reducing reads all become a
+/// choice of strides.
+class IndexWalker {
+public:
+  IndexWalker(Shape shape, std::vector<std::vector<int64_t>> strides);
+  /// Offsets of the current index, one per stride vector.
+  int64_t offset(size_t operand) const { return offsets[operand]; }
+  /// Advances to the next index; false once every index was visited.
+  bool next();
+  int64_t count() const { return total; }
+
+private:
+  Shape shape;
+  std::vector<std::vector<int64_t>> strides;
+  std::vector<int64_t> index, offsets;
+  int64_t total;
+};
+
+/// Result element type of a loss or a norm-like scalar: f64 stays f64 (the
+/// gradient checks run in f64), everything narrower accumulates into f32.
+inline DType accumulatorDType(DType t) { return t == DType::F64 ? DType::F64 : DType::F32; }
+
+/// The FLOP count of pure data movement and of ops the cost model times
+/// elsewhere (collectives).
+inline double noFlops(const Op &) { return 0; }
+inline double numel(const TensorType &t) { return double(t.numel()); }
+inline double resultNumel(const Op &op, unsigned i = 0) { return double(op.results[i]->type.numel()); }
+inline double operandNumel(const Op &op, unsigned i = 0) { return double(op.operands[i]->type.numel()); }
+
+} // namespace planc::ir
+
+#endif

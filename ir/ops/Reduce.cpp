@@ -1,0 +1,215 @@
+//===- ir/ops/Reduce.cpp - reductions, sum_to and broadcast_to ------------===//
+//
+// reduce_sum / reduce_mean / reduce_max {dims: [i64], keepdim: bool}: dims may
+// be negative (counted from the end); keepdim keeps them as size 1. An empty
+// dims list reduces nothing.
+// sum_to {shape} sums the dims that broadcasting stretched (the gradient of
+// broadcasting); broadcast_to {shape} stretches them (its inverse).
+//
+//===----------------------------------------------------------------------===//
+
+#include "ir/ops/OpSupport.h"
+
+#include <cmath>
+#include <limits>
+
+using namespace planc;
+using namespace planc::ir;
+
+namespace {
+
+/// The normalised, sorted dims of a reduction; "" or the error.
+std::string reducedDims(const AttrMap &attrs, size_t rank, std::vector<bool> &reduced, bool &keepdim) {
+  AttrReader at(attrs);
+  std::vector<int64_t> dims = at.getInts("dims");
+  keepdim = at.getBool("keepdim", false);
+  if (!at.ok()) return at.error;
+  reduced.assign(rank, false);
+  for (int64_t d : dims) {
+    std::optional<int64_t> n = normalizeDim(d, rank);
+    if (!n) return "dim " + std::to_string(d) + " is out of range for rank " + std::to_string(rank);
+    if (reduced[*n]) return "dim " + std::to_string(d) + " is listed twice";
+    reduced[*n] = true;
+  }
+  return "";
+}
+
+/// The shape with reduced dims kept as 1.
+Shape keptShape(const Shape &s, const std::vector<bool> &reduced) {
+  Shape k = s;
+  for (size_t i = 0; i < s.size(); ++i)
+    if (reduced[i]) k[i] = 1;
+  return k;
+}
+
+Shape droppedShape(const Shape &s, const std::vector<bool> &reduced) {
+  Shape k;
+  for (size_t i = 0; i < s.size(); ++i)
+    if (!reduced[i]) k.push_back(s[i]);
+  return k;
+}
+
+std::string inferReduce(llvm::ArrayRef<TensorType> ops, const AttrMap &attrs, std::vector<TensorType> &res) {
+  if (auto e = checkArity(ops, 1); !e.empty()) return e;
+  if (ops[0].dtype == DType::Bool) return "operand 0 must be numeric, got " + toString(ops[0]);
+  std::vector<bool> reduced;
+  bool keepdim;
+  if (auto e = reducedDims(attrs, ops[0].rank(), reduced, keepdim); !e.empty()) return e;
+  const Shape &s = ops[0].shape;
+  res = {TensorType(keepdim ? keptShape(s, reduced) : droppedShape(s, reduced), ops[0].dtype)};
+  return "";
+}
+
+std::string inferReduceMean(llvm::ArrayRef<TensorType> ops, const AttrMap &attrs, std::vector<TensorType> &res) {
+  if (auto e = checkArity(ops, 1); !e.empty()) return e;
+  if (auto e = checkFloat(ops, 0); !e.empty()) return e;
+  return inferReduce(ops, attrs, res);
+}
+
+enum class Reduction { Sum, Mean, Max };
+
+template <Reduction R>
+void evalReduce(EvalContext &, const Op &op, llvm::ArrayRef<const Tensor *> in, llvm::MutableArrayRef<Tensor> out) {
+  const Tensor &x = *in[0];
+  Tensor &y = out[0];
+  std::vector<bool> reduced;
+  bool keepdim;
+  reducedDims(op.attrs, x.rank(), reduced, keepdim);
+  // The result is laid out as the kept shape whether or not keepdim is set:
+  // walk the input with the kept shape's strides, 0 along the reduced dims.
+  std::vector<int64_t> outStrides = rowMajorStrides(keptShape(x.shape, reduced));
+  for (size_t i = 0; i < reduced.size(); ++i)
+    if (reduced[i]) outStrides[i] = 0;
+  double init = R == Reduction::Max ? -std::numeric_limits<double>::infinity() : 0.0;
+  std::fill(y.data.begin(), y.data.end(), init);
+  IndexWalker w(x.shape, {outStrides});
+  if (w.count() > 0) {
+    size_t i = 0;
+    do {
+      double v = x.data[i++];
+      double &acc = y.data[w.offset(0)];
+      if (R == Reduction::Max)
+        acc = (v > acc || std::isnan(v)) ? v : acc; // NaN wins, as torch.amax
+      else
+        acc += v;
+    } while (w.next());
+  }
+  if (R == Reduction::Mean && !y.data.empty()) {
+    double count = double(x.numel()) / double(y.numel());
+    for (double &v : y.data) v /= count;
+  }
+}
+
+/// dy brought to the operand's rank (reduced dims as 1), then broadcast to it.
+Value *broadcastBack(Builder &b, Value *v, const Op &op) {
+  const Shape &xs = op.operands[0]->type.shape;
+  std::vector<bool> reduced;
+  bool keepdim;
+  reducedDims(op.attrs, xs.size(), reduced, keepdim);
+  Value *kept = b.reshape(v, keptShape(xs, reduced));
+  if (kept->type.shape == xs) return kept;
+  return b.value(OpKind::BroadcastTo, {kept}, {{"shape", xs}});
+}
+
+void gradReduceSum(Builder &b, const Op &op, llvm::ArrayRef<Value *> d, std::vector<Value *> &dx) {
+  dx.assign(1, nullptr);
+  if (d[0] && isFloat(op.operands[0]->type.dtype)) dx[0] = broadcastBack(b, d[0], op);
+}
+
+void gradReduceMean(Builder &b, const Op &op, llvm::ArrayRef<Value *> d, std::vector<Value *> &dx) {
+  dx.assign(1, nullptr);
+  if (!d[0]) return;
+  double count = double(op.operands[0]->type.numel()) / double(op.results[0]->type.numel());
+  dx[0] = b.scale(broadcastBack(b, d[0], op), 1.0 / count);
+}
+
+// The gradient goes to the maximal elements, split evenly among ties (as
+// torch.amax). There is no comparison op, so the mask comes from relu_grad:
+// with diff = max - x >= 0, relu_grad(diff, g) is g where x is below the
+// maximum, and g - relu_grad(diff, g) is g where x attains it.
+void gradReduceMax(Builder &b, const Op &op, llvm::ArrayRef<Value *> d, std::vector<Value *> &dx) {
+  dx.assign(1, nullptr);
+  Value *x = op.operands[0];
+  if (!d[0] || !isFloat(x->type.dtype)) return;
+  Value *diff = b.sub(broadcastBack(b, op.results[0], op), x);
+  Value *dy = broadcastBack(b, d[0], op);
+  Value *atMax = b.sub(dy, b.value(OpKind::ReluGrad, {diff, dy}));
+  Value *ones = b.value(OpKind::Fill, {},
+                        {{"value", 1.0}, {"shape", x->type.shape}, {"dtype", std::string(spelling(x->type.dtype))}});
+  Value *isMax = b.sub(ones, b.value(OpKind::ReluGrad, {diff, ones}));
+  AttrMap countAttrs = op.attrs;
+  countAttrs["keepdim"] = true;
+  Value *count = b.value(OpKind::ReduceSum, {isMax}, countAttrs);
+  dx[0] = b.div(atMax, count);
+}
+
+double flopsReduce(const Op &op) { return operandNumel(op); }
+
+//===----------------------------------------------------------------------===//
+// sum_to, broadcast_to
+//===----------------------------------------------------------------------===//
+
+std::string inferSumTo(llvm::ArrayRef<TensorType> ops, const AttrMap &attrs, std::vector<TensorType> &res) {
+  if (auto e = checkArity(ops, 1); !e.empty()) return e;
+  AttrReader at(attrs);
+  Shape target = at.getInts("shape");
+  if (!at.ok()) return at.error;
+  if (!broadcastsTo(target, ops[0].shape))
+    return "cannot sum " + toString(ops[0].shape) + " to " + toString(target) + ": " + toString(target) +
+           " does not broadcast to it";
+  res = {TensorType(target, ops[0].dtype)};
+  return "";
+}
+
+void evalSumTo(EvalContext &, const Op &op, llvm::ArrayRef<const Tensor *> in, llvm::MutableArrayRef<Tensor> out) {
+  const Tensor &x = *in[0];
+  Tensor &y = out[0];
+  IndexWalker w(x.shape, {broadcastStrides(y.shape, x.shape)});
+  if (w.count() == 0) return;
+  size_t i = 0;
+  do y.data[w.offset(0)] += x.data[i++];
+  while (w.next());
+}
+
+void gradSumTo(Builder &b, const Op &op, llvm::ArrayRef<Value *> d, std::vector<Value *> &dx) {
+  dx.assign(1, nullptr);
+  if (d[0] && isFloat(op.operands[0]->type.dtype))
+    dx[0] = b.value(OpKind::BroadcastTo, {d[0]}, {{"shape", op.operands[0]->type.shape}});
+}
+
+std::string inferBroadcastTo(llvm::ArrayRef<TensorType> ops, const AttrMap &attrs, std::vector<TensorType> &res) {
+  if (auto e = checkArity(ops, 1); !e.empty()) return e;
+  AttrReader at(attrs);
+  Shape target = at.getInts("shape");
+  if (!at.ok()) return at.error;
+  if (!broadcastsTo(ops[0].shape, target))
+    return "cannot broadcast " + toString(ops[0].shape) + " to " + toString(target);
+  res = {TensorType(target, ops[0].dtype)};
+  return "";
+}
+
+void evalBroadcastTo(EvalContext &, const Op &op, llvm::ArrayRef<const Tensor *> in,
+                     llvm::MutableArrayRef<Tensor> out) {
+  const Tensor &x = *in[0];
+  Tensor &y = out[0];
+  IndexWalker w(y.shape, {broadcastStrides(x.shape, y.shape)});
+  if (w.count() == 0) return;
+  size_t i = 0;
+  do y.data[i++] = x.data[w.offset(0)];
+  while (w.next());
+}
+
+void gradBroadcastTo(Builder &b, const Op &op, llvm::ArrayRef<Value *> d, std::vector<Value *> &dx) {
+  dx.assign(1, nullptr);
+  if (d[0] && isFloat(op.operands[0]->type.dtype)) dx[0] = b.sumTo(d[0], op.operands[0]->type.shape);
+}
+
+} // namespace
+
+void ir::registerReduceOps(OpDef *t) {
+  define(t, OpKind::ReduceSum, inferReduce, evalReduce<Reduction::Sum>, gradReduceSum, flopsReduce);
+  define(t, OpKind::ReduceMean, inferReduceMean, evalReduce<Reduction::Mean>, gradReduceMean, flopsReduce);
+  define(t, OpKind::ReduceMax, inferReduce, evalReduce<Reduction::Max>, gradReduceMax, flopsReduce);
+  define(t, OpKind::SumTo, inferSumTo, evalSumTo, gradSumTo, flopsReduce);
+  define(t, OpKind::BroadcastTo, inferBroadcastTo, evalBroadcastTo, gradBroadcastTo, noFlops);
+}

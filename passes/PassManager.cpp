@@ -1,0 +1,98 @@
+//===- passes/PassManager.cpp - running pipelines of passes --------------===//
+
+#include "passes/PassManager.h"
+#include "ir/Printer.h"
+#include "ir/Verifier.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/Path.h"
+
+#include <chrono>
+
+using namespace planc;
+
+const PassInfo *planc::findPass(llvm::StringRef name) {
+  for (const PassInfo &p : registeredPasses())
+    if (p.name == name) return &p;
+  return nullptr;
+}
+
+PassManager::PassManager(PassManagerOptions options, PassOptions passOptions)
+    : options(std::move(options)), passOptions(std::move(passOptions)) {}
+
+llvm::Error PassManager::add(llvm::StringRef name) {
+  if (const PassInfo *p = findPass(name)) {
+    pipeline.push_back(p);
+    return llvm::Error::success();
+  }
+  std::string known;
+  for (const PassInfo &p : registeredPasses()) known += (known.empty() ? "" : ", ") + p.name;
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), "unknown pass '%s'; the passes are %s",
+                                 name.str().c_str(), known.c_str());
+}
+
+llvm::Error PassManager::addPipeline(llvm::StringRef text) {
+  llvm::SmallVector<llvm::StringRef, 8> names;
+  text.split(names, ',', -1, /*KeepEmpty=*/false);
+  for (llvm::StringRef n : names)
+    if (llvm::Error e = add(n.trim())) return e;
+  return llvm::Error::success();
+}
+
+namespace {
+/// Writes the module a pass failed on, so the failure reproduces with plan-opt.
+std::string writeReproducer(const std::string &dir, const std::string &pass, const std::string &text) {
+  if (dir.empty()) return "";
+  llvm::SmallString<128> path(dir);
+  llvm::sys::path::append(path, "planc-reproducer-" + pass + ".ir");
+  std::error_code ec;
+  llvm::raw_fd_ostream os(path, ec);
+  if (ec) return "";
+  os << text;
+  return std::string(path.str());
+}
+} // namespace
+
+llvm::Error PassManager::run(ir::Module &m) {
+  times.clear();
+  llvm::raw_ostream &out = options.printStream ? *options.printStream : llvm::errs();
+  bool needBefore = options.printAfterChange || !options.reproducerDir.empty();
+  for (const PassInfo *info : pipeline) {
+    std::string before = needBefore ? ir::toText(m) : std::string();
+    std::unique_ptr<Pass> pass = info->create(passOptions);
+    auto start = std::chrono::steady_clock::now();
+    llvm::Error err = pass->run(m);
+    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    times.push_back({info->name, seconds});
+    auto fail = [&](const std::string &what) {
+      std::string file = writeReproducer(options.reproducerDir, info->name, before);
+      std::string msg = "internal error in pass '" + info->name + "': " + what;
+      if (!file.empty()) msg += "\nthe IR it was given is in " + file + "; rerun with: plan-opt " + file + " --passes=" + info->name;
+      return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
+    };
+    if (err) return fail(llvm::toString(std::move(err)));
+    if (options.verifyEach)
+      if (llvm::Error v = ir::verify(m)) return fail("the IR it produced does not verify:\n" + llvm::toString(std::move(v)));
+    bool print = options.printAfterAll || options.printAfter.count(info->name);
+    if (options.printAfterChange) print = print || ir::toText(m) != before;
+    if (print) {
+      out << "// ----- IR after " << info->name << " -----\n";
+      ir::print(m, out);
+    }
+  }
+  if (options.timePasses) printTimings(out);
+  return llvm::Error::success();
+}
+
+void PassManager::printTimings(llvm::raw_ostream &os) const {
+  double total = 0;
+  for (auto &[n, t] : times) total += t;
+  os << "===-------------------------------------------------------------------------===\n"
+     << "                              pass execution time\n"
+     << "===-------------------------------------------------------------------------===\n"
+     << llvm::format("  total: %.4f s\n\n", total) << "   seconds    share  pass\n";
+  for (auto &[n, t] : times)
+    os << llvm::format("  %8.4f  %6.1f%%  %s\n", t, total > 0 ? 100.0 * t / total : 0.0, n.c_str());
+}
