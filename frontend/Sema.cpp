@@ -57,10 +57,13 @@ std::string sema::describe(const Value &v) {
   case Value::Kind::Error: return "an invalid value";
   case Value::Kind::Int: return "the integer " + std::to_string(v.i);
   case Value::Kind::Float: {
-    // %g, as the diagnostics print numbers: 1.5 and 1e-05, not 1.500000e+00.
+    // %g, as the diagnostics print numbers: 1.5 and 1e-05, not 1.500000e+00; a whole
+    // number keeps its ".0" (2.0, not 2) so that it is not mistaken for an integer.
     char buf[64];
     std::snprintf(buf, sizeof buf, "%g", v.f);
-    return std::string("the number ") + buf;
+    std::string text = buf;
+    if (text.find_first_not_of("-0123456789") == std::string::npos) text += ".0";
+    return "the number " + text;
   }
   case Value::Kind::Bool: return v.b ? "true" : "false";
   case Value::Kind::String: return "a string";

@@ -10,8 +10,6 @@
 #include "ir/Interpreter.h"
 #include "ir/OpDef.h"
 
-#include "llvm/Support/FormatVariadic.h"
-
 #include <cmath>
 #include <unordered_map>
 
@@ -65,7 +63,8 @@ namespace {
 std::string describe(const Op &op) {
   std::string s = "'" + std::string(spelling(op.kind)) + "'";
   if (!op.results.empty()) s += " defining %" + op.results[0]->name;
-  if (op.loc.isKnown()) s += llvm::formatv(" at {0}:{1}:{2}", op.loc.file, op.loc.line, op.loc.column).str();
+  if (op.loc.isKnown())
+    s += " at " + op.loc.file + ":" + std::to_string(op.loc.line) + ":" + std::to_string(op.loc.column);
   return s;
 }
 
@@ -90,9 +89,9 @@ llvm::Expected<TensorMap> ir::interpret(const Module &m, const TensorMap &feeds,
     return llvm::Error::success();
   };
   for (const Value *p : m.params)
-    if (llvm::Error e = feed(p, "parameter")) return std::move(e);
+    if (llvm::Error e = feed(p, "parameter")) return e;
   for (const Value *i : m.inputs)
-    if (llvm::Error e = feed(i, "input")) return std::move(e);
+    if (llvm::Error e = feed(i, "input")) return e;
 
   // The last op reading each value; outputs are kept to the end.
   std::unordered_map<const Value *, size_t> lastUse;

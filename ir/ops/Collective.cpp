@@ -1,0 +1,165 @@
+//===- ir/ops/Collective.cpp - communication between ranks ----------------===//
+//
+// The collectives of partitioned modules, over one mesh axis {axis: string}.
+// Types keep the global shape; what a collective changes is the sharding:
+//   all_reduce:     partial(axis) -> complete
+//   reduce_scatter {dim}: partial(axis) -> shard(dim, axis)
+//   all_gather {dim}:     shard(dim, axis) -> complete along dim
+//   all_to_all {split_dim, concat_dim}: shard(concat_dim, axis) -> shard(split_dim, axis)
+//   broadcast {root}: unchanged; send {peer_offset, tag} has no result;
+//   recv {peer_offset, tag, shape, dtype} makes its value from its attributes.
+// The shape rules do not insist that the operand is sharded as the op
+// expects: which shardings are legal is the verifier's and the partitioner's
+// business. The kernels hand the op to the EvalContext's CollectiveSimulator,
+// which runs all ranks' programs in one process; a module run alone has none,
+// and a collective there is a run-time error. The cost model times them from
+// bytes, so their FLOP count is 0.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ir/ops/OpSupport.h"
+
+#include <algorithm>
+
+using namespace planc;
+using namespace planc::ir;
+
+namespace {
+
+/// The `axis` attribute; "" or the error.
+std::string axisAttr(AttrReader &at, MeshAxis &axis) {
+  std::string name = at.getString("axis");
+  if (!at.ok()) return at.error;
+  std::optional<MeshAxis> a = parseMeshAxis(name);
+  if (!a) return "attribute 'axis' names no mesh axis: '" + name + "'";
+  axis = *a;
+  return "";
+}
+
+void eraseAxis(std::vector<MeshAxis> &axes, MeshAxis axis) {
+  axes.erase(std::remove(axes.begin(), axes.end(), axis), axes.end());
+}
+
+/// The operand's type, its sharding sized to its rank.
+TensorType resultLike(const TensorType &t) {
+  TensorType r(t.shape, t.dtype);
+  r.sharding = t.sharding;
+  r.sharding.dims.resize(t.rank());
+  return r;
+}
+
+std::string inferAllReduce(llvm::ArrayRef<TensorType> ops, const AttrMap &attrs, std::vector<TensorType> &res) {
+  if (auto e = checkArity(ops, 1); !e.empty()) return e;
+  AttrReader at(attrs);
+  MeshAxis axis;
+  if (auto e = axisAttr(at, axis); !e.empty()) return e;
+  TensorType r = resultLike(ops[0]);
+  eraseAxis(r.sharding.partial, axis);
+  res = {r};
+  return "";
+}
+
+std::string inferReduceScatter(llvm::ArrayRef<TensorType> ops, const AttrMap &attrs, std::vector<TensorType> &res) {
+  if (auto e = checkArity(ops, 1); !e.empty()) return e;
+  AttrReader at(attrs);
+  MeshAxis axis;
+  if (auto e = axisAttr(at, axis); !e.empty()) return e;
+  std::optional<int64_t> dim = normalizeDim(at.getInt("dim"), ops[0].rank());
+  if (!at.ok()) return at.error;
+  if (!dim) return "dim is out of range for " + toString(ops[0]);
+  TensorType r = resultLike(ops[0]);
+  eraseAxis(r.sharding.partial, axis);
+  r.sharding.dims[*dim].push_back(axis);
+  res = {r};
+  return "";
+}
+
+std::string inferAllGather(llvm::ArrayRef<TensorType> ops, const AttrMap &attrs, std::vector<TensorType> &res) {
+  if (auto e = checkArity(ops, 1); !e.empty()) return e;
+  AttrReader at(attrs);
+  MeshAxis axis;
+  if (auto e = axisAttr(at, axis); !e.empty()) return e;
+  std::optional<int64_t> dim = normalizeDim(at.getInt("dim"), ops[0].rank());
+  if (!at.ok()) return at.error;
+  if (!dim) return "dim is out of range for " + toString(ops[0]);
+  TensorType r = resultLike(ops[0]);
+  eraseAxis(r.sharding.dims[*dim], axis);
+  res = {r};
+  return "";
+}
+
+std::string inferAllToAll(llvm::ArrayRef<TensorType> ops, const AttrMap &attrs, std::vector<TensorType> &res) {
+  if (auto e = checkArity(ops, 1); !e.empty()) return e;
+  AttrReader at(attrs);
+  MeshAxis axis;
+  if (auto e = axisAttr(at, axis); !e.empty()) return e;
+  std::optional<int64_t> split = normalizeDim(at.getInt("split_dim"), ops[0].rank());
+  std::optional<int64_t> concat = normalizeDim(at.getInt("concat_dim"), ops[0].rank());
+  if (!at.ok()) return at.error;
+  if (!split || !concat) return "split_dim or concat_dim is out of range for " + toString(ops[0]);
+  TensorType r = resultLike(ops[0]);
+  eraseAxis(r.sharding.dims[*concat], axis);
+  r.sharding.dims[*split].push_back(axis);
+  res = {r};
+  return "";
+}
+
+std::string inferBroadcast(llvm::ArrayRef<TensorType> ops, const AttrMap &attrs, std::vector<TensorType> &res) {
+  if (auto e = checkArity(ops, 1); !e.empty()) return e;
+  AttrReader at(attrs);
+  MeshAxis axis;
+  if (auto e = axisAttr(at, axis); !e.empty()) return e;
+  at.getInt("root");
+  if (!at.ok()) return at.error;
+  res = {resultLike(ops[0])};
+  return "";
+}
+
+std::string inferSend(llvm::ArrayRef<TensorType> ops, const AttrMap &attrs, std::vector<TensorType> &res) {
+  if (auto e = checkArity(ops, 1); !e.empty()) return e;
+  AttrReader at(attrs);
+  MeshAxis axis;
+  if (auto e = axisAttr(at, axis); !e.empty()) return e;
+  at.getInt("peer_offset");
+  at.getInt("tag");
+  if (!at.ok()) return at.error;
+  res.clear();
+  return "";
+}
+
+std::string inferRecv(llvm::ArrayRef<TensorType> ops, const AttrMap &attrs, std::vector<TensorType> &res) {
+  if (auto e = checkArity(ops, 0); !e.empty()) return e;
+  AttrReader at(attrs);
+  MeshAxis axis;
+  if (auto e = axisAttr(at, axis); !e.empty()) return e;
+  at.getInt("peer_offset");
+  at.getInt("tag");
+  Shape shape = at.getInts("shape");
+  DType dtype = at.getDType("dtype");
+  if (!at.ok()) return at.error;
+  res = {TensorType(shape, dtype)};
+  return "";
+}
+
+/// The hook: the simulator performs the op, or the run stops here.
+void evalCollective(EvalContext &ctx, const Op &op, llvm::ArrayRef<const Tensor *> in,
+                    llvm::MutableArrayRef<Tensor> out) {
+  if (ctx.collectives) {
+    ctx.collectives->perform(ctx, op, in, out);
+    return;
+  }
+  ctx.fail(std::string("collective '") + spelling(op.kind) +
+           "' outside a simulator: a partitioned module runs with all its ranks");
+}
+
+} // namespace
+
+void ir::registerCollectiveOps(OpDef *t) {
+  define(t, OpKind::AllReduce, inferAllReduce, evalCollective, nullptr, noFlops);
+  define(t, OpKind::ReduceScatter, inferReduceScatter, evalCollective, nullptr, noFlops);
+  define(t, OpKind::AllGather, inferAllGather, evalCollective, nullptr, noFlops);
+  define(t, OpKind::AllToAll, inferAllToAll, evalCollective, nullptr, noFlops);
+  define(t, OpKind::Send, inferSend, evalCollective, nullptr, noFlops);
+  define(t, OpKind::Recv, inferRecv, evalCollective, nullptr, noFlops);
+  define(t, OpKind::Broadcast, inferBroadcast, evalCollective, nullptr, noFlops);
+}

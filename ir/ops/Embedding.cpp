@@ -1,0 +1,97 @@
+//===- ir/ops/Embedding.cpp - gather and scatter_add ----------------------===//
+//
+// gather(table [V, ...], indices [...]) -> [..., ...]: row indices[i] of the
+// table for every index (the embedding lookup). scatter_add(indices [...],
+// dy [..., ...]) {rows: V} -> [V, ...]: the rows of dy summed into the rows
+// the indices name (the gradient of gather). Indices have an integer dtype;
+// one out of [0, V) is a run-time error of the interpreter.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ir/ops/OpSupport.h"
+
+using namespace planc;
+using namespace planc::ir;
+
+namespace {
+
+std::string checkIndices(const TensorType &t, size_t operand) {
+  if (isInteger(t.dtype)) return "";
+  return "operand " + std::to_string(operand) + " (indices) must have an integer dtype, got " + toString(t);
+}
+
+std::string inferGather(llvm::ArrayRef<TensorType> ops, const AttrMap &, std::vector<TensorType> &res) {
+  if (auto e = checkArity(ops, 2); !e.empty()) return e;
+  if (ops[0].rank() < 1) return "operand 0 (table) must have rank 1 or more, got " + toString(ops[0]);
+  if (auto e = checkIndices(ops[1], 1); !e.empty()) return e;
+  Shape shape = ops[1].shape;
+  shape.insert(shape.end(), ops[0].shape.begin() + 1, ops[0].shape.end());
+  res = {TensorType(shape, ops[0].dtype)};
+  return "";
+}
+
+/// The row an index names, or -1 (and the context's error) when out of range.
+int64_t rowOf(EvalContext &ctx, double index, int64_t rows) {
+  int64_t row = int64_t(index);
+  if (row >= 0 && row < rows) return row;
+  ctx.fail("index " + std::to_string(row) + " is out of range [0, " + std::to_string(rows) + ")");
+  return -1;
+}
+
+void evalGather(EvalContext &ctx, const Op &, llvm::ArrayRef<const Tensor *> in, llvm::MutableArrayRef<Tensor> out) {
+  const Tensor &table = *in[0], &indices = *in[1];
+  int64_t rows = table.shape[0], width = product(table.shape, 1);
+  for (int64_t i = 0; i < indices.numel(); ++i) {
+    int64_t row = rowOf(ctx, indices.data[i], rows);
+    if (row < 0) return;
+    std::copy_n(table.data.begin() + row * width, width, out[0].data.begin() + i * width);
+  }
+}
+
+void gradGather(Builder &b, const Op &op, llvm::ArrayRef<Value *> d, std::vector<Value *> &dx) {
+  dx.assign(2, nullptr);
+  if (!d[0] || !isFloat(op.operands[0]->type.dtype)) return;
+  dx[0] = b.value(OpKind::ScatterAdd, {op.operands[1], d[0]}, {{"rows", op.operands[0]->type.shape[0]}});
+}
+
+std::string inferScatterAdd(llvm::ArrayRef<TensorType> ops, const AttrMap &attrs, std::vector<TensorType> &res) {
+  if (auto e = checkArity(ops, 2); !e.empty()) return e;
+  if (auto e = checkIndices(ops[0], 0); !e.empty()) return e;
+  AttrReader at(attrs);
+  int64_t rows = at.getInt("rows");
+  if (!at.ok()) return at.error;
+  if (rows < 0) return "rows must be non-negative";
+  const Shape &is = ops[0].shape, &ds = ops[1].shape;
+  if (ds.size() < is.size() || !std::equal(is.begin(), is.end(), ds.begin()))
+    return "operand 1 " + toString(ds) + " must start with the indices' shape " + toString(is);
+  Shape shape{rows};
+  shape.insert(shape.end(), ds.begin() + is.size(), ds.end());
+  res = {TensorType(shape, ops[1].dtype)};
+  return "";
+}
+
+void evalScatterAdd(EvalContext &ctx, const Op &, llvm::ArrayRef<const Tensor *> in,
+                    llvm::MutableArrayRef<Tensor> out) {
+  const Tensor &indices = *in[0], &dy = *in[1];
+  Tensor &table = out[0];
+  int64_t rows = table.shape[0], width = product(table.shape, 1);
+  for (int64_t i = 0; i < indices.numel(); ++i) {
+    int64_t row = rowOf(ctx, indices.data[i], rows);
+    if (row < 0) return;
+    for (int64_t k = 0; k < width; ++k) table.data[row * width + k] += dy.data[i * width + k];
+  }
+}
+
+void gradScatterAdd(Builder &b, const Op &op, llvm::ArrayRef<Value *> d, std::vector<Value *> &dx) {
+  dx.assign(2, nullptr);
+  if (d[0] && isFloat(op.operands[1]->type.dtype)) dx[1] = b.value(OpKind::Gather, {d[0], op.operands[0]});
+}
+
+double flopsScatterAdd(const Op &op) { return double(op.operands[1]->type.numel()); }
+
+} // namespace
+
+void ir::registerEmbeddingOps(OpDef *t) {
+  define(t, OpKind::Gather, inferGather, evalGather, gradGather, noFlops);
+  define(t, OpKind::ScatterAdd, inferScatterAdd, evalScatterAdd, gradScatterAdd, flopsScatterAdd);
+}

@@ -1,0 +1,357 @@
+//===- ir/ops/Shape.cpp - data movement -----------------------------------===//
+//
+// reshape {shape} (one entry may be -1: inferred), transpose {perm},
+// slice {dim, start, end} (0 <= start <= end <= size), pad {dim, before,
+// after} (zeros; the gradient of slice), concat {dim} (variadic),
+// cast {dtype}, repeat_interleave {repeats, dim} (each element `repeats`
+// times in a row, as torch.repeat_interleave), fill {value, shape, dtype}.
+// Dims may be negative (counted from the end). None of these computes, so
+// their FLOP count is 0.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ir/ops/OpSupport.h"
+
+#include <algorithm>
+
+using namespace planc;
+using namespace planc::ir;
+
+namespace {
+
+/// A dim attribute normalised for `rank`; "" or the error.
+std::string dimAttr(AttrReader &at, const char *name, size_t rank, int64_t &dim) {
+  int64_t d = at.getInt(name);
+  if (!at.ok()) return at.error;
+  std::optional<int64_t> n = normalizeDim(d, rank);
+  if (!n) return "dim " + std::to_string(d) + " is out of range for rank " + std::to_string(rank);
+  dim = *n;
+  return "";
+}
+
+/// The blocks along `dim`: `outer` blocks of `size` x `inner` elements.
+struct Blocks {
+  int64_t outer, size, inner;
+};
+Blocks blocksOf(const Shape &s, int64_t dim) { return {product(s, 0, dim), s[dim], product(s, dim + 1)}; }
+
+//===----------------------------------------------------------------------===//
+// reshape
+//===----------------------------------------------------------------------===//
+
+std::string inferReshape(llvm::ArrayRef<TensorType> ops, const AttrMap &attrs, std::vector<TensorType> &res) {
+  if (auto e = checkArity(ops, 1); !e.empty()) return e;
+  AttrReader at(attrs);
+  Shape shape = at.getInts("shape");
+  if (!at.ok()) return at.error;
+  int64_t known = 1, inferred = -1;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] == -1 && inferred < 0) {
+      inferred = int64_t(i);
+      continue;
+    }
+    if (shape[i] < 0) return "cannot reshape to " + toString(shape);
+    known *= shape[i];
+  }
+  int64_t n = ops[0].numel();
+  if (inferred >= 0) {
+    if (known == 0 || n % known) return "cannot reshape " + toString(ops[0].shape) + " to " + toString(shape);
+    shape[inferred] = n / known;
+  } else if (known != n) {
+    return "cannot reshape " + toString(ops[0].shape) + " (" + std::to_string(n) + " elements) to " +
+           toString(shape) + " (" + std::to_string(known) + ")";
+  }
+  res = {TensorType(shape, ops[0].dtype)};
+  return "";
+}
+
+// Row-major order is unchanged, so a reshape copies.
+void evalCopy(EvalContext &, const Op &, llvm::ArrayRef<const Tensor *> in, llvm::MutableArrayRef<Tensor> out) {
+  out[0].data = in[0]->data;
+}
+
+void gradReshape(Builder &b, const Op &op, llvm::ArrayRef<Value *> d, std::vector<Value *> &dx) {
+  dx.assign(1, nullptr);
+  if (d[0] && isFloat(op.operands[0]->type.dtype)) dx[0] = b.reshape(d[0], op.operands[0]->type.shape);
+}
+
+//===----------------------------------------------------------------------===//
+// transpose
+//===----------------------------------------------------------------------===//
+
+/// The normalised permutation; "" or the error.
+std::string permOf(const AttrMap &attrs, size_t rank, std::vector<int64_t> &perm) {
+  AttrReader at(attrs);
+  perm = at.getInts("perm");
+  if (!at.ok()) return at.error;
+  if (perm.size() != rank)
+    return "perm has " + std::to_string(perm.size()) + " entries for an operand of rank " + std::to_string(rank);
+  std::vector<bool> seen(rank, false);
+  for (int64_t &p : perm) {
+    std::optional<int64_t> n = normalizeDim(p, rank);
+    if (!n || seen[*n]) return "perm is not a permutation of the operand's dims";
+    seen[*n] = true;
+    p = *n;
+  }
+  return "";
+}
+
+std::string inferTranspose(llvm::ArrayRef<TensorType> ops, const AttrMap &attrs, std::vector<TensorType> &res) {
+  if (auto e = checkArity(ops, 1); !e.empty()) return e;
+  std::vector<int64_t> perm;
+  if (auto e = permOf(attrs, ops[0].rank(), perm); !e.empty()) return e;
+  Shape shape(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i) shape[i] = ops[0].shape[perm[i]];
+  res = {TensorType(shape, ops[0].dtype)};
+  return "";
+}
+
+// Result dim i is operand dim perm[i]: walk the result reading with the
+// operand's stride of dim perm[i].
+void evalTranspose(EvalContext &, const Op &op, llvm::ArrayRef<const Tensor *> in,
+                   llvm::MutableArrayRef<Tensor> out) {
+  std::vector<int64_t> perm;
+  permOf(op.attrs, in[0]->rank(), perm);
+  std::vector<int64_t> own = in[0]->strides(), strides(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i) strides[i] = own[perm[i]];
+  IndexWalker w(out[0].shape, {strides});
+  if (w.count() == 0) return;
+  size_t i = 0;
+  do out[0].data[i++] = in[0]->data[w.offset(0)];
+  while (w.next());
+}
+
+void gradTranspose(Builder &b, const Op &op, llvm::ArrayRef<Value *> d, std::vector<Value *> &dx) {
+  dx.assign(1, nullptr);
+  if (!d[0] || !isFloat(op.operands[0]->type.dtype)) return;
+  std::vector<int64_t> perm, inverse;
+  permOf(op.attrs, op.operands[0]->type.rank(), perm);
+  inverse.resize(perm.size());
+  for (size_t i = 0; i < perm.size(); ++i) inverse[perm[i]] = int64_t(i);
+  dx[0] = b.value(OpKind::Transpose, {d[0]}, {{"perm", inverse}});
+}
+
+//===----------------------------------------------------------------------===//
+// slice, pad
+//===----------------------------------------------------------------------===//
+
+std::string inferSlice(llvm::ArrayRef<TensorType> ops, const AttrMap &attrs, std::vector<TensorType> &res) {
+  if (auto e = checkArity(ops, 1); !e.empty()) return e;
+  AttrReader at(attrs);
+  int64_t dim;
+  if (auto e = dimAttr(at, "dim", ops[0].rank(), dim); !e.empty()) return e;
+  int64_t start = at.getInt("start"), end = at.getInt("end");
+  if (!at.ok()) return at.error;
+  int64_t size = ops[0].shape[dim];
+  if (start < 0 || start > end || end > size)
+    return "slice [" + std::to_string(start) + ", " + std::to_string(end) + ") is not within [0, " +
+           std::to_string(size) + ") of dim " + std::to_string(dim);
+  Shape shape = ops[0].shape;
+  shape[dim] = end - start;
+  res = {TensorType(shape, ops[0].dtype)};
+  return "";
+}
+
+void evalSlice(EvalContext &, const Op &op, llvm::ArrayRef<const Tensor *> in, llvm::MutableArrayRef<Tensor> out) {
+  AttrReader at(op.attrs);
+  int64_t dim = *normalizeDim(at.getInt("dim"), in[0]->rank());
+  int64_t start = at.getInt("start");
+  Blocks src = blocksOf(in[0]->shape, dim), dst = blocksOf(out[0].shape, dim);
+  for (int64_t o = 0; o < src.outer; ++o)
+    std::copy_n(in[0]->data.begin() + (o * src.size + start) * src.inner, dst.size * dst.inner,
+                out[0].data.begin() + o * dst.size * dst.inner);
+}
+
+void gradSlice(Builder &b, const Op &op, llvm::ArrayRef<Value *> d, std::vector<Value *> &dx) {
+  dx.assign(1, nullptr);
+  if (!d[0] || !isFloat(op.operands[0]->type.dtype)) return;
+  AttrReader at(op.attrs);
+  int64_t dim = *normalizeDim(at.getInt("dim"), op.operands[0]->type.rank());
+  int64_t start = at.getInt("start"), end = at.getInt("end");
+  dx[0] = b.value(OpKind::Pad, {d[0]},
+                  {{"dim", dim}, {"before", start}, {"after", op.operands[0]->type.shape[dim] - end}});
+}
+
+std::string inferPad(llvm::ArrayRef<TensorType> ops, const AttrMap &attrs, std::vector<TensorType> &res) {
+  if (auto e = checkArity(ops, 1); !e.empty()) return e;
+  AttrReader at(attrs);
+  int64_t dim;
+  if (auto e = dimAttr(at, "dim", ops[0].rank(), dim); !e.empty()) return e;
+  int64_t before = at.getInt("before"), after = at.getInt("after");
+  if (!at.ok()) return at.error;
+  if (before < 0 || after < 0) return "pad amounts must be non-negative";
+  Shape shape = ops[0].shape;
+  shape[dim] += before + after;
+  res = {TensorType(shape, ops[0].dtype)};
+  return "";
+}
+
+void evalPad(EvalContext &, const Op &op, llvm::ArrayRef<const Tensor *> in, llvm::MutableArrayRef<Tensor> out) {
+  AttrReader at(op.attrs);
+  int64_t dim = *normalizeDim(at.getInt("dim"), in[0]->rank());
+  int64_t before = at.getInt("before");
+  Blocks src = blocksOf(in[0]->shape, dim), dst = blocksOf(out[0].shape, dim);
+  for (int64_t o = 0; o < src.outer; ++o) // the result starts as zeros
+    std::copy_n(in[0]->data.begin() + o * src.size * src.inner, src.size * src.inner,
+                out[0].data.begin() + (o * dst.size + before) * dst.inner);
+}
+
+void gradPad(Builder &b, const Op &op, llvm::ArrayRef<Value *> d, std::vector<Value *> &dx) {
+  dx.assign(1, nullptr);
+  if (!d[0] || !isFloat(op.operands[0]->type.dtype)) return;
+  AttrReader at(op.attrs);
+  int64_t dim = *normalizeDim(at.getInt("dim"), op.operands[0]->type.rank());
+  int64_t before = at.getInt("before");
+  dx[0] = b.value(OpKind::Slice, {d[0]},
+                  {{"dim", dim}, {"start", before}, {"end", before + op.operands[0]->type.shape[dim]}});
+}
+
+//===----------------------------------------------------------------------===//
+// concat
+//===----------------------------------------------------------------------===//
+
+std::string inferConcat(llvm::ArrayRef<TensorType> ops, const AttrMap &attrs, std::vector<TensorType> &res) {
+  if (ops.empty()) return "expects at least one operand";
+  AttrReader at(attrs);
+  int64_t dim;
+  if (auto e = dimAttr(at, "dim", ops[0].rank(), dim); !e.empty()) return e;
+  Shape shape = ops[0].shape;
+  for (size_t i = 1; i < ops.size(); ++i) {
+    if (auto e = checkSameDType(ops, 0, i); !e.empty()) return e;
+    Shape a = ops[0].shape, b = ops[i].shape;
+    if (a.size() == b.size()) a[dim] = b[dim] = 0;
+    if (a != b)
+      return "operand " + std::to_string(i) + " " + toString(ops[i].shape) + " does not match " +
+             toString(ops[0].shape) + " outside dim " + std::to_string(dim);
+    shape[dim] += ops[i].shape[dim];
+  }
+  res = {TensorType(shape, ops[0].dtype)};
+  return "";
+}
+
+void evalConcat(EvalContext &, const Op &op, llvm::ArrayRef<const Tensor *> in, llvm::MutableArrayRef<Tensor> out) {
+  int64_t dim = *normalizeDim(AttrReader(op.attrs).getInt("dim"), in[0]->rank());
+  Blocks dst = blocksOf(out[0].shape, dim);
+  int64_t offset = 0; // along dim
+  for (const Tensor *t : in) {
+    Blocks src = blocksOf(t->shape, dim);
+    for (int64_t o = 0; o < src.outer; ++o)
+      std::copy_n(t->data.begin() + o * src.size * src.inner, src.size * src.inner,
+                  out[0].data.begin() + (o * dst.size + offset) * dst.inner);
+    offset += src.size;
+  }
+}
+
+void gradConcat(Builder &b, const Op &op, llvm::ArrayRef<Value *> d, std::vector<Value *> &dx) {
+  dx.assign(op.operands.size(), nullptr);
+  if (!d[0] || !isFloat(op.operands[0]->type.dtype)) return;
+  int64_t dim = *normalizeDim(AttrReader(op.attrs).getInt("dim"), op.operands[0]->type.rank());
+  int64_t offset = 0;
+  for (size_t i = 0; i < op.operands.size(); ++i) {
+    int64_t size = op.operands[i]->type.shape[dim];
+    dx[i] = b.value(OpKind::Slice, {d[0]}, {{"dim", dim}, {"start", offset}, {"end", offset + size}});
+    offset += size;
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// cast
+//===----------------------------------------------------------------------===//
+
+std::string inferCast(llvm::ArrayRef<TensorType> ops, const AttrMap &attrs, std::vector<TensorType> &res) {
+  if (auto e = checkArity(ops, 1); !e.empty()) return e;
+  AttrReader at(attrs);
+  DType to = at.getDType("dtype");
+  if (!at.ok()) return at.error;
+  res = {TensorType(ops[0].shape, to)};
+  return "";
+}
+
+// The interpreter rounds the copy to the result's dtype: that is the cast.
+// Between floating types the gradient is cast back; to or from an integer
+// type there is none.
+void gradCast(Builder &b, const Op &op, llvm::ArrayRef<Value *> d, std::vector<Value *> &dx) {
+  dx.assign(1, nullptr);
+  DType from = op.operands[0]->type.dtype;
+  if (!d[0] || !isFloat(from) || !isFloat(op.results[0]->type.dtype)) return;
+  dx[0] = d[0]->type.dtype == from ? d[0] : b.value(OpKind::Cast, {d[0]}, {{"dtype", std::string(spelling(from))}});
+}
+
+//===----------------------------------------------------------------------===//
+// repeat_interleave
+//===----------------------------------------------------------------------===//
+
+std::string inferRepeatInterleave(llvm::ArrayRef<TensorType> ops, const AttrMap &attrs,
+                                  std::vector<TensorType> &res) {
+  if (auto e = checkArity(ops, 1); !e.empty()) return e;
+  AttrReader at(attrs);
+  int64_t dim;
+  if (auto e = dimAttr(at, "dim", ops[0].rank(), dim); !e.empty()) return e;
+  int64_t repeats = at.getInt("repeats");
+  if (!at.ok()) return at.error;
+  if (repeats < 1) return "repeats must be at least 1, got " + std::to_string(repeats);
+  Shape shape = ops[0].shape;
+  shape[dim] *= repeats;
+  res = {TensorType(shape, ops[0].dtype)};
+  return "";
+}
+
+void evalRepeatInterleave(EvalContext &, const Op &op, llvm::ArrayRef<const Tensor *> in,
+                          llvm::MutableArrayRef<Tensor> out) {
+  AttrReader at(op.attrs);
+  int64_t dim = *normalizeDim(at.getInt("dim"), in[0]->rank());
+  int64_t repeats = at.getInt("repeats");
+  Blocks src = blocksOf(in[0]->shape, dim);
+  auto dst = out[0].data.begin();
+  for (int64_t o = 0; o < src.outer; ++o)
+    for (int64_t k = 0; k < src.size; ++k)
+      for (int64_t r = 0; r < repeats; ++r)
+        dst = std::copy_n(in[0]->data.begin() + (o * src.size + k) * src.inner, src.inner, dst);
+}
+
+// Result dim `dim` is (size, repeats) flattened: view it so, sum the repeats.
+void gradRepeatInterleave(Builder &b, const Op &op, llvm::ArrayRef<Value *> d, std::vector<Value *> &dx) {
+  dx.assign(1, nullptr);
+  if (!d[0] || !isFloat(op.operands[0]->type.dtype)) return;
+  AttrReader at(op.attrs);
+  const Shape &xs = op.operands[0]->type.shape;
+  int64_t dim = *normalizeDim(at.getInt("dim"), xs.size());
+  Shape split = xs;
+  split.insert(split.begin() + dim + 1, at.getInt("repeats"));
+  Value *grouped = b.reshape(d[0], split);
+  dx[0] = b.value(OpKind::ReduceSum, {grouped}, {{"dims", std::vector<int64_t>{dim + 1}}, {"keepdim", false}});
+}
+
+//===----------------------------------------------------------------------===//
+// fill
+//===----------------------------------------------------------------------===//
+
+std::string inferFill(llvm::ArrayRef<TensorType> ops, const AttrMap &attrs, std::vector<TensorType> &res) {
+  if (auto e = checkArity(ops, 0); !e.empty()) return e;
+  AttrReader at(attrs);
+  at.getFloat("value");
+  Shape shape = at.getInts("shape");
+  DType dtype = at.getDType("dtype");
+  if (!at.ok()) return at.error;
+  for (int64_t d : shape)
+    if (d < 0) return "shape " + toString(shape) + " has a negative dim";
+  res = {TensorType(shape, dtype)};
+  return "";
+}
+
+void evalFill(EvalContext &, const Op &op, llvm::ArrayRef<const Tensor *>, llvm::MutableArrayRef<Tensor> out) {
+  std::fill(out[0].data.begin(), out[0].data.end(), AttrReader(op.attrs).getFloat("value"));
+}
+
+} // namespace
+
+void ir::registerShapeOps(OpDef *t) {
+  define(t, OpKind::Reshape, inferReshape, evalCopy, gradReshape, noFlops);
+  define(t, OpKind::Transpose, inferTranspose, evalTranspose, gradTranspose, noFlops);
+  define(t, OpKind::Slice, inferSlice, evalSlice, gradSlice, noFlops);
+  define(t, OpKind::Pad, inferPad, evalPad, gradPad, noFlops);
+  define(t, OpKind::Concat, inferConcat, evalConcat, gradConcat, noFlops);
+  define(t, OpKind::Cast, inferCast, evalCopy, gradCast, noFlops);
+  define(t, OpKind::RepeatInterleave, inferRepeatInterleave, evalRepeatInterleave, gradRepeatInterleave, noFlops);
+  define(t, OpKind::Fill, inferFill, evalFill, nullptr, noFlops);
+}
