@@ -158,17 +158,20 @@ void DiagnosticEngine::emit(Diagnostic &&diag) {
     if (suppressWarnings) return;
     if (warningsAsErrors) diag.severity = Severity::Error;
   }
-  if (diag.severity == Severity::Error) ++numErrors;
-  else if (diag.severity == Severity::Warning) ++numWarnings;
-  if (consumer) consumer->handle(diag);
-  if (errorLimit && numErrors >= errorLimit) {
+  // As clang: the error past the limit is replaced by one last message, and
+  // only then do callers learn to stop.
+  if (diag.severity == Severity::Error && errorLimit && numErrors >= errorLimit) {
     Diagnostic limit;
     limit.id = DiagID::err_too_many_errors;
     limit.severity = Severity::Error;
     limit.message = diagFormat(limit.id).str();
     if (consumer) consumer->handle(limit);
     stopped = true;
+    return;
   }
+  if (diag.severity == Severity::Error) ++numErrors;
+  else if (diag.severity == Severity::Warning) ++numWarnings;
+  if (consumer) consumer->handle(diag);
 }
 
 void DiagnosticEngine::finish() {
@@ -224,9 +227,10 @@ private:
     std::string window = (start ? "..." : "") + line.substr(start, kMaxShownLine).str() +
                          (start + kMaxShownLine < line.size() ? "..." : "");
     int shownCol = int(col - start + (start ? 3 : 0));
-    llvm::SMDiagnostic clipped(sm, d.loc, full.getFilename(), full.getLineNo(), shownCol, full.getKind(),
-                               full.getMessage(), window, {}, {});
-    clipped.print(nullptr, os, colors);
+    // The header keeps the real column; only the caret moves into the window.
+    os << full.getFilename() << ":" << full.getLineNo() << ":" << (full.getColumnNo() + 1) << ": ";
+    llvm::SMDiagnostic clipped(sm, d.loc, "", 0, shownCol, full.getKind(), full.getMessage(), window, {}, {});
+    clipped.print(nullptr, os, colors, /*ShowKindLabel=*/true);
   }
   static constexpr size_t kMaxShownLine = 200;
   llvm::SourceMgr &sm;

@@ -108,8 +108,12 @@ bool Compilation::loadString(llvm::StringRef name, llvm::StringRef text) {
   ast::SourceFile *raw = file.get();
   program.files.push_back(std::move(file));
   program.mainFile = raw;
-  loadedByKey["main:" + name.str()] = raw;
-  std::vector<std::string> stack{"main:" + name.str()};
+  // The main file is keyed like an imported one, so a cycle back to it is found.
+  llvm::SmallString<256> real;
+  std::string mainKey = "file:" + (llvm::sys::fs::real_path(name, real) ? name.str() : std::string(real.str()));
+  loadedByKey[mainKey] = raw;
+  displayNames[mainKey] = name.str();
+  std::vector<std::string> stack{mainKey};
   bool ok = loadImports(*raw, stack);
   // Declarations of the imports are registered first so a redefinition in the
   // main file is the one reported, pointing at the library's original.
@@ -168,10 +172,11 @@ bool Compilation::loadImports(ast::SourceFile &file, std::vector<std::string> &s
       llvm::SmallString<256> real;
       key = "file:" + (llvm::sys::fs::real_path(bufferName, real) ? bufferName : std::string(real.str()));
     }
+    if (!displayNames.count(key)) displayNames[key] = bufferName;
     if (std::find(stack.begin(), stack.end(), key) != stack.end()) {
       std::string chain;
-      for (auto &k : stack) chain += llvm::StringRef(k).split(':').second.str() + " -> ";
-      chain += llvm::StringRef(key).split(':').second.str();
+      for (auto &k : stack) chain += displayNames[k] + " -> ";
+      chain += displayNames[key];
       diags.report(DiagID::err_import_cycle, imp.range) << chain;
       ok = false;
       continue;
@@ -183,6 +188,7 @@ bool Compilation::loadImports(ast::SourceFile &file, std::vector<std::string> &s
     } else {
       if (!llvm::sys::fs::exists(bufferName)) {
         diags.report(DiagID::err_import_not_found, imp.range)
+            .note(DiagID::note_searched, imp.range, {"'" + bufferName + "'"})
             << imp.path;
         ok = false;
         continue;

@@ -91,6 +91,7 @@ private:
   ModelInfo model;
   unsigned mainBuffer = 0;
   std::map<std::string, const ast::SourceFile *> loadedByKey;
+  std::map<std::string, std::string> displayNames; // key -> the path as the user wrote it
   std::vector<std::unique_ptr<SetOverride>> overrides;
   bool loaded = false;
 };

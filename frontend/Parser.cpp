@@ -252,20 +252,33 @@ private:
 
 bool isOpen(const std::string &t) { return t == "(" || t == "[" || t == "{"; }
 bool isClose(const std::string &t) { return t == ")" || t == "]" || t == "}"; }
+std::string closerOf(const std::string &open) { return open == "(" ? ")" : open == "[" ? "]" : "}"; }
 
-/// Reports what the lexer could not make sense of and nesting that would
-/// exhaust the parser's stack. Returns false if parsing must not go on.
+/// Reports what the lexer could not make sense of, brackets that do not pair
+/// up (with a note at the opener, as clang does: ANTLR's recovery guesses
+/// worse), and nesting that would exhaust the parser's stack. Returns false if
+/// parsing must not go on.
 bool checkTokens(antlr4::CommonTokenStream &tokens, const Positions &pos, DiagnosticEngine &diags,
                  const ParseLimits &limits) {
   bool ok = true;
-  unsigned depth = 0, prefixRun = 0;
+  unsigned prefixRun = 0;
+  std::vector<antlr4::Token *> open; // unclosed brackets, innermost last
   if (tokens.getTokens().size() > limits.maxTokens) {
     diags.report(DiagID::err_too_many_tokens, pos.range(tokens.getTokens()[limits.maxTokens]))
         << uint64_t(limits.maxTokens);
     return false;
   }
   for (antlr4::Token *t : tokens.getTokens()) {
-    if (t->getType() == antlr4::Token::EOF) break;
+    if (t->getType() == antlr4::Token::EOF) {
+      if (!open.empty() && ok) {
+        std::string opener = open.back()->getText();
+        diags.report(DiagID::err_unexpected_eof, pos.range(t))
+            .note(DiagID::note_to_match, pos.range(open.back()), {opener})
+            << ("'" + closerOf(opener) + "'");
+        return false;
+      }
+      break;
+    }
     std::string text = t->getText();
     if (t->getType() == PlanLexer::BLOCK_COMMENT) {
       if (text.size() < 4 || text.compare(text.size() - 2, 2, "*/") != 0) {
@@ -287,12 +300,24 @@ bool checkTokens(antlr4::CommonTokenStream &tokens, const Positions &pos, Diagno
       continue;
     }
     if (isOpen(text)) {
-      if (++depth > limits.maxBracketDepth) {
+      open.push_back(t);
+      if (open.size() > limits.maxBracketDepth) {
         diags.report(DiagID::err_nesting_too_deep, pos.range(t)) << int64_t(limits.maxBracketDepth);
         return false;
       }
-    } else if (isClose(text) && depth > 0) {
-      --depth;
+    } else if (isClose(text)) {
+      if (open.empty()) {
+        diags.report(DiagID::err_extraneous_token, pos.range(t)) << ("'" + text + "' with no opening bracket");
+        return false;
+      }
+      std::string want = closerOf(open.back()->getText());
+      if (text != want) {
+        diags.report(DiagID::err_unexpected_token, pos.range(t))
+            .note(DiagID::note_to_match, pos.range(open.back()), {open.back()->getText()})
+            << ("'" + text + "'") << ("'" + want + "'");
+        return false;
+      }
+      open.pop_back();
     }
     // Prefix operators recurse in the parser too: `- - - - x`.
     if (text == "-" || text == "not") {

@@ -462,9 +462,6 @@ void Elaborator::declareParam(const ast::ParamItem &p, Scope &scope) {
       }
     }
   }
-  // A frozen parameter gets no optimizer and so no master copy: unless its type
-  // says otherwise it is kept in the compute dtype (LoRA's frozen base in bf16).
-  if (info.frozen && p.type.dtype.empty()) info.dtype = v.dtype = config.train.precision.compute;
   if (ok) {
     v.param = model.params.size();
     model.params.push_back(std::move(info));

@@ -82,7 +82,7 @@ bool Elaborator::checkShard(const ast::Annotation &a, Value &target, const std::
   int64_t size = target.shape[*d];
   int64_t ways = config.parallel.size(*axis);
   if (size % ways != 0) {
-    if (!shardErrors.insert({callStack.empty() ? 0u : callStack.back().id, *axis}).second) return false;
+    if (!callStack.empty() && !shardErrors.insert({callStack.back().id, *axis}).second) return false;
     std::string dimName = target.dimNames.size() > size_t(*d) && !target.dimNames[*d].empty()
                               ? "'" + target.dimNames[*d] + "'"
                               : "dimension " + std::to_string(*d) + " of " + what;

@@ -121,21 +121,18 @@ Op *Module::append(OpKind kind, std::vector<Value *> operands, std::vector<Tenso
 }
 
 std::string Module::uniqueName(const std::string &hint) {
+  // The counter per hint only skips suffixes known to be taken; asking for a
+  // name reserves nothing, so asking twice gives the same answer.
+  unsigned &next = nextSuffix[hint];
   // Unnamed values are numbered %0, %1, ... in creation order.
   if (hint.empty()) {
-    unsigned &next = nextSuffix[""];
-    std::string name;
-    do name = std::to_string(next++);
-    while (byName.count(name));
-    return name;
+    while (byName.count(std::to_string(next))) ++next;
+    return std::to_string(next);
   }
   if (!byName.count(hint)) return hint;
-  unsigned &next = nextSuffix[hint];
   if (next == 0) next = 1;
-  std::string name;
-  do name = hint + "." + std::to_string(next++);
-  while (byName.count(name));
-  return name;
+  while (byName.count(hint + "." + std::to_string(next))) ++next;
+  return hint + "." + std::to_string(next);
 }
 
 bool Module::rename(Value *v, const std::string &name) {

@@ -24,33 +24,26 @@ using namespace planc::ir;
 // key is bumped by the Weyl constants between rounds.
 //===----------------------------------------------------------------------===//
 
-namespace {
-
-struct Philox4x32 {
-  uint32_t v[4];
-};
-
-Philox4x32 philox4x32_10(uint32_t c0, uint32_t c1, uint32_t c2, uint32_t c3, uint32_t k0, uint32_t k1) {
+std::array<uint32_t, 4> EvalContext::philox4x32(std::array<uint32_t, 4> c, uint64_t key) {
   constexpr uint32_t kMul0 = 0xD2511F53, kMul1 = 0xCD9E8D57;
   constexpr uint32_t kWeyl0 = 0x9E3779B9, kWeyl1 = 0xBB67AE85;
+  uint32_t k0 = uint32_t(key), k1 = uint32_t(key >> 32);
   for (int round = 0; round < 10; ++round) {
-    uint64_t p0 = uint64_t(kMul0) * c0, p1 = uint64_t(kMul1) * c2;
+    uint64_t p0 = uint64_t(kMul0) * c[0], p1 = uint64_t(kMul1) * c[2];
     uint32_t hi0 = uint32_t(p0 >> 32), lo0 = uint32_t(p0);
     uint32_t hi1 = uint32_t(p1 >> 32), lo1 = uint32_t(p1);
-    uint32_t n0 = hi1 ^ c1 ^ k0, n1 = lo1, n2 = hi0 ^ c3 ^ k1, n3 = lo0;
-    c0 = n0, c1 = n1, c2 = n2, c3 = n3;
-    k0 += kWeyl0, k1 += kWeyl1;
+    c = {hi1 ^ c[1] ^ k0, lo1, hi0 ^ c[3] ^ k1, lo0};
+    k0 += kWeyl0;
+    k1 += kWeyl1;
   }
-  return {{c0, c1, c2, c3}};
+  return c;
 }
 
-} // namespace
-
 double EvalContext::philoxUniform(uint64_t key, uint64_t counter) {
-  Philox4x32 r = philox4x32_10(uint32_t(counter), uint32_t(counter >> 32), 0, 0, uint32_t(key), uint32_t(key >> 32));
+  std::array<uint32_t, 4> r = philox4x32({uint32_t(counter), uint32_t(counter >> 32), 0, 0}, key);
   // The top 53 bits of words 0 (low) and 1 (high): every double in [0, 1)
   // with spacing 2^-53, so 1 - u is never 0.
-  uint64_t bits = (uint64_t(r.v[1]) << 32) | r.v[0];
+  uint64_t bits = (uint64_t(r[1]) << 32) | r[0];
   return double(bits >> 11) * 0x1.0p-53;
 }
 

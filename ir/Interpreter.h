@@ -15,6 +15,7 @@
 
 #include "llvm/Support/Error.h"
 
+#include <array>
 #include <map>
 #include <string>
 
@@ -29,6 +30,9 @@ public:
   /// it by (seed, stream) and counts by element index, so every rank and every
   /// recomputation draws the same mask.
   static double philoxUniform(uint64_t key, uint64_t counter);
+  /// The generator itself: the four output words of Philox4x32-10 for a
+  /// 128-bit counter and the key (low word first), as Random123's.
+  static std::array<uint32_t, 4> philox4x32(std::array<uint32_t, 4> counter, uint64_t key);
   uint64_t seed = 0;
   /// Performs the collective ops when the programs of all ranks run in one
   /// process; null for a module run alone, where a collective is an error.

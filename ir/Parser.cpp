@@ -173,6 +173,8 @@ bool Parser::parseMesh() {
 }
 
 bool Parser::defineName(const Token &nameTok) {
+  // The module numbers unnamed values itself, so an empty name cannot be kept.
+  if (nameTok.text.empty()) return error(nameTok, "a value name is not empty");
   if (module->lookup(nameTok.text)) {
     error(nameTok, "redefinition of value '" + nameTok.spelling + "'");
     auto it = definedAt.find(nameTok.text);

@@ -107,6 +107,16 @@ TEST(DiagnosticsTest, StopsAfterTheErrorLimit) {
   EXPECT_EQ(c->diagnostics.back().id, DiagID::err_too_many_errors);
 }
 
+TEST(DiagnosticsTest, ExactlyTheLimitIsNoOverflow) {
+  Fixture f("abc\n");
+  auto *c = new CollectingConsumer;
+  f.diags.setConsumer(std::unique_ptr<DiagnosticConsumer>(c));
+  f.diags.setErrorLimit(3);
+  for (size_t i = 0; i < 3; ++i) f.diags.report(DiagID::err_unknown_name, f.range(i, i + 1)) << "x";
+  EXPECT_FALSE(f.diags.hitErrorLimit());
+  EXPECT_EQ(c->diagnostics.size(), 3u);
+}
+
 TEST(DiagnosticsTest, ClosestMatchFindsPlausibleTyposOnly) {
   EXPECT_EQ(closestMatch("attentoin", {"attention", "mlp", "layernorm"}), "attention");
   EXPECT_EQ(closestMatch("tq", {"dp", "tp", "pp"}), "tp"); // one edit; dp and pp are two

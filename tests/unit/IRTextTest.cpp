@@ -217,12 +217,16 @@ TEST(IRTextTest, StringsAndNamesEscape) {
   EXPECT_EQ(quote("a\"b\\c\nd\te\x7f"), R"("a\"b\\c\nd\te\7F")");
   auto m = std::make_unique<Module>();
   m->addInput("plain.name_1$-x", f32({1}));
-  m->addInput("", f32({1}));
   m->addInput("has space", f32({1}));
+  m->addInput("%\"quoted\"", f32({1}));
   EXPECT_EQ(valueRef(*m->inputs[0]), "%plain.name_1$-x");
-  EXPECT_EQ(valueRef(*m->inputs[1]), "%\"\"");
-  EXPECT_EQ(valueRef(*m->inputs[2]), "%\"has space\"");
+  EXPECT_EQ(valueRef(*m->inputs[1]), "%\"has space\"");
+  EXPECT_EQ(valueRef(*m->inputs[2]), R"(%"%\"quoted\"")");
+  Value unnamed;
+  EXPECT_EQ(valueRef(unnamed), "%\"\"");
+  m->name = "";
   std::string text = toText(*m);
+  EXPECT_EQ(llvm::StringRef(text).split('\n').first, "module @\"\" {");
   EXPECT_EQ(reprint(text), text);
 }
 

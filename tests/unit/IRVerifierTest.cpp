@@ -68,7 +68,7 @@ TEST(IRVerifierTest, ResultTypesMustBeWhatTheOpGives) {
   %c = matmul(%a, %b) {transpose_a = false, transpose_b = false} : f32[2, 5] loc("m.plan":3:1)
   return
 })"),
-            "m.plan:3:1: error: 'matmul' defining %c: contracted dims differ: 3 of f32[2, 3] and 4 of f32[4, 5]");
+            "m.plan:3:1: error: 'matmul' defining %c: contracted dims differ: 3 of [2, 3] and 4 of [4, 5]");
 }
 
 TEST(IRVerifierTest, OperandAndResultCountsFollowOpsDef) {
@@ -106,7 +106,8 @@ TEST(IRVerifierTest, ValuesAreDefinedOnceAndPointBackAtTheirOp) {
 })");
   m->ops[1]->results[0] = m->ops[0]->results[0];
   EXPECT_EQ(problems(*m), "error: result %b of 'exp' defining %b does not point back at its op as result 0\n"
-                          "error: %b is defined twice");
+                          "error: %b is defined twice\n"
+                          "error: output 'c' is %c, which is not defined");
 
   auto n = parse("module @m {\n  input %a : f32[2]\n  input %b : f32[2]\n  return\n}");
   n->inputs[1]->name = "a"; // behind the module's back: the name table disagrees

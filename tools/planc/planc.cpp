@@ -8,6 +8,7 @@
 #include "frontend/Frontend.h"
 #include "frontend/Verify.h"
 
+#include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Process.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -176,6 +177,13 @@ int parseArgs(int argc, char **argv, Options &o) {
 
 int run(Options &o) {
   Compilation c(o.frontend);
+  // SourceMgr colours through llvm::WithColor, which colours a file or pipe
+  // only when LLVM's own `-color` option is set: --color=always sets it.
+  if (o.color == "always") {
+    auto &registered = llvm::cl::getRegisteredOptions();
+    auto it = registered.find("color");
+    if (it != registered.end()) it->second->addOccurrence(0, "color", "true");
+  }
   bool colors = o.color == "always" || (o.color == "auto" && llvm::errs().has_colors());
   CollectingConsumer *collected = nullptr;
   if (o.verify) {
