@@ -19,6 +19,7 @@
 #include "frontend/Diagnostics.h"
 #include "frontend/Parser.h"
 #include "frontend/Sema.h"
+#include "ir/IR.h"
 
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
@@ -98,6 +99,10 @@ private:
 
 /// The standard library built into planc: module name ("gpt") -> text.
 const std::map<std::string, std::string> &embeddedStdlib();
+
+/// The checked model as an IR module (forward graph, parameters, inputs and
+/// the `loss` output). Call after a successful check(); null if it failed.
+std::unique_ptr<ir::Module> lowerToIR(Compilation &c);
 
 /// The one-screen summary `planc check` prints.
 void printSummary(const Compilation &c, llvm::raw_ostream &os);

@@ -121,6 +121,8 @@ void Elaborator::elaborateModel(const ast::ModelDecl &decl) {
     report(DiagID::err_loss_not_scalar, loss->declRange) << describe(loss->value);
   } else if (!loss->value.isError() && !loss->value.isTensor()) {
     report(DiagID::err_loss_not_scalar, loss->declRange) << describe(loss->value);
+  } else if (lowering() && loss->value.ir) {
+    builder->module.outputs.push_back({"loss", loss->value.ir});
   }
 }
 
@@ -252,6 +254,7 @@ void Elaborator::execItem(const ast::Item &item, Scope &scope, bool inLayer, Val
     bool wasTop = atModelTopLevel;
     atModelTopLevel = false;
     repeatCounts.push_back(count.i);
+    size_t pushed = lowering() ? pushAnnotationAttrs(annotations, scope) : 0;
     std::string label = r->label.empty() ? "blocks" : r->label;
     for (int64_t i = 0; i < count.i; ++i) {
       unsigned errorsBefore = diags.getNumErrors();
@@ -264,6 +267,7 @@ void Elaborator::execItem(const ast::Item &item, Scope &scope, bool inLayer, Val
       // Every iteration runs the same text: once it failed, the rest would only repeat it.
       if (diags.getNumErrors() != errorsBefore || diags.hitErrorLimit()) break;
     }
+    annotationAttrs.resize(annotationAttrs.size() - pushed);
     repeatCounts.pop_back();
     atModelTopLevel = wasTop;
     if (frozen) --frozenDepth;
@@ -369,7 +373,10 @@ void Elaborator::declareInput(const ast::InputItem &in, Scope &scope) {
       report(DiagID::err_annotation_target, a.range) << a.name << "an input";
     }
   }
-  if (ok) model.inputs.push_back({in.name, shape, dtype, in.range});
+  if (ok) {
+    model.inputs.push_back({in.name, shape, dtype, in.range});
+    if (lowering()) v.ir = lowerInput(model.inputs.back(), in.nameRange);
+  }
   scope.define(in.name, {v, in.nameRange, true});
 }
 
@@ -465,6 +472,7 @@ void Elaborator::declareParam(const ast::ParamItem &p, Scope &scope) {
   if (ok) {
     v.param = model.params.size();
     model.params.push_back(std::move(info));
+    if (lowering()) v.ir = lowerParam(model.params.back(), p.nameRange);
   }
   scope.define(p.name, {v, p.nameRange, true});
 }
@@ -790,6 +798,7 @@ Value Elaborator::evalCall(const ast::CallExpr &call, Scope &scope, const std::s
       for (const ast::Annotation *a : annotations.list) {
         if (a->name == "shard") {
           if (!v.isError() && !checkShard(*a, v, "the result of '" + call.callee + "'", scope)) v = Value::error();
+          else if (lowering() && v.ir) constrainSharding(v, *a, scope);
         } else if (a->name == "stage" || a->name == "frozen") {
           report(DiagID::err_annotation_target, a->range) << a->name << ("the built-in operation '" + call.callee + "'");
         } else {
@@ -815,7 +824,9 @@ Value Elaborator::evalCall(const ast::CallExpr &call, Scope &scope, const std::s
     segment = n == 0 ? call.callee : call.callee + "_" + std::to_string(n);
   }
   std::shared_ptr<Instance> instance;
+  size_t pushed = lowering() ? pushAnnotationAttrs(annotations, scope) : 0;
   Value v = instantiateLayer(*it->second, call, scope, segment, annotations, instance);
+  annotationAttrs.resize(annotationAttrs.size() - pushed);
   // A layer's result comes from its call, as a primitive's does: notes about
   // operands then point at the caller's text, not inside the layer.
   if (v.isTensor()) v.origin = call.range;

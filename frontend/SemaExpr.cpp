@@ -175,6 +175,7 @@ Value Elaborator::eval(const ast::Expr *e, Scope &scope) {
         continue;
       }
       if (!checkShard(*a, v, "this value", scope)) v = Value::error();
+      else if (lowering() && v.ir) constrainSharding(v, *a, scope);
     }
     return v;
   }
@@ -202,6 +203,7 @@ Value Elaborator::eval(const ast::Expr *e, Scope &scope) {
     const ParamInfo &p = model.params[it->second];
     Value v = Value::tensor(p.shape, p.dtype, e->range);
     v.param = it->second;
+    if (lowering()) v.ir = paramValues[it->second];
     return v;
   }
   case K::Unary: {
@@ -226,6 +228,7 @@ Value Elaborator::eval(const ast::Expr *e, Scope &scope) {
     if (v.isTensor()) {
       v.origin = e->range;
       v.param.reset();
+      if (lowering()) v.ir = lowerNeg(v, e->range);
       return v;
     }
     report(DiagID::err_operand_kind, e->range) << "-" << describe(v) << "nothing";
@@ -260,8 +263,10 @@ Value Elaborator::eval(const ast::Expr *e, Scope &scope) {
       return Value::boolean(b->op == Op::And ? (l.b && r.b) : (l.b || r.b), e->range);
     }
     if (l.isTensor() || r.isTensor()) {
-      if (b->op == Op::MatMul) return matmul(*b, l, r);
-      return binaryTensorOp(*b, l, r);
+      Value out = b->op == Op::MatMul ? matmul(*b, l, r) : binaryTensorOp(*b, l, r);
+      if (lowering() && out.isTensor())
+        out.ir = b->op == Op::MatMul ? lowerMatmul(*b, l, r, out) : lowerBinary(*b, l, r, out);
+      return out;
     }
     if (b->op == Op::Eq || b->op == Op::Ne) {
       bool eq;

@@ -11,6 +11,7 @@
 #include "frontend/Builtins.h"
 #include "frontend/Frontend.h"
 #include "frontend/Sema.h"
+#include "ir/Builder.h"
 
 #include <map>
 #include <memory>
@@ -44,6 +45,7 @@ struct Value {
   std::vector<Value> elements;                     // Tuple, List
   std::shared_ptr<Instance> instance;
   SMRange origin;                                  // where the value was made
+  ir::Value *ir = nullptr;                         // the IR value, when lowering
 
   static Value error() { return Value(); }
   static Value integer(int64_t v, SMRange r = {}) { Value x; x.kind = Kind::Int; x.i = v; x.f = double(v); x.origin = r; return x; }
@@ -118,6 +120,28 @@ public:
   /// Names, callees and annotations of a layer no call reached.
   void checkLayerAlone(const ast::LayerDecl &layer);
   void crossCheck();
+
+  // ---- lowering (Lowering.cpp): on when a builder is set
+  ir::Builder *builder = nullptr;
+  bool lowering() const { return builder != nullptr; }
+  /// Sets the builder's location and layer path for the ops of `range`.
+  void stamp(SMRange range);
+  ir::Value *lowerBuiltin(const std::string &name, const std::vector<Value> &args,
+                          const std::vector<Value> &tensors, const Value &result, const ast::CallExpr &call);
+  ir::Value *lowerBinary(const ast::BinaryExpr &e, const Value &l, const Value &r, const Value &result);
+  ir::Value *lowerMatmul(const ast::BinaryExpr &e, const Value &l, const Value &r, const Value &result);
+  ir::Value *lowerNeg(const Value &v, SMRange range);
+  ir::Value *lowerParam(const ParamInfo &info, SMRange nameRange);
+  ir::Value *lowerInput(const InputInfo &info, SMRange nameRange);
+  /// Attributes the enclosing annotated calls put on every op they contain:
+  /// recompute, precision, stage.
+  std::vector<std::pair<std::string, ir::Attr>> annotationAttrs;
+  size_t pushAnnotationAttrs(const CallAnnotations &annotations, Scope &scope);
+  /// Records a checked `@shard(axis, dim)` on a value as the `sharding_constraint`
+  /// attribute of the op that made it, for sharding propagation.
+  void constrainSharding(const Value &v, const ast::Annotation &a, Scope &scope);
+  std::vector<ir::Value *> paramValues; // by ModelInfo param index
+  int64_t nextDropoutStream = 0;
 
   // ---- shared by the Sema files
   DiagBuilder report(DiagID id, SMRange range);

@@ -379,8 +379,10 @@ INSTANTIATE_TEST_SUITE_P(EveryRule, GradCheckTest, ::testing::ValuesIn(gradCases
 TEST(GradCheckCoverageTest, EveryOpWithAGradientRuleHasACase) {
   std::set<OpKind> covered;
   for (const GradCase &c : gradCases()) covered.insert(c.kind);
-  for (unsigned i = 0; i < unsigned(OpKind::NumOps); ++i)
-    if (opDef(OpKind(i)).grad) EXPECT_TRUE(covered.count(OpKind(i))) << "no gradient check for " << spelling(OpKind(i));
+  for (unsigned i = 0; i < unsigned(OpKind::NumOps); ++i) {
+    if (opDef(OpKind(i)).grad)
+      EXPECT_TRUE(covered.count(OpKind(i))) << "no gradient check for " << spelling(OpKind(i));
+  }
 }
 
 } // namespace

@@ -30,13 +30,13 @@ public:
   explicit Random(uint64_t seed = 1) : engine(seed) {}
   std::vector<double> normal(int64_t n) {
     std::normal_distribution<double> dist;
-    std::vector<double> v(size_t(n));
+    std::vector<double> v(static_cast<size_t>(n));
     for (double &x : v) x = dist(engine);
     return v;
   }
   std::vector<double> uniform(int64_t n, double lo, double hi) {
     std::uniform_real_distribution<double> dist(lo, hi);
-    std::vector<double> v(size_t(n));
+    std::vector<double> v(static_cast<size_t>(n));
     for (double &x : v) x = dist(engine);
     return v;
   }
@@ -50,7 +50,7 @@ public:
   }
   std::vector<double> integers(int64_t n, int64_t lo, int64_t hi) {
     std::uniform_int_distribution<int64_t> dist(lo, hi - 1);
-    std::vector<double> v(size_t(n));
+    std::vector<double> v(static_cast<size_t>(n));
     for (double &x : v) x = double(dist(engine));
     return v;
   }

@@ -7,6 +7,8 @@
 
 #include "frontend/Frontend.h"
 #include "frontend/Verify.h"
+#include "ir/Printer.h"
+#include "ir/Verifier.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Process.h"
@@ -32,7 +34,7 @@ USAGE: planc <command> [options] <file.plan>
 COMMANDS:
   check    read, resolve and check a plan; print a summary of the model, the
            training settings, the cluster and the parallel mesh
-  emit     print an intermediate form: --emit=tokens|ast
+  emit     print an intermediate form: --emit=tokens|ast|ir
 
 OPTIONS (every command):
   --set <block.key=value>       override a setting of the train, cluster or
@@ -72,7 +74,11 @@ const char *kEmitHelp = R"(USAGE: planc emit --emit=<what> [options] <file.plan>
   --emit=ast      the syntax tree of the file and of every imported file, after
                   parsing and before semantic checks
 
-Forms of later stages (ir, ir-train, mesh, schedule, ...) are not available yet.
+  --emit=ir       the model as textual IR (docs/ir.md): the forward graph with
+                  layers inlined, repeats unrolled, dims folded, annotations
+                  as attributes, and every op's .plan location and layer path
+
+Forms of later stages (ir-train, mesh, schedule, ...) are not available yet.
   (and the options of every command: see `planc --help`)
 )";
 
@@ -166,9 +172,9 @@ int parseArgs(int argc, char **argv, Options &o) {
   if (o.command.empty()) return usage("no command; the commands are check and emit");
   if (o.file.empty()) return usage("no input file");
   if (o.command == "emit") {
-    if (o.emit.empty()) return usage("emit needs --emit=tokens or --emit=ast");
-    if (o.emit != "tokens" && o.emit != "ast")
-      return usage("--emit=" + o.emit + " is not available; this version emits tokens and ast");
+    if (o.emit.empty()) return usage("emit needs --emit=tokens, --emit=ast or --emit=ir");
+    if (o.emit != "tokens" && o.emit != "ast" && o.emit != "ir")
+      return usage("--emit=" + o.emit + " is not available; this version emits tokens, ast and ir");
   } else if (!o.emit.empty()) {
     return usage("--emit belongs to the emit command");
   }
@@ -202,6 +208,18 @@ int run(Options &o) {
   }
 
   bool ok = c.loadFile(o.file);
+  if (o.command == "emit" && o.emit == "ir") {
+    if (!ok || !c.check()) return 1;
+    std::unique_ptr<ir::Module> m = lowerToIR(c);
+    if (!m) return 1;
+    // The frontend checked the plan, so IR that does not verify is planc's bug.
+    if (llvm::Error e = ir::verify(*m)) {
+      llvm::errs() << "planc: internal error: the lowered IR does not verify:\n" << llvm::toString(std::move(e)) << "\n";
+      return 70;
+    }
+    ir::print(*m, llvm::outs());
+    return 0;
+  }
   if (o.command == "emit") {
     for (const auto &f : c.getProgram().files) dumpAST(*f, c.getSourceMgr(), llvm::outs());
     return ok ? 0 : 1;
