@@ -171,8 +171,14 @@ Value Elaborator::callBuiltin(const BuiltinOp &op, const ast::CallExpr &call, Sc
         if (args[0].kind == Value::Kind::Int) return Value::integer(args[0].i < 0 ? -args[0].i : args[0].i, call.range);
         out = std::fabs(x);
       }
-      if (!std::isfinite(out)) {
+      if (std::isnan(out) || (std::isinf(out) && (name == "log" || name == "rsqrt"))) {
+        // log(0), log(-1), sqrt(-1), rsqrt(0): the argument is outside the function's domain.
         report(DiagID::err_op_arg_value, ranges[0]) << "x" << name << "in its domain" << describe(args[0]);
+        return Value::error();
+      }
+      if (!std::isfinite(out)) { // exp(1000): a fine argument, a result too large for a number
+        std::string text(call.range.Start.getPointer(), call.range.End.getPointer() - call.range.Start.getPointer());
+        report(DiagID::err_float_not_finite, call.range) << text;
         return Value::error();
       }
       return Value::real(out, call.range);

@@ -52,7 +52,8 @@ void planc::printSummary(const Compilation &c, llvm::raw_ostream &os) {
   const Program &p = c.getProgram();
   std::string file = p.mainFile ? p.mainFile->fileName : "";
   if (!p.model) {
-    os << file << ": " << p.layers.size() << " layer definition(s), no model\n";
+    size_t own = p.mainFile ? p.mainFile->layers.size() : 0;
+    os << file << ": " << own << " layer definition(s) checked, no model\n";
     return;
   }
   os << "model " << m.name << " (" << file << ")\n";
@@ -93,7 +94,7 @@ void planc::printSummary(const Compilation &c, llvm::raw_ostream &os) {
   if (par.schedule != ScheduleKind::None) {
     os << ", pipeline " << spelling(par.schedule);
     if (par.schedule == ScheduleKind::Interleaved) os << "(v=" << par.virtualStages << ")";
-    os << " with " << par.microBatches << " micro-batches";
+    os << " with " << par.microBatches << (par.microBatches == 1 ? " micro-batch" : " micro-batches");
   }
   os << ", recompute " << spelling(par.recompute) << "\n";
   os << "memory: the per-rank ledger is not computed yet\n";

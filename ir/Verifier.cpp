@@ -11,7 +11,7 @@
 #include "ir/OpDef.h"
 #include "ir/Printer.h"
 
-#include "llvm/ADT/SmallString.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/Twine.h"
 
 #include <set>
@@ -44,6 +44,35 @@ std::string describe(const Op &op) {
   for (size_t i = 0; i < op.results.size(); ++i)
     s += (i ? ", " : " defining ") + (op.results[i] ? valueRef(*op.results[i]) : std::string("%<null>"));
   return s;
+}
+
+/// The collectives: their type rule computes the result's sharding from the
+/// operand's, and they need the operand split or partial over their axis.
+struct CollectiveRule {
+  OpKind kind;
+  bool needsPartial;   // reduces a partial sum over the axis
+  const char *dimAttr; // else the attribute naming the dim split over the axis
+};
+const CollectiveRule kCollectiveRules[] = {
+    {OpKind::AllReduce, true, nullptr},      {OpKind::ReduceScatter, true, nullptr},
+    {OpKind::AllGather, false, "dim"},       {OpKind::AllToAll, false, "concat_dim"},
+    {OpKind::Broadcast, false, nullptr},
+};
+
+const CollectiveRule *collectiveRule(OpKind kind) {
+  for (const CollectiveRule &r : kCollectiveRules)
+    if (r.kind == kind) return &r;
+  return nullptr;
+}
+
+/// Equal shardings: the same axes on each dim (major first) and the same
+/// set of partial-sum axes, in whatever order.
+bool sameLayout(const TensorType &a, const TensorType &b) {
+  auto sorted = [](std::vector<MeshAxis> axes) {
+    llvm::sort(axes);
+    return axes;
+  };
+  return a.sharding.dims == b.sharding.dims && sorted(a.sharding.partial) == sorted(b.sharding.partial);
 }
 
 class Verifier {
@@ -190,28 +219,57 @@ private:
       return problem(op.loc, who + ": its type rule gives " + plural(inferred.size(), "result") + " for " +
                                  std::to_string(op.results.size()));
     // Shardings are the partitioner's to choose, so only shape and dtype
-    // must match the rule; checkType() judges the sharding on its own.
+    // must match the rule (checkType() judges the sharding on its own) --
+    // except for the collectives, whose meaning is the change of sharding.
+    bool withSharding = collectiveRule(op.kind) != nullptr;
+    if (withSharding) checkCollectiveOperand(op, who);
     for (size_t i = 0; i < inferred.size(); ++i) {
       const TensorType &have = op.results[i]->type;
-      if (have.shape == inferred[i].shape && have.dtype == inferred[i].dtype) continue;
-      TensorType want(inferred[i].shape, inferred[i].dtype);
-      TensorType declared(have.shape, have.dtype);
+      if (have.shape == inferred[i].shape && have.dtype == inferred[i].dtype &&
+          (!withSharding || sameLayout(have, inferred[i])))
+        continue;
+      TensorType want = inferred[i], declared = have;
+      if (!withSharding) {
+        want = TensorType(want.shape, want.dtype);
+        declared = TensorType(declared.shape, declared.dtype);
+      }
       problem(op.loc, "result " + valueRef(*op.results[i]) + " of " + who + " is declared " + toString(declared) +
                           " but the op gives " + toString(want));
     }
   }
 
-  /// Collectives name the mesh axis they communicate over.
+  /// Collectives communicate over a mesh axis of more than one device. (The
+  /// op's type rule has already checked that `axis` names a mesh axis.)
   void checkAxisAttr(const Op &op, const std::string &who) {
     auto it = op.attrs.find("axis");
     if (it == op.attrs.end()) return;
     const std::string *axisName = std::get_if<std::string>(&it->second);
-    if (!axisName) return; // the op's type rule reports the wrong kind
-    std::optional<MeshAxis> axis = parseMeshAxis(*axisName);
-    if (!axis)
-      problem(op.loc, who + ": unknown mesh axis '" + *axisName + "' (expected dp, pp, tp, cp or ep)");
-    else if (m.mesh[unsigned(*axis)] == 1)
+    std::optional<MeshAxis> axis = axisName ? parseMeshAxis(*axisName) : std::nullopt;
+    if (axis && m.mesh[unsigned(*axis)] == 1)
       problem(op.loc, who + " communicates over '" + *axisName + "', which has size 1 in the mesh");
+  }
+
+  /// What a collective needs of its operand's sharding: a partial sum over
+  /// the axis to reduce, or the axis on the dim to gather or exchange.
+  void checkCollectiveOperand(const Op &op, const std::string &who) {
+    const CollectiveRule *rule = collectiveRule(op.kind);
+    if (!rule || op.operands.empty()) return;
+    std::optional<MeshAxis> axis = parseMeshAxis(op.getString("axis"));
+    if (!axis) return;
+    const Value &x = *op.operands[0];
+    const Sharding &s = x.type.sharding;
+    std::string operand = "operand " + valueRef(x) + " : " + toString(x.type);
+    if (rule->needsPartial) {
+      if (!llvm::is_contained(s.partial, *axis))
+        problem(op.loc, who + ": " + operand + " is not a partial sum over '" + spelling(*axis) + "'");
+      return;
+    }
+    if (!rule->dimAttr) return;
+    int64_t dim = op.getInt(rule->dimAttr);
+    if (dim < 0) dim += int64_t(x.type.rank());
+    if (dim < 0 || size_t(dim) >= s.dims.size() || !llvm::is_contained(s.dims[dim], *axis))
+      problem(op.loc, who + ": " + operand + " is not split over '" + spelling(*axis) + "' along dimension " +
+                          std::to_string(op.getInt(rule->dimAttr)) + " (" + rule->dimAttr + ")");
   }
 
   void checkOutputs() {

@@ -355,7 +355,11 @@ class GradCheckTest : public ::testing::TestWithParam<GradCase> {
 protected:
   static void TearDownTestSuite() {
     std::string table;
-    for (const auto &[name, err] : errorTable()) table += "  " + name + ": " + std::to_string(err) + "\n";
+    for (const auto &[name, err] : errorTable()) {
+      char line[96];
+      std::snprintf(line, sizeof line, "  %-18s %.1e\n", name.c_str(), err);
+      table += line;
+    }
     if (!table.empty()) std::printf("[ gradcheck ] max relative error per op kind:\n%s", table.c_str());
   }
 };
@@ -380,8 +384,8 @@ TEST(GradCheckCoverageTest, EveryOpWithAGradientRuleHasACase) {
   std::set<OpKind> covered;
   for (const GradCase &c : gradCases()) covered.insert(c.kind);
   for (unsigned i = 0; i < unsigned(OpKind::NumOps); ++i) {
-    if (opDef(OpKind(i)).grad)
-      EXPECT_TRUE(covered.count(OpKind(i))) << "no gradient check for " << spelling(OpKind(i));
+    if (!opDef(OpKind(i)).grad) continue;
+    EXPECT_TRUE(covered.count(OpKind(i))) << "no gradient check for " << spelling(OpKind(i));
   }
 }
 

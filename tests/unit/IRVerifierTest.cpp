@@ -151,6 +151,44 @@ TEST(IRVerifierTest, ResultShardingsAreCheckedToo) {
             "m.plan:9:2: error: %b : f32[6]{shard(0, tp)}: dimension 0 (6) does not divide evenly over tp (4 devices)");
 }
 
+TEST(IRVerifierTest, CollectivesChangeShardingsAsTheirRuleSays) {
+  EXPECT_EQ(problems(R"(module @m mesh(dp = 2, pp = 2, tp = 2) {
+  input %p : f32[4, 6]{partial(dp+tp)}
+  %r = all_reduce(%p) {axis = "tp"} : f32[4, 6]{partial(dp)}
+  %s = reduce_scatter(%r) {axis = "dp", dim = 0} : f32[4, 6]{shard(0, dp)}
+  %g = all_gather(%s) {axis = "dp", dim = -2} : f32[4, 6]
+  %t = all_to_all(%s) {axis = "dp", concat_dim = 0, split_dim = 1} : f32[4, 6]{shard(1, dp)}
+  %b = broadcast(%t) {axis = "tp", root = 0} : f32[4, 6]{shard(1, dp)}
+  send(%b) {axis = "pp", peer_offset = 1, tag = 0}
+  %v = recv() {axis = "pp", dtype = "f32", peer_offset = -1, shape = [4, 6], tag = 0} : f32[4, 6]
+  return %g as "g", %v as "v"
+})"),
+            "");
+  EXPECT_EQ(problems(R"(module @m mesh(tp = 2) {
+  input %p : f32[4]{partial(tp)}
+  %r = all_reduce(%p) {axis = "tp"} : f32[4]{partial(tp)} loc("m.plan":3:1)
+  return
+})"),
+            "m.plan:3:1: error: result %r of 'all_reduce' defining %r is declared f32[4]{partial(tp)} but the op gives "
+            "f32[4]");
+  EXPECT_EQ(problems(R"(module @m mesh(tp = 2) {
+  input %x : f32[4]
+  %r = all_reduce(%x) {axis = "tp"} : f32[4]
+  %g = all_gather(%x) {axis = "tp", dim = 0} : f32[4]
+  return
+})"),
+            "error: 'all_reduce' defining %r: operand %x : f32[4] is not a partial sum over 'tp'\n"
+            "error: 'all_gather' defining %g: operand %x : f32[4] is not split over 'tp' along dimension 0 (dim)");
+  EXPECT_EQ(problems(R"(module @m mesh(tp = 2) {
+  input %x : f32[4]
+  %r = broadcast(%x) {axis = "dp", root = 0} : f32[4]
+  %s = broadcast(%x) {axis = "xp", root = 0} : f32[4]
+  return
+})"),
+            "error: 'broadcast' defining %r communicates over 'dp', which has size 1 in the mesh\n"
+            "error: 'broadcast' defining %s: attribute 'axis' names no mesh axis: 'xp'");
+}
+
 TEST(IRVerifierTest, OutputsMustBeDefinedAndNamedOnce) {
   auto m = parse("module @m {\n  input %a : f32[2]\n  %b = neg(%a) : f32[2]\n  return %b as \"x\", %a as \"x\"\n}");
   EXPECT_EQ(problems(*m), "error: two outputs are named 'x'");

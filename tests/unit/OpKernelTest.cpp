@@ -20,7 +20,10 @@ namespace {
 
 void expectNear(const Tensor &t, const std::vector<double> &want, double tol = 1e-12) {
   ASSERT_EQ(t.data.size(), want.size());
-  for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(t.data[i], want[i], tol) << "element " << i;
+  for (size_t i = 0; i < want.size(); ++i) {
+    if (t.data[i] == want[i]) continue; // also infinities
+    EXPECT_NEAR(t.data[i], want[i], tol) << "element " << i;
+  }
 }
 
 TEST(OpKernelTest, EveryOpHasAShapeRuleAKernelAndAFlopCount) {
@@ -200,7 +203,9 @@ TEST(OpKernelTest, RopeInverseUndoesRope) {
           double a0 = xv.data[base + i], b0 = xv.data[base + i + 4];
           double a1 = yv.data[base + i], b1 = yv.data[base + i + 4];
           EXPECT_NEAR(a0 * a0 + b0 * b0, a1 * a1 + b1 * b1, 1e-12);
-          if (s == 0) EXPECT_EQ(a0, a1);
+          if (s == 0) {
+            EXPECT_EQ(a0, a1);
+          }
         }
   // Position 1, pair 0 turns by 1 radian (frequency theta^0 = 1).
   OpModule u;
@@ -410,6 +415,11 @@ TEST(OpKernelTest, Adam8bitStaysCloseToAdam) {
   for (int64_t i = 0; i < n; ++i) {
     moved = std::max(moved, std::fabs(p.data[i] - p0.data[i]));
     diff = std::max(diff, std::fabs(p8.data[i] - p.data[i]));
+  }
+  {
+    double md = 0, mm = 0;
+    for (int64_t i = 0; i < n; ++i) { md += std::fabs(p8.data[i] - p.data[i]) / n; mm += std::fabs(p.data[i] - p0.data[i]) / n; }
+    printf("DEBUG mean diff %g mean moved %g ratio %g\n", md, mm, md / mm);
   }
   EXPECT_GT(moved, 0.1);
   EXPECT_LT(diff / moved, 0.05) << "max difference " << diff << " of a movement of " << moved;
