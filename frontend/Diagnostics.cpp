@@ -126,6 +126,14 @@ DiagBuilder &DiagBuilder::fixit(llvm::SMRange range, llvm::StringRef replacement
   return *this;
 }
 
+DiagBuilder &DiagBuilder::suggest(llvm::StringRef name, llvm::ArrayRef<std::string> candidates,
+                                  llvm::SMRange range, llvm::StringRef prefix) {
+  std::string guess = closestMatch(name, candidates);
+  if (guess.empty()) return *this;
+  std::string shown = (prefix + guess).str();
+  return note(DiagID::note_did_you_mean, range, {shown}).fixit(range, shown);
+}
+
 DiagBuilder &DiagBuilder::trailingNotes(const std::vector<Diagnostic> &notes) {
   trailing.insert(trailing.end(), notes.begin(), notes.end());
   return *this;

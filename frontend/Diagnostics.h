@@ -95,6 +95,10 @@ public:
   /// A note at a related place; arguments follow as a list.
   DiagBuilder &note(DiagID id, llvm::SMRange range, llvm::ArrayRef<std::string> args = {});
   DiagBuilder &fixit(llvm::SMRange range, llvm::StringRef replacement);
+  /// "did you mean 'x'?" at `range` with a fix-it writing `prefix + x` there,
+  /// when a candidate is close enough to `name` to be a misspelling of it.
+  DiagBuilder &suggest(llvm::StringRef name, llvm::ArrayRef<std::string> candidates, llvm::SMRange range,
+                       llvm::StringRef prefix = "");
   DiagBuilder &range(llvm::SMRange extra);
   /// Notes printed after every other note: the layer-call backtrace.
   DiagBuilder &trailingNotes(const std::vector<Diagnostic> &notes);

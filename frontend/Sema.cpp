@@ -360,8 +360,7 @@ void Elaborator::declareInput(const ast::InputItem &in, Scope &scope) {
   } else if (!isDTypeName(dtype)) {
     auto d = report(DiagID::err_unknown_dtype, in.type.dtypeRange);
     d << dtype;
-    std::string guess = closestMatch(dtype, dtypeNames());
-    if (!guess.empty()) d.note(DiagID::note_did_you_mean, in.type.dtypeRange, {guess}).fixit(in.type.dtypeRange, guess);
+    d.suggest(dtype, dtypeNames(), in.type.dtypeRange);
     ok = false;
   }
   Value v = ok ? Value::tensor(shape, dtype, in.nameRange) : Value::error();
@@ -392,8 +391,7 @@ void Elaborator::declareParam(const ast::ParamItem &p, Scope &scope) {
   if (!p.type.dtype.empty() && !isDTypeName(dtype)) {
     auto d = report(DiagID::err_unknown_dtype, p.type.dtypeRange);
     d << dtype;
-    std::string guess = closestMatch(dtype, dtypeNames());
-    if (!guess.empty()) d.note(DiagID::note_did_you_mean, p.type.dtypeRange, {guess}).fixit(p.type.dtypeRange, guess);
+    d.suggest(dtype, dtypeNames(), p.type.dtypeRange);
     ok = false;
   }
   ParamInfo info;
@@ -433,8 +431,7 @@ void Elaborator::declareParam(const ast::ParamItem &p, Scope &scope) {
     } else {
       auto d = report(DiagID::err_unknown_init, nameRange);
       d << name;
-      std::string guess = closestMatch(name, {"normal", "scaled_normal", "zeros", "ones"});
-      if (!guess.empty()) d.note(DiagID::note_did_you_mean, nameRange, {guess}).fixit(nameRange, guess);
+      d.suggest(name, std::vector<std::string>{"normal", "scaled_normal", "zeros", "ones"}, nameRange);
       ok = false;
     }
   }
@@ -458,14 +455,10 @@ void Elaborator::declareParam(const ast::ParamItem &p, Scope &scope) {
     } else if (a.name == "precision") {
       report(DiagID::err_annotation_target, a.range) << a.name << "a parameter; set its dtype in its type";
     } else {
-      std::vector<std::string> known{"shard", "recompute", "precision", "stage", "frozen"};
-      if (std::find(known.begin(), known.end(), a.name) != known.end()) {
+      if (llvm::is_contained(knownAnnotations(), a.name)) {
         report(DiagID::err_annotation_target, a.range) << a.name << "a parameter";
       } else {
-        auto d = report(DiagID::err_unknown_annotation, a.range);
-        d << a.name;
-        std::string guess = closestMatch(a.name, known);
-        if (!guess.empty()) d.note(DiagID::note_did_you_mean, a.range, {"@" + guess}).fixit(a.range, "@" + guess);
+        reportUnknownAnnotation(a, &scope);
       }
     }
   }
@@ -584,8 +577,7 @@ Value Elaborator::instantiateLayer(const ast::LayerDecl &layer, const ast::CallE
       for (auto &p : layer.params) names.push_back(p.name);
       auto d = report(DiagID::err_unknown_named_arg, arg.nameRange);
       d << layer.name << arg.name;
-      std::string guess = closestMatch(arg.name, names);
-      if (!guess.empty()) d.note(DiagID::note_did_you_mean, arg.nameRange, {guess}).fixit(arg.nameRange, guess);
+      d.suggest(arg.name, names, arg.nameRange);
       ok = false;
       continue;
     }
@@ -735,8 +727,7 @@ void Elaborator::applyCallAnnotations(const CallAnnotations &annotations, SMRang
           auto d = report(DiagID::err_recompute_policy, a->args[0].value->range);
           SMRange r = a->args[0].value->range;
           d << (n ? policy : std::string(r.Start.getPointer(), r.End.getPointer() - r.Start.getPointer()));
-          std::string guess = closestMatch(policy, {"none", "selective", "full", "auto"});
-          if (!guess.empty()) d.note(DiagID::note_did_you_mean, a->args[0].value->range, {guess}).fixit(a->args[0].value->range, guess);
+          d.suggest(policy, std::vector<std::string>{"none", "selective", "full", "auto"}, a->args[0].value->range);
         }
       }
     } else if (a->name == "precision") {
@@ -746,8 +737,7 @@ void Elaborator::applyCallAnnotations(const CallAnnotations &annotations, SMRang
       } else if (!isFloatDType(n->name)) {
         auto d = report(DiagID::err_unknown_dtype, n->range);
         d << n->name;
-        std::string guess = closestMatch(n->name, dtypeNames());
-        if (!guess.empty()) d.note(DiagID::note_did_you_mean, n->range, {guess}).fixit(n->range, guess);
+        d.suggest(n->name, dtypeNames(), n->range);
       }
     } else if (a->name == "stage") {
       Scope empty;
@@ -771,14 +761,7 @@ void Elaborator::applyCallAnnotations(const CallAnnotations &annotations, SMRang
     } else if (a->name == "shard") {
       report(DiagID::err_annotation_target, a->range) << a->name << "a layer call; annotate its parameters or its result";
     } else {
-      auto d = report(DiagID::err_unknown_annotation, a->range);
-      d << a->name;
-      std::string guess = closestMatch(a->name, {"shard", "recompute", "precision", "stage", "frozen"});
-      // `x @w` with a tensor w is a matmul without its space, whatever it resembles.
-      if (a->args.empty() && scope && isTensorName(*scope, a->name))
-        d.note(DiagID::note_matmul_needs_space, a->range, {a->name});
-      else if (!guess.empty())
-        d.note(DiagID::note_did_you_mean, a->range, {"@" + guess}).fixit(a->range, "@" + guess);
+      reportUnknownAnnotation(*a, scope);
     }
   }
   (void)callRange;
@@ -813,8 +796,7 @@ Value Elaborator::evalCall(const ast::CallExpr &call, Scope &scope, const std::s
     for (const BuiltinOp &op : builtinOps()) names.push_back(op.name);
     auto d = report(DiagID::err_unknown_callee, call.calleeRange);
     d << call.callee;
-    std::string guess = closestMatch(call.callee, names);
-    if (!guess.empty()) d.note(DiagID::note_did_you_mean, call.calleeRange, {guess}).fixit(call.calleeRange, guess);
+    d.suggest(call.callee, names, call.calleeRange);
     return Value::error();
   }
   applyCallAnnotations(annotations, call.range, &scope);

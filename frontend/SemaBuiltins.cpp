@@ -71,8 +71,7 @@ Value Elaborator::callBuiltin(const BuiltinOp &op, const ast::CallExpr &call, Sc
       if (index == op.params.size()) {
         auto d = report(DiagID::err_unknown_named_arg, arg.nameRange);
         d << name << arg.name;
-        std::string guess = closestMatch(arg.name, names);
-        if (!guess.empty()) d.note(DiagID::note_did_you_mean, arg.nameRange, {guess}).fixit(arg.nameRange, guess);
+        d.suggest(arg.name, names, arg.nameRange);
         ok = false;
         continue;
       }
@@ -91,8 +90,7 @@ Value Elaborator::callBuiltin(const BuiltinOp &op, const ast::CallExpr &call, Sc
       if (!isDTypeName(bare->name)) {
         auto d = report(DiagID::err_unknown_dtype, bare->range);
         d << bare->name;
-        std::string guess = closestMatch(bare->name, dtypeNames());
-        if (!guess.empty()) d.note(DiagID::note_did_you_mean, bare->range, {guess}).fixit(bare->range, guess);
+        d.suggest(bare->name, dtypeNames(), bare->range);
         ok = false;
         continue;
       }
@@ -493,8 +491,7 @@ struct LayerLinter {
         std::vector<std::string> names(declared.begin(), declared.end());
         auto d = sema.report(DiagID::err_unknown_name, n->range);
         d << n->name;
-        std::string guess = closestMatch(n->name, names);
-        if (!guess.empty()) d.note(DiagID::note_did_you_mean, n->range, {guess}).fixit(n->range, guess);
+        d.suggest(n->name, names, n->range);
       }
     } else if (auto *c = llvm::dyn_cast<ast::CallExpr>(e)) {
       if (!sema.program.layers.count(c->callee) && !isBuiltinOp(c->callee)) {
@@ -503,8 +500,7 @@ struct LayerLinter {
         for (const BuiltinOp &op : builtinOps()) names.push_back(op.name);
         auto d = sema.report(DiagID::err_unknown_callee, c->calleeRange);
         d << c->callee;
-        std::string guess = closestMatch(c->callee, names);
-        if (!guess.empty()) d.note(DiagID::note_did_you_mean, c->calleeRange, {guess}).fixit(c->calleeRange, guess);
+        d.suggest(c->callee, names, c->calleeRange);
       }
       for (auto &arg : c->args) {
         // A bare name passed as an argument may be an enum value or a dtype of the callee.
@@ -537,8 +533,7 @@ void Elaborator::checkLayerAlone(const ast::LayerDecl &layer) {
     if (p.kind == ast::LayerParam::Kind::Unknown) {
       auto d = report(DiagID::err_unknown_param_type, p.typeRange);
       d << p.typeName;
-      std::string guess = closestMatch(p.typeName, {"int", "float", "bool", "dtype"});
-      if (!guess.empty()) d.note(DiagID::note_did_you_mean, p.typeRange, {guess}).fixit(p.typeRange, guess);
+      d.suggest(p.typeName, std::vector<std::string>{"int", "float", "bool", "dtype"}, p.typeRange);
     }
     names.declared.insert(p.name);
     for (const ast::DimItem &d : p.tensorType.dims)

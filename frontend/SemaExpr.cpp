@@ -66,8 +66,7 @@ bool Elaborator::checkShard(const ast::Annotation &a, Value &target, const std::
     SMRange r = a.args[0].value->range; // what was written, where it is not a name: '2'
     d << (axisName ? axisName->name : std::string(r.Start.getPointer(), r.End.getPointer() - r.Start.getPointer()));
     if (axisName) {
-      std::string guess = closestMatch(axisName->name, {"dp", "tp", "pp", "cp", "ep"});
-      if (!guess.empty()) d.note(DiagID::note_did_you_mean, axisName->range, {guess}).fixit(axisName->range, guess);
+      d.suggest(axisName->name, std::vector<std::string>{"dp", "tp", "pp", "cp", "ep"}, axisName->range);
     }
     return false;
   }
@@ -93,6 +92,16 @@ bool Elaborator::checkShard(const ast::Annotation &a, Value &target, const std::
     return false;
   }
   return true;
+}
+
+void Elaborator::reportUnknownAnnotation(const ast::Annotation &a, Scope *scope) {
+  auto d = report(DiagID::err_unknown_annotation, a.range);
+  d << a.name;
+  // `x @w` with a tensor w is a matmul without its space, whatever it resembles.
+  if (a.args.empty() && scope && isTensorName(*scope, a.name))
+    d.note(DiagID::note_matmul_needs_space, a.range, {a.name});
+  else
+    d.suggest(a.name, knownAnnotations(), a.range, "@");
 }
 
 Value Elaborator::eval(const ast::Expr *e, Scope &scope) {
@@ -129,8 +138,7 @@ Value Elaborator::eval(const ast::Expr *e, Scope &scope) {
     std::vector<std::string> names = scope.visibleNames();
     auto d = report(DiagID::err_unknown_name, e->range);
     d << n->name;
-    std::string guess = closestMatch(n->name, names);
-    if (!guess.empty()) d.note(DiagID::note_did_you_mean, e->range, {guess}).fixit(e->range, guess);
+    d.suggest(n->name, names, e->range);
     // Bind it as an error so later uses of the same misspelling stay quiet.
     scope.define(n->name, {Value::error(), e->range, false, /*undeclared=*/true});
     return Value::error();
@@ -152,18 +160,10 @@ Value Elaborator::eval(const ast::Expr *e, Scope &scope) {
     Value v = eval(inner, scope);
     for (const ast::Annotation *a : annotations.list) {
       if (a->name != "shard") {
-        static const std::vector<std::string> known{"shard", "recompute", "precision", "stage", "frozen"};
-        if (std::find(known.begin(), known.end(), a->name) != known.end()) {
+        if (llvm::is_contained(knownAnnotations(), a->name)) {
           report(DiagID::err_annotation_target, a->range) << a->name << "a value; annotate a layer call";
         } else {
-          auto d = report(DiagID::err_unknown_annotation, a->range);
-          d << a->name;
-          std::string guess = closestMatch(a->name, known);
-          // `x @w` with a tensor w is a matmul without its space, whatever it resembles.
-          if (a->args.empty() && isTensorName(scope, a->name))
-            d.note(DiagID::note_matmul_needs_space, a->range, {a->name});
-          else if (!guess.empty())
-            d.note(DiagID::note_did_you_mean, a->range, {"@" + guess}).fixit(a->range, "@" + guess);
+          reportUnknownAnnotation(*a, &scope);
         }
         v = Value::error();
         continue;
@@ -196,8 +196,7 @@ Value Elaborator::eval(const ast::Expr *e, Scope &scope) {
       for (auto &[n, i] : base.instance->params) names.push_back(n);
       auto d = report(DiagID::err_unknown_member, m->memberRange);
       d << base.instance->path << m->member;
-      std::string guess = closestMatch(m->member, names);
-      if (!guess.empty()) d.note(DiagID::note_did_you_mean, m->memberRange, {guess}).fixit(m->memberRange, guess);
+      d.suggest(m->member, names, m->memberRange);
       return Value::error();
     }
     const ParamInfo &p = model.params[it->second];

@@ -101,6 +101,11 @@ private:
 };
 
 /// Whether `name` is a tensor in `scope` (so `x @name` was likely meant as `x @ name`).
+inline const std::vector<std::string> &knownAnnotations() {
+  static const std::vector<std::string> names{"shard", "recompute", "precision", "stage", "frozen"};
+  return names;
+}
+
 inline bool isTensorName(Scope &scope, const std::string &name) {
   Binding *b = scope.lookup(name);
   return b && b->value.isTensor();
@@ -153,6 +158,7 @@ public:
   Value matmul(const ast::BinaryExpr &e, const Value &l, const Value &r);
   bool checkedMul(int64_t a, int64_t b, int64_t &out, SMRange r);
   std::optional<int64_t> normalizeDim(int64_t dim, size_t rank, SMRange r);
+  void reportUnknownAnnotation(const ast::Annotation &a, Scope *scope);
   bool checkShard(const ast::Annotation &a, Value &target, const std::string &what, Scope &scope);
 
   const Program &program;

@@ -75,6 +75,7 @@ llvm::Expected<TensorMap> ir::interpret(const Module &m, const TensorMap &feeds,
       return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s '%%%s' is %s, but the value fed has shape %s",
                                      what, v->name.c_str(), toString(v->type).c_str(),
                                      toString(it->second.shape).c_str());
+    // A feed takes the value's dtype, as if it had been stored in it.
     Tensor t = it->second;
     t.dtype = v->type.dtype;
     roundToDType(t);

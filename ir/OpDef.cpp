@@ -13,6 +13,7 @@
 #include "llvm/Support/ErrorHandling.h"
 
 #include <array>
+#include <cassert>
 
 using namespace planc;
 using namespace planc::ir;

@@ -29,10 +29,10 @@ namespace {
 
 /// A binary floating-point format narrower than f64.
 struct FloatFormat {
-  int mantissaBits;   // stored fraction bits
-  int minExponent;    // exponent of the smallest normal number (1 - bias)
+  int mantissaBits; // stored fraction bits
+  int minExponent;  // exponent of the smallest normal number (1 - bias)
   double maxFinite;
-  bool hasInfinity;   // false: overflow and infinities become NaN (fp8 e4m3 "fn")
+  bool hasInfinity; // false: overflow and infinities become NaN (fp8 e4m3 "fn")
 };
 
 // f16 and bf16 are IEEE-like. fp8 follows the OCP 8-bit formats as PyTorch's
@@ -52,7 +52,7 @@ double roundToFormat(const FloatFormat &f, double x) {
   if (x == 0) return x;
   double a = std::fabs(x);
   int exponent;
-  std::frexp(a, &exponent); // a = m * 2^exponent, m in [0.5, 1)
+  std::frexp(a, &exponent);                      // a = m * 2^exponent, m in [0.5, 1)
   int e = std::max(exponent - 1, f.minExponent); // subnormals share the smallest normal's spacing
   double quantum = std::ldexp(1.0, e - f.mantissaBits);
   // a / quantum is exact (a power-of-two scaling); nearbyint rounds to even.

@@ -73,8 +73,7 @@ double flopsOne(const Op &op) { return resultNumel(op); }
 void ir::registerActivationGradOps(OpDef *t) {
   define(t, OpKind::GeluGrad, inferActivationGrad, evalActivationGrad<geluDerivative>, nullptr, flopsGeluGrad);
   define(t, OpKind::SiluGrad, inferActivationGrad, evalActivationGrad<siluDerivative>, nullptr, flopsSiluGrad);
-  define(t, OpKind::SigmoidGrad, inferActivationGrad, evalActivationGrad<sigmoidDerivativeFromY>, nullptr,
-         flopsThree);
+  define(t, OpKind::SigmoidGrad, inferActivationGrad, evalActivationGrad<sigmoidDerivativeFromY>, nullptr, flopsThree);
   define(t, OpKind::TanhGrad, inferActivationGrad, evalActivationGrad<tanhDerivativeFromY>, nullptr, flopsThree);
   define(t, OpKind::ReluGrad, inferActivationGrad, evalActivationGrad<reluDerivative>, nullptr, flopsOne);
 }

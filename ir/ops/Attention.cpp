@@ -249,8 +249,7 @@ void evalDropout(EvalContext &, const Op &op, llvm::ArrayRef<const Tensor *> in,
     return;
   }
   double keepScale = p < 1 ? 1.0 / (1.0 - p) : 0.0;
-  for (size_t i = 0; i < x.size(); ++i)
-    y[i] = EvalContext::philoxUniform(key, i) >= p ? x[i] * keepScale : 0.0;
+  for (size_t i = 0; i < x.size(); ++i) y[i] = EvalContext::philoxUniform(key, i) >= p ? x[i] * keepScale : 0.0;
 }
 
 // The same attributes draw the same mask: dx = mask * dy / (1 - p).

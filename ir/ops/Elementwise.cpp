@@ -203,8 +203,8 @@ void gradAddScalar(Builder &b, const Op &op, llvm::ArrayRef<Value *> d, std::vec
 double flopsPerElement(const Op &op, double perElement) { return perElement * resultNumel(op); }
 double flopsOne(const Op &op) { return flopsPerElement(op, 1); }
 double flopsTwo(const Op &op) { return flopsPerElement(op, 2); }
-double flopsSilu(const Op &op) { return flopsPerElement(op, 4); }   // exp, add, div, mul
-double flopsGelu(const Op &op) { return flopsPerElement(op, 8); }   // cube, mul-add, scale, tanh, add, 2 mul
+double flopsSilu(const Op &op) { return flopsPerElement(op, 4); }    // exp, add, div, mul
+double flopsGelu(const Op &op) { return flopsPerElement(op, 8); }    // cube, mul-add, scale, tanh, add, 2 mul
 double flopsSigmoid(const Op &op) { return flopsPerElement(op, 3); } // exp, add, div
 
 //===----------------------------------------------------------------------===//

@@ -50,8 +50,7 @@ std::string inferCrossEntropyGrad(llvm::ArrayRef<TensorType> ops, const AttrMap 
 
 /// Calls f(row, target, logsumexp) for every position; false after an
 /// out-of-range target (reported through ctx).
-template <typename F>
-bool forEachRow(EvalContext &ctx, const Tensor &logits, const Tensor &targets, F f) {
+template <typename F> bool forEachRow(EvalContext &ctx, const Tensor &logits, const Tensor &targets, F f) {
   int64_t V = logits.shape.back(), N = targets.numel();
   for (int64_t r = 0; r < N; ++r) {
     const double *row = logits.data.data() + r * V;
@@ -74,7 +73,8 @@ void evalCrossEntropy(EvalContext &ctx, const Op &, llvm::ArrayRef<const Tensor 
   const Tensor &logits = *in[0], &targets = *in[1];
   int64_t V = logits.shape.back(), N = targets.numel();
   double total = 0;
-  if (!forEachRow(ctx, logits, targets, [&](int64_t r, int64_t t, double lse) { total += lse - logits.data[r * V + t]; }))
+  if (!forEachRow(ctx, logits, targets,
+                  [&](int64_t r, int64_t t, double lse) { total += lse - logits.data[r * V + t]; }))
     return;
   out[0].data[0] = N ? total / double(N) : std::numeric_limits<double>::quiet_NaN(); // torch: mean of none is NaN
 }

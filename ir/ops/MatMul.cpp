@@ -15,7 +15,7 @@ using namespace planc::ir;
 namespace {
 
 struct MatMulDims {
-  Shape batch;     // broadcast batch dims of the result
+  Shape batch; // broadcast batch dims of the result
   int64_t m, k, n;
 };
 

@@ -135,8 +135,7 @@ void evalNormGrad(EvalContext &, const Op &op, llvm::ArrayRef<const Tensor *> in
     }
     meanG /= double(h);
     meanGX /= double(h);
-    for (int64_t i = 0; i < h; ++i)
-      dx[r * h + i] = s.rstd * (g[i] - (Centered ? meanG : 0.0) - xhat[i] * meanGX);
+    for (int64_t i = 0; i < h; ++i) dx[r * h + i] = s.rstd * (g[i] - (Centered ? meanG : 0.0) - xhat[i] * meanGX);
   }
 }
 

@@ -75,8 +75,7 @@ DType AttrReader::getDType(llvm::StringRef name, std::optional<DType> otherwise)
 
 std::string ir::checkArity(llvm::ArrayRef<TensorType> operands, size_t n) {
   if (operands.size() == n) return "";
-  return "expects " + std::to_string(n) + " operand" + (n == 1 ? "" : "s") + ", got " +
-         std::to_string(operands.size());
+  return "expects " + std::to_string(n) + " operand" + (n == 1 ? "" : "s") + ", got " + std::to_string(operands.size());
 }
 
 std::string ir::checkFloat(llvm::ArrayRef<TensorType> operands, size_t i) {
@@ -142,8 +141,7 @@ std::vector<int64_t> ir::broadcastStrides(const Shape &from, const Shape &to) {
   std::vector<int64_t> own = rowMajorStrides(from);
   std::vector<int64_t> strides(to.size(), 0);
   size_t lead = to.size() - from.size();
-  for (size_t i = 0; i < from.size(); ++i)
-    strides[lead + i] = from[i] == 1 && to[lead + i] != 1 ? 0 : own[i];
+  for (size_t i = 0; i < from.size(); ++i) strides[lead + i] = from[i] == 1 && to[lead + i] != 1 ? 0 : own[i];
   return strides;
 }
 

@@ -58,8 +58,8 @@ std::string inferReshape(llvm::ArrayRef<TensorType> ops, const AttrMap &attrs, s
     if (known == 0 || n % known) return "cannot reshape " + toString(ops[0].shape) + " to " + toString(shape);
     shape[inferred] = n / known;
   } else if (known != n) {
-    return "cannot reshape " + toString(ops[0].shape) + " (" + std::to_string(n) + " elements) to " +
-           toString(shape) + " (" + std::to_string(known) + ")";
+    return "cannot reshape " + toString(ops[0].shape) + " (" + std::to_string(n) + " elements) to " + toString(shape) +
+           " (" + std::to_string(known) + ")";
   }
   res = {TensorType(shape, ops[0].dtype)};
   return "";
@@ -108,8 +108,7 @@ std::string inferTranspose(llvm::ArrayRef<TensorType> ops, const AttrMap &attrs,
 
 // Result dim i is operand dim perm[i]: walk the result reading with the
 // operand's stride of dim perm[i].
-void evalTranspose(EvalContext &, const Op &op, llvm::ArrayRef<const Tensor *> in,
-                   llvm::MutableArrayRef<Tensor> out) {
+void evalTranspose(EvalContext &, const Op &op, llvm::ArrayRef<const Tensor *> in, llvm::MutableArrayRef<Tensor> out) {
   std::vector<int64_t> perm;
   permOf(op.attrs, in[0]->rank(), perm);
   std::vector<int64_t> own = in[0]->strides(), strides(perm.size());
@@ -168,8 +167,8 @@ void gradSlice(Builder &b, const Op &op, llvm::ArrayRef<Value *> d, std::vector<
   AttrReader at(op.attrs);
   int64_t dim = *normalizeDim(at.getInt("dim"), op.operands[0]->type.rank());
   int64_t start = at.getInt("start"), end = at.getInt("end");
-  dx[0] = b.value(OpKind::Pad, {d[0]},
-                  {{"dim", dim}, {"before", start}, {"after", op.operands[0]->type.shape[dim] - end}});
+  dx[0] =
+      b.value(OpKind::Pad, {d[0]}, {{"dim", dim}, {"before", start}, {"after", op.operands[0]->type.shape[dim] - end}});
 }
 
 std::string inferPad(llvm::ArrayRef<TensorType> ops, const AttrMap &attrs, std::vector<TensorType> &res) {
@@ -281,8 +280,7 @@ void gradCast(Builder &b, const Op &op, llvm::ArrayRef<Value *> d, std::vector<V
 // repeat_interleave
 //===----------------------------------------------------------------------===//
 
-std::string inferRepeatInterleave(llvm::ArrayRef<TensorType> ops, const AttrMap &attrs,
-                                  std::vector<TensorType> &res) {
+std::string inferRepeatInterleave(llvm::ArrayRef<TensorType> ops, const AttrMap &attrs, std::vector<TensorType> &res) {
   if (auto e = checkArity(ops, 1); !e.empty()) return e;
   AttrReader at(attrs);
   int64_t dim;

@@ -6,6 +6,7 @@
 #
 # Substitutions:
 #   %planc      the planc driver of the build
+#   %plan-opt   the plan-opt tool; %planc-embed-example the library example
 #   %stdlib     lib/std (the .plan sources of the standard library)
 #   %examples   examples/
 #   %python     the python that runs lit
@@ -37,6 +38,9 @@ else:
     config.test_exec_root = os.path.join(config.planc_obj_root, 'tests', 'lit')
 
     planc = os.path.join(config.planc_tools_dir, 'planc')
+    # Longer names first: lit replaces in list order.
+    config.substitutions.append(('%planc-embed-example', os.path.join(config.planc_tools_dir, 'planc-embed-example')))
+    config.substitutions.append(('%plan-opt', os.path.join(config.planc_tools_dir, 'plan-opt')))
     config.substitutions.append(('%planc', planc))
     config.substitutions.append(('%stdlib', os.path.join(config.planc_src_root, 'lib', 'std')))
     config.substitutions.append(('%examples', os.path.join(config.planc_src_root, 'examples')))
