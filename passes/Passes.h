@@ -11,6 +11,16 @@ namespace planc {
 /// same dtype. Needs: a verified module. Keeps: outputs and their values.
 std::unique_ptr<Pass> createCanonicalizePass();
 
+/// Appends the backward graph: an output "grad.<path>" per trainable
+/// parameter. Needs: a scalar float output "loss". See Autodiff.cpp.
+std::unique_ptr<Pass> createAutodiffPass();
+
+/// Lowers the optimizer step (clipping, learning-rate schedule, SGD / Adam /
+/// AdamW / 8-bit Adam) as IR: outputs "new.<path>" per updated parameter and
+/// optimizer state. Needs: autodiff's gradients. Reads `options` (the keys
+/// are listed in OptimizerLowering.cpp). See OptimizerLowering.cpp.
+std::unique_ptr<Pass> createOptimizerLoweringPass(const PassOptions &options);
+
 } // namespace planc
 
 #endif

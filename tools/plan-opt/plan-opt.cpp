@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "frontend/Frontend.h"
+#include "frontend/TrainOptions.h"
 #include "ir/Parser.h"
 #include "ir/Printer.h"
 #include "ir/Verifier.h"
@@ -39,10 +40,13 @@ OPTIONS:
   --no-verify-each        do not verify after each pass (verification is on by default)
   --reproducer-dir=<dir>  where a failing pass's input IR is written (default: .)
   --set <block.key=value> for a .plan input: override a setting (repeatable)
+  --pass-option <key=value>  a setting the passes read, e.g. optimizer=sgd (repeatable;
+                          a .plan input's train block gives the defaults)
   -o <file>               write the result there instead of standard output
   --help                  this text
 
 A .plan input is checked and lowered by the frontend (as `planc emit --emit=ir`).
+The optimizer pass's keys are listed in passes/OptimizerOptions.h.
 )";
 
 int usage(const std::string &msg) {
@@ -56,6 +60,7 @@ int main(int argc, char **argv) {
   std::string input, output = "-", pipeline;
   PassManagerOptions pm;
   FrontendOptions fe;
+  std::vector<std::pair<std::string, std::string>> passOptionOverrides;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto value = [&](const std::string &flag, std::string &out) {
@@ -93,6 +98,10 @@ int main(int argc, char **argv) {
       pm.reproducerDir = v;
     } else if (value("--set", v)) {
       fe.setOverrides.push_back(v);
+    } else if (value("--pass-option", v)) {
+      size_t eq = v.find('=');
+      if (eq == std::string::npos || eq == 0) return usage("--pass-option needs key=value, got '" + v + "'");
+      passOptionOverrides.push_back({v.substr(0, eq), v.substr(eq + 1)});
     } else if (value("-o", v)) {
       output = v;
     } else if (!a.empty() && a[0] == '-' && a != "-") {
@@ -105,12 +114,14 @@ int main(int argc, char **argv) {
   if (input.empty()) return usage("no input file");
 
   std::unique_ptr<ir::Module> module;
+  PassOptions passOptions;
   if (llvm::StringRef(input).endswith(".plan")) {
     Compilation c(fe);
     c.setDiagnosticOutput(llvm::errs(), /*json=*/false, llvm::errs().has_colors());
     if (!c.loadFile(input) || !c.check()) return 1;
     module = lowerToIR(c);
     if (!module) return 1;
+    passOptions = passOptionsFromConfig(c.getConfig());
   } else {
     auto buffer = llvm::MemoryBuffer::getFileOrSTDIN(input);
     if (!buffer) {
@@ -130,7 +141,8 @@ int main(int argc, char **argv) {
     llvm::errs() << input << ": error: the input does not verify:\n" << llvm::toString(std::move(e)) << "\n";
     return 1;
   }
-  PassManager manager(pm);
+  for (auto &[key, val] : passOptionOverrides) passOptions.values[key] = val;
+  PassManager manager(pm, passOptions);
   if (llvm::Error e = manager.addPipeline(pipeline)) return usage(llvm::toString(std::move(e)));
   if (llvm::Error e = manager.run(*module)) {
     llvm::errs() << "plan-opt: error: " << llvm::toString(std::move(e)) << "\n";

@@ -1,0 +1,325 @@
+//===- passes/OptimizerLowering.cpp - the parameter update as IR ---------===//
+//
+// Appends one optimizer step to a differentiated module, so a whole training
+// step (forward, backward, update) is one module that the interpreter, the
+// partitioner and the backends treat like any other.
+//
+// Needs: autodiff's outputs "grad.<path>", one per trainable (not frozen,
+// floating-point) parameter, and no update yet (the pass runs once). The
+// settings come from PassOptions (passes/OptimizerOptions.h lists the keys);
+// an invalid setting is an error naming the key.
+//
+// Guarantees after:
+//  - a scalar input %step, the 1-based number of the update (kept if the
+//    module has one: an integer or float scalar; else added as i64[]);
+//  - %lr = lr_schedule(%step): linear warm-up over `warmup` steps, then
+//    constant, or linear or cosine decay to `min_lr` at `total_steps`;
+//    output "lr" (for the training log);
+//  - with clip_grad_norm > 0: %grad_norm = global_norm(every gradient), output
+//    "grad_norm", and every gradient multiplied by clip_scale(%grad_norm)
+//    before the update, as torch.nn.utils.clip_grad_norm_;
+//  - per trainable parameter, its update, in parameter order, with the
+//    parameter's location and its layer's path:
+//      sgd       p - lr (g + wd p) without momentum (elementwise ops, no
+//                state); with momentum sgd_update and a buffer "<p>.momentum"
+//      adam      adam_update {decoupled = false}: the decay is L2 in the gradient
+//      adamw     adam_update {decoupled = true}: torch.optim.AdamW
+//      adam8bit  adam8bit_update {decoupled = true, block}: bitsandbytes'
+//                AdamW8bit, moments as u8 codes "<p>.adam_m_q", "<p>.adam_v_q"
+//                with one scale per block, "<p>.adam_m_scale", "<p>.adam_v_scale"
+//    Weight decay applies to every trainable parameter, as torch.optim with
+//    one parameter group. Adam's moments are "<p>.adam_m" and "<p>.adam_v".
+//  - optimizer state is module params: init zeros (a zero state is the first
+//    step's, as torch's), frozen (no gradient, no update of its own), with the
+//    parameter's sharding (the scales of 8-bit Adam, one per block of the
+//    flattened parameter, are replicated) and location, path "<p path>.<state>";
+//  - outputs "new.<p path>" for every updated parameter and "new.<state path>"
+//    for every state, the values named %new.<name>;
+//  - every added op has `phase = "optimizer"`; the forward and backward graphs
+//    and the existing outputs are unchanged.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/OptimizerOptions.h"
+#include "passes/Passes.h"
+
+#include "ir/Builder.h"
+#include "ir/Printer.h"
+
+#include "llvm/ADT/StringExtras.h"
+
+#include <cmath>
+#include <map>
+#include <set>
+
+using namespace planc;
+using namespace planc::ir;
+namespace keys = planc::optimizer_keys;
+
+namespace {
+
+llvm::Error fail(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message.str());
+}
+
+/// The settings, read and checked once.
+struct Settings {
+  std::string kind = "adamw";
+  double lr = 3e-4, beta1 = 0.9, beta2 = 0.999, eps = 1e-8, weightDecay = 0, momentum = 0;
+  bool nesterov = false;
+  int64_t warmup = 0;
+  std::string decay = "constant";
+  double minLr = 0;
+  int64_t totalSteps = 0;
+  double clipGradNorm = 0;
+  int64_t blockSize = 2048;
+};
+
+/// Reads PassOptions into Settings, collecting the first error.
+class SettingsReader {
+public:
+  explicit SettingsReader(const PassOptions &options) : options(options) {}
+
+  void number(const char *key, double &out, double lo, double hi, bool hiOpen) {
+    auto it = options.values.find(key);
+    if (it == options.values.end()) return;
+    double v;
+    if (llvm::StringRef(it->second).trim().getAsDouble(v) || !std::isfinite(v)) {
+      error(key, it->second, "a number");
+      return;
+    }
+    if (v < lo || v > hi || (hiOpen && v == hi)) {
+      error(key, it->second, "a number in [" + formatFloat(lo) + ", " + formatFloat(hi) + (hiOpen ? ")" : "]"));
+      return;
+    }
+    out = v;
+  }
+  void integer(const char *key, int64_t &out, int64_t lo) {
+    auto it = options.values.find(key);
+    if (it == options.values.end()) return;
+    int64_t v;
+    if (llvm::StringRef(it->second).trim().getAsInteger(10, v) || v < lo) {
+      error(key, it->second, "an integer >= " + std::to_string(lo));
+      return;
+    }
+    out = v;
+  }
+  void boolean(const char *key, bool &out) {
+    auto it = options.values.find(key);
+    if (it == options.values.end()) return;
+    llvm::StringRef s = llvm::StringRef(it->second).trim();
+    if (s == "true" || s == "1") out = true;
+    else if (s == "false" || s == "0") out = false;
+    else error(key, it->second, "true or false");
+  }
+  void choice(const char *key, std::string &out, std::initializer_list<const char *> choices) {
+    auto it = options.values.find(key);
+    if (it == options.values.end()) return;
+    std::string s = llvm::StringRef(it->second).trim().str();
+    std::string list;
+    for (const char *c : choices) {
+      if (s == c) {
+        out = s;
+        return;
+      }
+      list += (list.empty() ? "" : ", ") + std::string(c);
+    }
+    error(key, it->second, "one of " + list);
+  }
+  void error(const char *key, const std::string &value, const std::string &want) {
+    if (message.empty()) message = std::string("optimizer setting '") + key + "' must be " + want + ", got '" + value + "'";
+  }
+  std::string message;
+
+private:
+  const PassOptions &options;
+};
+
+llvm::Expected<Settings> readSettings(const PassOptions &options) {
+  Settings s;
+  SettingsReader r(options);
+  const double inf = INFINITY;
+  r.choice(keys::kOptimizer, s.kind, {"sgd", "adam", "adamw", "adam8bit"});
+  r.number(keys::kLr, s.lr, 0, inf, false);
+  r.number(keys::kBeta1, s.beta1, 0, 1, true);
+  r.number(keys::kBeta2, s.beta2, 0, 1, true);
+  r.number(keys::kEps, s.eps, 0, inf, false);
+  r.number(keys::kWeightDecay, s.weightDecay, 0, inf, false);
+  r.number(keys::kMomentum, s.momentum, 0, 1, true);
+  r.boolean(keys::kNesterov, s.nesterov);
+  r.integer(keys::kWarmup, s.warmup, 0);
+  r.choice(keys::kDecay, s.decay, {"constant", "linear", "cosine"});
+  r.number(keys::kMinLr, s.minLr, 0, inf, false);
+  r.integer(keys::kTotalSteps, s.totalSteps, 0);
+  r.number(keys::kClipGradNorm, s.clipGradNorm, 0, inf, false);
+  r.integer(keys::kBlockSize, s.blockSize, 1);
+  if (!r.message.empty()) return fail(r.message);
+  if (s.minLr > s.lr)
+    return fail("optimizer setting 'min_lr' (" + formatFloat(s.minLr) + ") must not exceed 'lr' (" + formatFloat(s.lr) + ")");
+  // The decay runs from the end of warm-up to total_steps: it needs steps to run over.
+  if (s.decay != "constant" && s.totalSteps <= s.warmup)
+    return fail("decay = " + s.decay + " needs 'total_steps' (" + std::to_string(s.totalSteps) +
+                ") greater than 'warmup' (" + std::to_string(s.warmup) + ")");
+  return s;
+}
+
+std::string layerOf(const Value &p) {
+  llvm::StringRef path = p.path.empty() ? llvm::StringRef(p.name) : llvm::StringRef(p.path);
+  size_t dot = path.rfind('.');
+  return dot == llvm::StringRef::npos ? "" : path.substr(0, dot).str();
+}
+
+std::string pathOf(const Value &p) { return p.path.empty() ? p.name : p.path; }
+
+class OptimizerLoweringPass : public Pass {
+public:
+  explicit OptimizerLoweringPass(PassOptions options) : options(std::move(options)) {}
+  llvm::Error run(Module &m) override;
+
+private:
+  /// The ops appended since `first` are optimizer ops.
+  static void stamp(Module &m, size_t first) {
+    for (size_t i = first; i < m.ops.size(); ++i) m.ops[i]->attrs["phase"] = std::string("optimizer");
+  }
+  /// A zero-initialised, frozen state parameter beside `p`.
+  static Value *addState(Module &m, const Value &p, const std::string &suffix, TensorType type) {
+    Value *s = m.addParam(p.name + "." + suffix, std::move(type));
+    s->init = InitKind::Zeros;
+    s->frozen = true;
+    s->path = pathOf(p) + "." + suffix;
+    s->loc = p.loc;
+    return s;
+  }
+  /// Names `v` %new.<name> and outputs it as "new.<path>".
+  static void output(Module &m, Value *v, const std::string &name, const std::string &path) {
+    m.rename(v, m.uniqueName("new." + name));
+    m.outputs.push_back({"new." + path, v});
+  }
+
+  PassOptions options;
+};
+
+llvm::Error OptimizerLoweringPass::run(Module &m) {
+  llvm::Expected<Settings> settingsOr = readSettings(options);
+  if (!settingsOr) return settingsOr.takeError();
+  const Settings &s = *settingsOr;
+
+  for (const auto &[name, v] : m.outputs)
+    if (llvm::StringRef(name).startswith("new."))
+      return fail("the module already has an update output \"" + name + "\"; the optimizer pass runs once");
+
+  // The trainable parameters with their gradients, in parameter order.
+  std::vector<std::pair<Value *, Value *>> trained;
+  bool allF64 = true;
+  for (Value *p : m.params) {
+    if (p->frozen || !isFloat(p->type.dtype)) continue;
+    Value *g = m.output("grad." + pathOf(*p));
+    if (!g)
+      return fail("parameter %" + p->name + " is trainable but the module has no output \"grad." + pathOf(*p) +
+                  "\": run autodiff before the optimizer");
+    trained.push_back({p, g});
+    allF64 &= p->type.dtype == DType::F64;
+  }
+  // Schedules and norms in f64 only when the whole model is (gradient checks,
+  // reference runs); otherwise f32, which every update op accepts.
+  const DType scalarType = allF64 ? DType::F64 : DType::F32;
+
+  Value *step = nullptr;
+  for (Value *in : m.inputs)
+    if (in->name == "step") step = in;
+  if (step) {
+    if (step->type.rank() != 0 || step->type.dtype == DType::Bool)
+      return fail("the input %step must be a numeric scalar (the 1-based update number), got " + toString(step->type));
+  } else {
+    if (m.lookup("step")) return fail("the module has a value %step that is not an input; the step counter needs that name");
+    step = m.addInput("step", TensorType({}, DType::I64));
+    step->path = "step";
+  }
+
+  Builder b(m);
+  const size_t first = m.ops.size();
+
+  AttrMap schedule = {{"lr", s.lr},
+                      {"warmup", s.warmup},
+                      {"decay", s.decay},
+                      {"min_lr", s.minLr},
+                      {"dtype", std::string(spelling(scalarType))}};
+  if (s.decay != "constant") schedule["decay_steps"] = s.totalSteps;
+  Value *lr = b.value(OpKind::LrSchedule, {step}, schedule, "lr");
+  m.outputs.push_back({"lr", lr});
+
+  // A scalar in each dtype the elementwise ops need it in, cast once.
+  std::map<std::pair<Value *, DType>, Value *> casts;
+  auto as = [&](Value *scalar, DType dtype) {
+    if (scalar->type.dtype == dtype) return scalar;
+    Value *&c = casts[{scalar, dtype}];
+    if (!c) c = b.value(OpKind::Cast, {scalar}, {{"dtype", std::string(spelling(dtype))}});
+    return c;
+  };
+
+  if (s.clipGradNorm > 0 && !trained.empty()) {
+    std::vector<Value *> grads;
+    for (auto &[p, g] : trained) grads.push_back(g);
+    Value *norm = b.value(OpKind::GlobalNorm, grads, {}, "grad_norm");
+    m.outputs.push_back({"grad_norm", norm});
+    Value *factor = b.value(OpKind::ClipScale, {norm}, {{"max_norm", s.clipGradNorm}}, "clip_scale");
+    for (auto &[p, g] : trained) {
+      b.loc = p->loc;
+      b.path = layerOf(*p);
+      g = b.mul(g, as(factor, g->type.dtype));
+    }
+  }
+
+  for (auto &[p, g] : trained) {
+    b.loc = p->loc;
+    b.path = layerOf(*p);
+    const std::string name = p->name, path = pathOf(*p);
+    TensorType like = p->type; // state has the parameter's shape and sharding
+    if (s.kind == "sgd" && s.momentum == 0) {
+      Value *d = s.weightDecay > 0 ? b.add(g, b.scale(p, s.weightDecay)) : g;
+      output(m, b.sub(p, b.mul(d, as(lr, p->type.dtype))), name, path);
+    } else if (s.kind == "sgd") {
+      Value *buf = addState(m, *p, "momentum", like);
+      Op *op = b.create(OpKind::SgdUpdate, {p, g, buf, lr},
+                        {{"momentum", s.momentum}, {"nesterov", s.nesterov}, {"weight_decay", s.weightDecay}});
+      output(m, op->results[0], name, path);
+      output(m, op->results[1], buf->name, buf->path);
+    } else if (s.kind == "adam" || s.kind == "adamw") {
+      Value *mom = addState(m, *p, "adam_m", like), *var = addState(m, *p, "adam_v", like);
+      Op *op = b.create(OpKind::AdamUpdate, {p, g, mom, var, lr, step},
+                        {{"beta1", s.beta1},
+                         {"beta2", s.beta2},
+                         {"eps", s.eps},
+                         {"weight_decay", s.weightDecay},
+                         {"decoupled", s.kind == "adamw"}});
+      output(m, op->results[0], name, path);
+      output(m, op->results[1], mom->name, mom->path);
+      output(m, op->results[2], var->name, var->path);
+    } else { // adam8bit
+      TensorType codes = like;
+      codes.dtype = DType::U8;
+      int64_t blocks = (p->type.numel() + s.blockSize - 1) / s.blockSize;
+      TensorType scales({blocks}, p->type.dtype == DType::F64 ? DType::F64 : DType::F32);
+      Value *mq = addState(m, *p, "adam_m_q", codes), *ms = addState(m, *p, "adam_m_scale", scales);
+      Value *vq = addState(m, *p, "adam_v_q", codes), *vs = addState(m, *p, "adam_v_scale", scales);
+      Op *op = b.create(OpKind::Adam8bitUpdate, {p, g, mq, ms, vq, vs, lr, step},
+                        {{"beta1", s.beta1},
+                         {"beta2", s.beta2},
+                         {"eps", s.eps},
+                         {"weight_decay", s.weightDecay},
+                         {"decoupled", true},
+                         {"block", s.blockSize}});
+      output(m, op->results[0], name, path);
+      Value *states[] = {mq, ms, vq, vs};
+      for (unsigned i = 0; i < 4; ++i) output(m, op->results[i + 1], states[i]->name, states[i]->path);
+    }
+  }
+  stamp(m, first);
+  return llvm::Error::success();
+}
+
+} // namespace
+
+std::unique_ptr<Pass> planc::createOptimizerLoweringPass(const PassOptions &options) {
+  return std::make_unique<OptimizerLoweringPass>(options);
+}
