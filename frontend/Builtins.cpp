@@ -67,7 +67,7 @@ bool planc::isDTypeName(llvm::StringRef name) {
 }
 
 bool planc::isFloatDType(llvm::StringRef name) {
-  return name == "f64" || name == "f32" || name == "bf16" || name == "f16" || name.startswith("fp8");
+  return name == "f64" || name == "f32" || name == "bf16" || name == "f16" || name == "fp8_e4m3" || name == "fp8_e5m2";
 }
 
 bool planc::isIntDType(llvm::StringRef name) {

@@ -94,6 +94,11 @@ public:
 
   /// A note at a related place; arguments follow as a list.
   DiagBuilder &note(DiagID id, llvm::SMRange range, llvm::ArrayRef<std::string> args = {});
+  /// A note that points at a place ("... here"): dropped when the place is
+  /// unknown (a default setting, a predeclared name).
+  DiagBuilder &noteAt(DiagID id, llvm::SMRange range, llvm::ArrayRef<std::string> args = {}) {
+    return range.isValid() ? note(id, range, args) : *this;
+  }
   DiagBuilder &fixit(llvm::SMRange range, llvm::StringRef replacement);
   /// "did you mean 'x'?" at `range` with a fix-it writing `prefix + x` there,
   /// when a candidate is close enough to `name` to be a misspelling of it.

@@ -127,6 +127,7 @@ void Elaborator::elaborateModel(const ast::ModelDecl &decl) {
 }
 
 void Elaborator::execBody(const ast::Body &body, Scope &scope, bool inLayer, Value *returned, bool *didReturn) {
+  const ast::Item *previous = nullptr;
   for (const auto &item : body) {
     if (diags.hitErrorLimit() || outOfSteps) return;
     // Every statement is a step; a plan that needs millions is a mistake, reported once.
@@ -136,10 +137,13 @@ void Elaborator::execBody(const ast::Body &body, Scope &scope, bool inLayer, Val
       return;
     }
     if (*didReturn) {
-      report(DiagID::err_code_after_return, item->range);
+      // Text right after a `return` never runs; after an `if` that returned it
+      // merely did not run this time.
+      if (previous && llvm::isa<ast::ReturnItem>(previous)) report(DiagID::err_code_after_return, item->range);
       return;
     }
     execItem(*item, scope, inLayer, returned, didReturn);
+    previous = item.get();
   }
 }
 
@@ -169,7 +173,7 @@ void Elaborator::execItem(const ast::Item &item, Scope &scope, bool inLayer, Val
       // A name used before this line is bound as `undeclared`: that use was the error, not this.
       if (Binding *prev = scope.lookupLocal(b.name); prev && !prev->undeclared) {
         report(DiagID::err_redeclared_name, b.nameRange)
-            .note(DiagID::note_previous_definition, prev->declRange)
+            .noteAt(DiagID::note_previous_definition, prev->declRange)
             << b.name;
         continue;
       }
@@ -347,7 +351,7 @@ Shape Elaborator::evalShape(const ast::TensorType &t, Scope &scope, std::vector<
 
 void Elaborator::declareInput(const ast::InputItem &in, Scope &scope) {
   if (Binding *prev = scope.lookupLocal(in.name); prev && !prev->undeclared) {
-    report(DiagID::err_redeclared_name, in.nameRange).note(DiagID::note_previous_definition, prev->declRange) << in.name;
+    report(DiagID::err_redeclared_name, in.nameRange).noteAt(DiagID::note_previous_definition, prev->declRange) << in.name;
     return;
   }
   std::vector<std::string> names;
@@ -381,7 +385,7 @@ void Elaborator::declareInput(const ast::InputItem &in, Scope &scope) {
 
 void Elaborator::declareParam(const ast::ParamItem &p, Scope &scope) {
   if (Binding *prev = scope.lookupLocal(p.name); prev && !prev->undeclared) {
-    report(DiagID::err_redeclared_name, p.nameRange).note(DiagID::note_previous_definition, prev->declRange) << p.name;
+    report(DiagID::err_redeclared_name, p.nameRange).noteAt(DiagID::note_previous_definition, prev->declRange) << p.name;
     return;
   }
   std::vector<std::string> names;
@@ -410,7 +414,10 @@ void Elaborator::declareParam(const ast::ParamItem &p, Scope &scope) {
     else if (auto *n = llvm::dyn_cast<ast::NameExpr>(init)) name = n->name;
     else name = std::string(init->range.Start.getPointer(), init->range.End.getPointer() - init->range.Start.getPointer());
     SMRange nameRange = call ? call->calleeRange : init->range;
-    if (name == "zeros" || name == "ones") {
+    if (!call && (name == "normal" || name == "scaled_normal")) {
+      report(DiagID::err_arg_kind, init->range) << "std" << name << "a positive number, as in normal(0.02)" << "none";
+      ok = false;
+    } else if (name == "zeros" || name == "ones") {
       info.init = name == "zeros" ? InitKind::Zeros : InitKind::Ones;
       if (call && !call->args.empty()) report(DiagID::err_too_many_args, call->range) << name << 0 << int64_t(call->args.size());
     } else if (call && (name == "normal" || name == "scaled_normal")) {
@@ -462,6 +469,17 @@ void Elaborator::declareParam(const ast::ParamItem &p, Scope &scope) {
       }
     }
   }
+  // Two calls named alike (`as p` twice, or `as linear_1` beside unnamed
+  // linears) would make two parameters with one path.
+  if (ok) {
+    auto [it, fresh] = paramPaths.emplace(info.path, info.callRange.isValid() ? info.callRange : p.nameRange);
+    if (!fresh) {
+      report(DiagID::err_duplicate_param_path, info.callRange.isValid() ? info.callRange : p.nameRange)
+          .note(DiagID::note_previous_definition, it->second)
+          << info.path;
+      ok = false;
+    }
+  }
   if (ok) {
     v.param = model.params.size();
     model.params.push_back(std::move(info));
@@ -488,7 +506,10 @@ bool Elaborator::bindTensorPattern(const ast::LayerParam &param, const Value &ar
   }
   size_t ellipsis = pattern.dims.size();
   for (size_t i = 0; i < pattern.dims.size(); ++i)
-    if (pattern.dims[i].ellipsis) ellipsis = i;
+    if (pattern.dims[i].ellipsis) {
+      if (ellipsis != pattern.dims.size()) return false; // two: reported with the layer
+      ellipsis = i;
+    }
   size_t fixed = pattern.dims.size() - (ellipsis < pattern.dims.size() ? 1 : 0);
   if (ellipsis == pattern.dims.size() ? arg.shape.size() != fixed : arg.shape.size() < fixed) {
     DiagID id = ellipsis == pattern.dims.size() ? DiagID::err_rank_mismatch : DiagID::err_rank_at_least;
@@ -717,7 +738,7 @@ void Elaborator::applyCallAnnotations(const CallAnnotations &annotations, SMRang
     }
     if (a->name == "recompute") {
       if (a->args.size() > 1) {
-        report(DiagID::err_annotation_args, a->fullRange) << a->name << "at most one policy: none, selective or full";
+        report(DiagID::err_annotation_args, a->fullRange) << a->name << "at most one policy: none, selective, full or auto";
         continue;
       }
       if (a->args.size() == 1) {
@@ -750,7 +771,7 @@ void Elaborator::applyCallAnnotations(const CallAnnotations &annotations, SMRang
       int64_t stages = config.parallel.size(MeshAxis::PP) * config.parallel.virtualStages;
       if (k.i < 0 || k.i >= stages) {
         report(DiagID::err_stage_out_of_range, a->fullRange)
-            .note(DiagID::note_axis_size_here, config.parallel.axisSource[unsigned(MeshAxis::PP)].range,
+            .noteAt(DiagID::note_axis_size_here, config.parallel.axisSource[unsigned(MeshAxis::PP)].range,
                   {"pp", std::to_string(config.parallel.size(MeshAxis::PP))})
             << k.i << stages;
         continue;
@@ -759,7 +780,7 @@ void Elaborator::applyCallAnnotations(const CallAnnotations &annotations, SMRang
     } else if (a->name == "frozen") {
       if (!a->args.empty()) report(DiagID::err_annotation_args, a->fullRange) << a->name << "no arguments";
     } else if (a->name == "shard") {
-      report(DiagID::err_annotation_target, a->range) << a->name << "a layer call; annotate its parameters or its result";
+      report(DiagID::err_annotation_target, a->range) << a->name << "a layer call or a repeat; annotate its parameters or its result";
     } else {
       reportUnknownAnnotation(*a, scope);
     }
@@ -800,6 +821,13 @@ Value Elaborator::evalCall(const ast::CallExpr &call, Scope &scope, const std::s
     return Value::error();
   }
   applyCallAnnotations(annotations, call.range, &scope);
+  if (!instanceName.empty())
+    if (Binding *prev = scope.lookup(instanceName); prev && !prev->undeclared) {
+      auto d = report(DiagID::err_redeclared_name, call.range);
+      d << instanceName;
+      if (prev->declRange.isValid()) d.noteAt(DiagID::note_previous_definition, prev->declRange);
+      return Value::error();
+    }
   std::string segment = instanceName;
   if (segment.empty()) {
     unsigned n = scope.callCounts[call.callee]++;

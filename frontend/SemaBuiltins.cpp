@@ -166,7 +166,13 @@ Value Elaborator::callBuiltin(const BuiltinOp &op, const ast::CallExpr &call, Sc
       else if (name == "rsqrt") out = 1.0 / std::sqrt(x);
       else if (name == "tanh") out = std::tanh(x);
       else if (name == "abs") {
-        if (args[0].kind == Value::Kind::Int) return Value::integer(args[0].i < 0 ? -args[0].i : args[0].i, call.range);
+        if (args[0].kind == Value::Kind::Int) {
+          if (args[0].i == INT64_MIN) {
+            report(DiagID::err_dim_overflow, call.range) << "abs";
+            return Value::error();
+          }
+          return Value::integer(args[0].i < 0 ? -args[0].i : args[0].i, call.range);
+        }
         out = std::fabs(x);
       }
       if (std::isnan(out) || (std::isinf(out) && (name == "log" || name == "rsqrt"))) {
@@ -536,6 +542,14 @@ void Elaborator::checkLayerAlone(const ast::LayerDecl &layer) {
       d.suggest(p.typeName, std::vector<std::string>{"int", "float", "bool", "dtype"}, p.typeRange);
     }
     names.declared.insert(p.name);
+    const ast::DimItem *firstEllipsis = nullptr;
+    for (const ast::DimItem &d : p.tensorType.dims) {
+      if (!d.ellipsis) continue;
+      if (firstEllipsis)
+        report(DiagID::err_two_ellipses, d.range).note(DiagID::note_previous_definition, firstEllipsis->range) << p.name;
+      else
+        firstEllipsis = &d;
+    }
     for (const ast::DimItem &d : p.tensorType.dims)
       if (auto *n = llvm::dyn_cast_or_null<ast::NameExpr>(d.expr.get())) names.declared.insert(n->name);
     for (const std::string &e : p.enumValues) names.declared.insert(e);

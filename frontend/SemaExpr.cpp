@@ -374,7 +374,8 @@ Value Elaborator::binaryTensorOp(const ast::BinaryExpr &e, const Value &l, const
   if (!l.isTensor() || !r.isTensor()) {
     const Value &t = l.isTensor() ? l : r;
     const Value &s = l.isTensor() ? r : l;
-    if (!s.isNumber()) {
+    // An integer tensor stays integer: a fraction cannot scale or shift it.
+    if (!s.isNumber() || (!isFloatDType(t.dtype) && s.kind == Value::Kind::Float)) {
       report(DiagID::err_operand_kind, e.opRange) << op << describe(l) << describe(r);
       return Value::error();
     }

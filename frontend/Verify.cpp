@@ -51,7 +51,18 @@ std::vector<Expectation> collect(llvm::SourceMgr &sm, llvm::raw_ostream &os, boo
         std::string where = m[3];
         if (where == "*") e.line = -1;
         else if (where.empty()) e.line = int(lineNo);
-        else e.line = int(lineNo) + std::stoi(where);
+        else {
+          // @+N and @-N are relative to the comment's line, @N is line N (as clang).
+          bool relative = where[0] == '+' || where[0] == '-';
+          int n = 0;
+          if (llvm::StringRef(where[0] == '+' ? where.substr(1) : where).getAsInteger(10, n) || n < -1000000 ||
+              n > 1000000) {
+            os << name << ":" << lineNo << ": error: bad line in expected-* directive: @" << where << "\n";
+            ok = false;
+            continue;
+          }
+          e.line = relative ? int(lineNo) + n : n;
+        }
         out.push_back(e);
       }
       if (!any && line.contains("expected-error") + line.contains("expected-warning") + line.contains("expected-note")) {

@@ -6,6 +6,7 @@
 //   x = y @ w          // expected-error {{inner dimensions 64 and 32 differ}}
 //   // expected-error@+1 {{unknown device 'a100'}}
 //   // expected-note@-2 {{did you mean 'a100_80gb'?}}
+//   // expected-error@12 {{...}}         (on line 12)
 //   // expected-warning@* {{...}}        (anywhere in the file, or no location)
 //
 // The text between {{ }} must occur in the message. Every expectation must be

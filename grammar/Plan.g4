@@ -1,5 +1,5 @@
 // The .plan language. docs/language.md is the readable reference; this file is the
-// authority on syntax. Only frontend/ASTBuilder.cpp sees the parse tree it produces.
+// authority on syntax. Only frontend/Parser.cpp (its ASTBuilder) sees the parse tree.
 grammar Plan;
 
 file        : importDecl* topDecl* EOF ;

@@ -122,7 +122,7 @@ llvm::Expected<TrainLoopResult> runtime::trainOnInterpreter(const Module &m, Dat
   llvm::raw_ostream *log = options.log;
   if (log) {
     *log << "training " << m.name << " on the interpreter (" << spelling(floatType) << "): " << numParams
-         << " parameters, " << data.describe() << ", " << options.steps << " steps\n";
+         << " parameters, " << data.describe() << ", " << options.steps << (options.steps == 1 ? " step\n" : " steps\n");
     log->flush();
   }
 

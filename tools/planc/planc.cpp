@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "frontend/Frontend.h"
+#include "frontend/Run.h"
 #include "frontend/Verify.h"
 #include "ir/Printer.h"
 #include "ir/Verifier.h"
@@ -35,6 +36,8 @@ COMMANDS:
   check    read, resolve and check a plan; print a summary of the model, the
            training settings, the cluster and the parallel mesh
   emit     print an intermediate form: --emit=tokens|ast|ir
+  run      train the plan on the reference interpreter, printing the loss of
+           every step (--target=interp)
 
 OPTIONS (every command):
   --set <block.key=value>       override a setting of the train, cluster or
@@ -50,7 +53,8 @@ OPTIONS (every command):
   --help                        this text; `planc <command> --help` for one command
   --version                     print the version
 
-EXIT STATUS: 0 no errors, 1 errors in the plan, 2 bad command line.
+EXIT STATUS: 0 no errors, 1 errors in the plan (or while running it), 2 bad command
+line.
 )";
 
 const char *kCheckHelp = R"(USAGE: planc check [options] <file.plan>
@@ -82,6 +86,32 @@ Forms of later stages (ir-train, mesh, schedule, ...) are not available yet.
   (and the options of every command: see `planc --help`)
 )";
 
+const char *kRunHelp = R"(USAGE: planc run [options] <file.plan>
+
+Lowers the plan, adds the backward graph and the optimizer step, initialises
+the parameters from the plan's seed and trains on the plan's data (`data` in
+the train block: synthetic by default, a text file or a token file), one line
+per step: `step N  loss X  lr Y  T s`.
+
+OPTIONS:
+  --target=interp   where to run: the reference interpreter (the only target
+                    of this version)
+  --steps <n>       steps to run (default: the plan's train.steps); the
+                    learning-rate schedule stays the plan's
+  --seed <s>        seed of the initialisation and the data (default: the
+                    plan's train.seed)
+  --dtype=<t>       f64 or f32: compute every float of the model in this dtype
+                    (f64 for reference checks; default: as the plan says)
+  --dump <dir>      write <dir>/init.safetensors (initial parameters),
+                    batch-<step>.safetensors (tokens, targets),
+                    step-<step>.safetensors (loss, lr, every gradient) and
+                    losses.json; each file is written whole or not at all
+  (and the options of every command: see `planc --help`)
+
+Errors while running (an unreadable data file, a dump folder that cannot be
+written, a loss that is not finite) exit with status 1.
+)";
+
 struct Options {
   std::string command;
   std::string file;
@@ -89,12 +119,21 @@ struct Options {
   bool verify = false, quiet = false, json = false;
   std::string color = "auto";
   FrontendOptions frontend;
+  std::string target = "interp";
+  RunOptions run;
 };
 
 int usage(const std::string &message) {
   llvm::errs() << "planc: error: " << message << "\n"
                << "run 'planc --help' for usage\n";
   return 2;
+}
+
+/// A decimal integer in [lo, 10^15]: step counts and seeds.
+bool parseCount(const std::string &text, int64_t lo, int64_t &out) {
+  if (text.empty() || text.size() > 15 || text.find_first_not_of("0123456789") != std::string::npos) return false;
+  out = std::stoll(text);
+  return out >= lo;
 }
 
 /// Returns -1 to go on, or the exit code.
@@ -121,7 +160,8 @@ int parseArgs(int argc, char **argv, Options &o) {
     const std::string &a = args[i];
     std::string v;
     if (a == "--help" || a == "-h") {
-      llvm::outs() << (o.command == "check" ? kCheckHelp : o.command == "emit" ? kEmitHelp : kMainHelp);
+      llvm::outs() << (o.command == "check" ? kCheckHelp : o.command == "emit" ? kEmitHelp
+                                                             : o.command == "run" ? kRunHelp : kMainHelp);
       return 0;
     }
     if (a == "--version") {
@@ -129,7 +169,8 @@ int parseArgs(int argc, char **argv, Options &o) {
       return 0;
     }
     if (o.command.empty() && !a.empty() && a[0] != '-') {
-      if (a != "check" && a != "emit") return usage("unknown command '" + a + "'; the commands are check and emit");
+      if (a != "check" && a != "emit" && a != "run")
+        return usage("unknown command '" + a + "'; the commands are check, emit and run");
       o.command = a;
       continue;
     }
@@ -162,6 +203,22 @@ int parseArgs(int argc, char **argv, Options &o) {
       o.verify = true;
     } else if (a == "--quiet" && o.command == "check") {
       o.quiet = true;
+    } else if (o.command == "run" && a.rfind("--target", 0) == 0) {
+      if (!valueOf(i, "--target", v)) return usage("--target needs a value: interp");
+      if (v != "interp") return usage("--target=" + v + " is not available; this version runs --target=interp");
+      o.target = v;
+    } else if (o.command == "run" && a.rfind("--steps", 0) == 0) {
+      if (!valueOf(i, "--steps", v) || !parseCount(v, 1, o.run.steps)) return usage("--steps needs a positive integer");
+    } else if (o.command == "run" && a.rfind("--seed", 0) == 0) {
+      int64_t seed;
+      if (!valueOf(i, "--seed", v) || !parseCount(v, 0, seed)) return usage("--seed needs a non-negative integer");
+      o.run.seed = uint64_t(seed);
+    } else if (o.command == "run" && a.rfind("--dtype", 0) == 0) {
+      if (!valueOf(i, "--dtype", v) || (v != "f64" && v != "f32")) return usage("--dtype must be f64 or f32");
+      o.run.floatType = v == "f64" ? ir::DType::F64 : ir::DType::F32;
+    } else if (o.command == "run" && a.rfind("--dump", 0) == 0) {
+      if (!valueOf(i, "--dump", v) || v.empty()) return usage("--dump needs a folder");
+      o.run.dumpDir = v;
     } else if (!a.empty() && a[0] == '-' && a != "-") {
       return usage("unknown option '" + a + "'" + (o.command.empty() ? "" : " for '" + o.command + "'"));
     } else {
@@ -169,7 +226,7 @@ int parseArgs(int argc, char **argv, Options &o) {
       o.file = a;
     }
   }
-  if (o.command.empty()) return usage("no command; the commands are check and emit");
+  if (o.command.empty()) return usage("no command; the commands are check, emit and run");
   if (o.file.empty()) return usage("no input file");
   if (o.command == "emit") {
     if (o.emit.empty()) return usage("emit needs --emit=tokens, --emit=ast or --emit=ir");
@@ -223,6 +280,16 @@ int run(Options &o) {
   if (o.command == "emit") {
     for (const auto &f : c.getProgram().files) dumpAST(*f, c.getSourceMgr(), llvm::outs());
     return ok ? 0 : 1;
+  }
+  if (o.command == "run") {
+    if (!ok || !c.check()) return 1;
+    c.getDiagnostics().finish();
+    if (llvm::Error e = runOnInterpreter(c, o.run, llvm::outs())) {
+      llvm::outs().flush();
+      llvm::errs() << "planc: error: " << llvm::toString(std::move(e)) << "\n";
+      return 1;
+    }
+    return 0;
   }
   if (ok) ok = c.check();
   c.getDiagnostics().finish();

@@ -1,0 +1,54 @@
+//===- frontend/Run.cpp - `planc run --target=interp` --------------------===//
+
+#include "frontend/Run.h"
+#include "frontend/TrainOptions.h"
+
+#include "ir/ConvertFloats.h"
+#include "passes/PassManager.h"
+#include "runtime/Data.h"
+#include "runtime/InterpTrainer.h"
+
+using namespace planc;
+
+namespace {
+
+runtime::DataSpec dataSpecOf(const DataConfig &d) {
+  runtime::DataSpec spec;
+  spec.kind = d.kind == DataKind::Text     ? runtime::DataSpec::Kind::Text
+              : d.kind == DataKind::Tokens ? runtime::DataSpec::Kind::Tokens
+                                           : runtime::DataSpec::Kind::Synthetic;
+  spec.path = d.path;
+  spec.tokenDType = d.tokenDtype == "u32" ? ir::DType::U32 : ir::DType::U16;
+  return spec;
+}
+
+} // namespace
+
+llvm::Error planc::runOnInterpreter(Compilation &c, const RunOptions &options, llvm::raw_ostream &log) {
+  std::unique_ptr<ir::Module> m = lowerToIR(c);
+  if (!m)
+    return llvm::createStringError(llvm::inconvertibleErrorCode(), "the plan could not be lowered to IR");
+  // The batch shape is the forward model's business: check it before the
+  // training passes add their own input (%step).
+  auto shape = runtime::batchShapeOf(*m);
+  if (!shape) return shape.takeError();
+  if (options.floatType) ir::convertFloatTypes(*m, *options.floatType);
+
+  const TrainConfig &train = c.getConfig().train;
+  PassManager pm(PassManagerOptions{}, passOptionsFromConfig(c.getConfig()));
+  if (llvm::Error e = pm.addPipeline("autodiff,optimizer")) return e;
+  if (llvm::Error e = pm.run(*m)) return e;
+
+  uint64_t seed = options.seed ? *options.seed : uint64_t(train.seed);
+  auto data = runtime::openDataSource(dataSpecOf(train.data), *shape, seed);
+  if (!data) return data.takeError();
+
+  runtime::TrainLoopOptions loop;
+  loop.steps = options.steps > 0 ? options.steps : train.steps;
+  loop.seed = seed;
+  loop.dumpDir = options.dumpDir;
+  loop.log = &log;
+  auto result = runtime::trainOnInterpreter(*m, **data, loop);
+  if (!result) return result.takeError();
+  return llvm::Error::success();
+}
