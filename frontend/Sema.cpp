@@ -474,9 +474,12 @@ void Elaborator::declareParam(const ast::ParamItem &p, Scope &scope) {
   if (ok) {
     auto [it, fresh] = paramPaths.emplace(info.path, info.callRange.isValid() ? info.callRange : p.nameRange);
     if (!fresh) {
-      report(DiagID::err_duplicate_param_path, info.callRange.isValid() ? info.callRange : p.nameRange)
-          .note(DiagID::note_previous_definition, it->second)
-          << info.path;
+      // Once per call: its other parameters collide for the same reason. The
+      // error is at the user's call already, so no call backtrace either.
+      SMRange at = info.callRange.isValid() ? info.callRange : p.nameRange;
+      if (duplicatePathCalls.insert(at.Start.getPointer()).second)
+        diags.report(DiagID::err_duplicate_param_path, at).note(DiagID::note_previous_definition, it->second)
+            << info.path;
       ok = false;
     }
   }

@@ -209,6 +209,7 @@ private:
   static constexpr int64_t kMaxSteps = 2000000;
   unsigned nextFrameId = 1;
   std::map<std::string, SMRange> paramPaths; // path -> the call that made it
+  std::set<const char *> duplicatePathCalls;  // calls already reported for a path clash
   /// (layer call, mesh axis) pairs that already had a divisibility error: one
   /// wrong axis size fails every split of the layer, and once is enough.
   std::set<std::pair<unsigned, MeshAxis>> shardErrors;
