@@ -10,9 +10,9 @@ using namespace planc::ir;
 namespace {
 bool isWordStart(char c) { return llvm::isAlpha(c) || c == '_'; }
 bool isWordChar(char c) { return llvm::isAlnum(c) || c == '_'; }
-/// Must agree with the printer's bare names.
-bool isNameChar(char c) { return llvm::isAlnum(c) || c == '_' || c == '.' || c == '$' || c == '-'; }
 } // namespace
+
+bool ir::isBareNameChar(char c) { return llvm::isAlnum(c) || c == '_' || c == '.' || c == '$' || c == '-'; }
 
 const char *ir::describe(Token::Kind kind) {
   switch (kind) {
@@ -92,7 +92,7 @@ Token Lexer::next() {
       ++cur;
       return lexQuoted(start, kind);
     }
-    while (cur < end && isNameChar(*cur)) ++cur;
+    while (cur < end && isBareNameChar(*cur)) ++cur;
     if (cur == start + 1) return error(start, std::string("expected a name after '") + c + "'");
     Token t = make(kind, start);
     t.text = t.spelling.drop_front().str();

@@ -38,6 +38,10 @@ struct Token {
   llvm::SMLoc loc() const { return llvm::SMLoc::getFromPointer(spelling.data()); }
 };
 
+/// Characters of a name written bare after `%` or `@`; the printer quotes
+/// any other name.
+bool isBareNameChar(char c);
+
 /// How a token kind is named in "expected ..." messages.
 const char *describe(Token::Kind kind);
 

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ir/Printer.h"
+#include "ir/Lexer.h"
 
 #include "llvm/ADT/StringExtras.h"
 
@@ -19,9 +20,6 @@ using namespace planc;
 using namespace planc::ir;
 
 namespace {
-
-/// Value and module names print bare when made of these characters.
-bool isBareNameChar(char c) { return llvm::isAlnum(c) || c == '_' || c == '.' || c == '$' || c == '-'; }
 
 bool isBareName(llvm::StringRef s) { return !s.empty() && llvm::all_of(s, isBareNameChar); }
 

@@ -163,6 +163,7 @@ struct LayerCase {
   std::string body;     // the model's inputs and statements; defines `loss`
   int64_t indexLimit = 10;
   std::vector<std::string> frozen = {}; // parameter paths expected without a gradient
+  std::vector<OpKind> covers = {};       // op kinds the case must exercise
 };
 
 void PrintTo(const LayerCase &c, std::ostream *os) { *os << c.name; }
@@ -182,7 +183,9 @@ std::vector<LayerCase> layerCases() {
     return "  input x : f64[2, 3, " + std::to_string(h) + "]\n  input r : f64[2, 3, " + std::to_string(out) + "]\n";
   };
   std::vector<LayerCase> cases = {
-      {"embedding", "nn", "  input tokens : i32[2, 3]\n  input r : f64[2, 3, 8]\n  y = embedding(tokens, 10, 8)\n" + std::string(kSumLoss)},
+      {"embedding", "nn",
+       "  input tokens : i32[2, 3]\n  input r : f64[2, 3, 8]\n  y = embedding(tokens, 10, 8)\n" +
+           std::string(kSumLoss)},
       {"positional", "nn", xr(8, 8) + "  y = tanh(x + positional(3, 8))\n" + kSumLoss},
       {"linear", "nn", xr(8, 5) + "  y = linear(x, 5)\n" + kSumLoss},
       {"linear without bias", "nn", xr(8, 5) + "  y = linear(x, 5, bias = false)\n" + kSumLoss},
@@ -192,21 +195,26 @@ std::vector<LayerCase> layerCases() {
        "  y = tied_linear(tanh(e), wte.weight)\n" + std::string(kSumLoss)},
       {"layernorm", "nn", xr(8, 8) + "  y = layernorm(x)\n" + kSumLoss},
       {"rmsnorm", "nn", xr(8, 8) + "  y = rmsnorm(x)\n" + kSumLoss},
-      {"attention causal", "gpt", xr(8, 8) + "  y = attention(x, 2, causal = true, p = 0.0)\n" + kSumLoss},
+      {"attention causal", "gpt", xr(8, 8) + "  y = attention(x, 2, causal = true, p = 0.0)\n" + kSumLoss, 10, {},
+       {OpKind::CausalMask, OpKind::Softmax}},
       {"attention not causal", "gpt", xr(8, 8) + "  y = attention(x, 2, causal = false, p = 0.0)\n" + kSumLoss},
-      {"attention causal dropout 0.2", "gpt", xr(8, 8) + "  y = attention(x, 2, causal = true, p = 0.2)\n" + kSumLoss},
+      {"attention causal dropout 0.2", "gpt", xr(8, 8) + "  y = attention(x, 2, causal = true, p = 0.2)\n" + kSumLoss,
+       10, {}, {OpKind::Dropout, OpKind::CausalMask}},
       {"attention not causal dropout 0.5", "gpt",
-       xr(8, 8) + "  y = attention(x, 2, causal = false, p = 0.5)\n" + kSumLoss},
+       xr(8, 8) + "  y = attention(x, 2, causal = false, p = 0.5)\n" + kSumLoss, 10, {}, {OpKind::Dropout}},
       {"mlp", "gpt", xr(8, 8) + "  y = mlp(x, ffn = 16, p = 0.0)\n" + kSumLoss},
-      {"mlp dropout 0.1", "gpt", xr(8, 8) + "  y = mlp(x, ffn = 16)\n" + kSumLoss},
+      {"mlp dropout 0.1", "gpt", xr(8, 8) + "  y = mlp(x, ffn = 16)\n" + kSumLoss, 10, {},
+       {OpKind::Dropout, OpKind::Gelu}},
       {"lm_loss (cross-entropy, tied head)", "gpt",
        "  input tokens : i32[2, 3]\n  input targets : i32[2, 3]\n  input x : f64[2, 3, 8]\n"
-       "  e = embedding(tokens, 10, 8) as wte\n  loss = lm_loss(tanh(e + x), wte.weight, targets)\n"},
+       "  e = embedding(tokens, 10, 8) as wte\n  loss = lm_loss(tanh(e + x), wte.weight, targets)\n",
+       10, {}, {OpKind::CrossEntropy, OpKind::Gather}},
       {"llama_attention grouped-query", "llama",
-       xr(16, 16) + "  y = llama_attention(x, heads = 4, kv_heads = 2)\n" + kSumLoss},
+       xr(16, 16) + "  y = llama_attention(x, heads = 4, kv_heads = 2)\n" + kSumLoss, 10, {},
+       {OpKind::Rope, OpKind::RepeatInterleave, OpKind::CausalMask}},
       {"llama_attention multi-query", "llama",
        xr(16, 16) + "  y = llama_attention(x, heads = 4, kv_heads = 1, theta = 500.0)\n" + kSumLoss},
-      {"swiglu", "llama", xr(8, 8) + "  y = swiglu(x, ffn = 12)\n" + kSumLoss},
+      {"swiglu", "llama", xr(8, 8) + "  y = swiglu(x, ffn = 12)\n" + kSumLoss, 10, {}, {OpKind::Silu}},
       {"lora_linear (frozen base)", "lora", xr(8, 5) + "  y = lora_linear(x, 5, rank = 2)\n" + kSumLoss, 10,
        {"lora_linear.weight"}},
       {"transformer block (residual fan-out)", "nn gpt",
@@ -224,6 +232,9 @@ TEST_P(LayerGradientTest, MatchesCentralDifferences) {
   std::unique_ptr<Module> forward = lower(text), train = lower(text);
   ASSERT_TRUE(forward && train);
   for (const Value *p : forward->params) ASSERT_EQ(p->type.dtype, DType::F64) << p->name;
+  for (OpKind k : c.covers)
+    EXPECT_TRUE(std::any_of(forward->ops.begin(), forward->ops.end(), [&](const auto &op) { return op->kind == k; }))
+        << "the case lowers without a '" << spelling(k) << "'";
   runPasses(*train, "autodiff");
   for (const std::string &path : c.frozen) EXPECT_FALSE(train->output("grad." + path)) << path;
 

@@ -203,7 +203,7 @@ TEST(DataTest, BatchShapeComesFromTheModelsInputs) {
   other.name = "regress";
   other.addInput("x", TensorType({3, 8}, DType::F32));
   std::string msg = llvm::toString(batchShapeOf(other).takeError());
-  EXPECT_NE(msg.find("training feeds 'input tokens : i32[batch, seq]' and 'input targets : i32[batch, seq]'; "
+  EXPECT_NE(msg.find("the training data fills 'input tokens : i32[batch, seq]' and 'input targets : i32[batch, seq]'; "
                      "model 'regress' has another input, 'x'"),
             std::string::npos)
       << msg;

@@ -150,7 +150,7 @@ TEST(OptimizerLoweringTest, StateIsFrozenZeroParamsAndFrozenParamsAreLeftAlone) 
     ASSERT_TRUE(s) << name;
     EXPECT_EQ(s->kind, Value::Kind::Param);
     EXPECT_TRUE(s->frozen);
-    EXPECT_EQ(s->init, InitKind::Zeros);
+    EXPECT_EQ(s->init, ir::InitKind::Zeros);
     EXPECT_EQ(s->type, m->lookup("w")->type);
     EXPECT_TRUE(m->output(std::string("new.") + name));
   }
