@@ -132,19 +132,12 @@ llvm::Error AutodiffPass::run(Module &m) {
   const size_t firstBackward = m.ops.size();
 
   // Seed d(loss) = 1, where the loss was computed.
-  if (loss->def) {
-    BuilderScope scope(b, *loss->def);
-    grads[loss] = b.value(OpKind::Fill, {},
-                          {{"value", 1.0}, {"shape", Shape{}}, {"dtype", std::string(spelling(loss->type.dtype))}},
-                          "grad.loss");
-    stampBackward(m, firstBackward, loss->def);
-  } else {
-    b.loc = loss->loc;
-    grads[loss] = b.value(OpKind::Fill, {},
-                          {{"value", 1.0}, {"shape", Shape{}}, {"dtype", std::string(spelling(loss->type.dtype))}},
-                          "grad.loss");
-    stampBackward(m, firstBackward, nullptr);
-  }
+  b.loc = loss->def ? loss->def->loc : loss->loc;
+  b.path = loss->def ? loss->def->path : "";
+  grads[loss] = b.value(OpKind::Fill, {},
+                        {{"value", 1.0}, {"shape", Shape{}}, {"dtype", std::string(spelling(loss->type.dtype))}},
+                        "grad.loss");
+  stampBackward(m, firstBackward, loss->def);
 
   // Reverse sweep over the forward ops.
   std::vector<Value *> dResults, dOperands;

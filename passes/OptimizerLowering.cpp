@@ -127,7 +127,8 @@ public:
     error(key, it->second, "one of " + list);
   }
   void error(const char *key, const std::string &value, const std::string &want) {
-    if (message.empty()) message = std::string("optimizer setting '") + key + "' must be " + want + ", got '" + value + "'";
+    if (message.empty())
+      message = std::string("optimizer setting '") + key + "' must be " + want + ", got '" + value + "'";
   }
   std::string message;
 
@@ -155,7 +156,8 @@ llvm::Expected<Settings> readSettings(const PassOptions &options) {
   r.integer(keys::kBlockSize, s.blockSize, 1);
   if (!r.message.empty()) return fail(r.message);
   if (s.minLr > s.lr)
-    return fail("optimizer setting 'min_lr' (" + formatFloat(s.minLr) + ") must not exceed 'lr' (" + formatFloat(s.lr) + ")");
+    return fail("optimizer setting 'min_lr' (" + formatFloat(s.minLr) + ") must not exceed 'lr' (" +
+                formatFloat(s.lr) + ")");
   // The decay runs from the end of warm-up to total_steps: it needs steps to run over.
   if (s.decay != "constant" && s.totalSteps <= s.warmup)
     return fail("decay = " + s.decay + " needs 'total_steps' (" + std::to_string(s.totalSteps) +
@@ -231,7 +233,8 @@ llvm::Error OptimizerLoweringPass::run(Module &m) {
     if (step->type.rank() != 0 || step->type.dtype == DType::Bool)
       return fail("the input %step must be a numeric scalar (the 1-based update number), got " + toString(step->type));
   } else {
-    if (m.lookup("step")) return fail("the module has a value %step that is not an input; the step counter needs that name");
+    if (m.lookup("step"))
+      return fail("the module has a value %step that is not an input; the step counter needs that name");
     step = m.addInput("step", TensorType({}, DType::I64));
     step->path = "step";
   }

@@ -51,7 +51,8 @@ std::string inferReshape(llvm::ArrayRef<TensorType> ops, const AttrMap &attrs, s
       continue;
     }
     if (shape[i] < 0) return "cannot reshape to " + toString(shape);
-    known *= shape[i];
+    // Shapes may come from untrusted IR text: overflow is an error, not a wrap.
+    if (__builtin_mul_overflow(known, shape[i], &known)) return "reshape to " + toString(shape) + " overflows";
   }
   int64_t n = ops[0].numel();
   if (inferred >= 0) {
@@ -289,7 +290,7 @@ std::string inferRepeatInterleave(llvm::ArrayRef<TensorType> ops, const AttrMap 
   if (!at.ok()) return at.error;
   if (repeats < 1) return "repeats must be at least 1, got " + std::to_string(repeats);
   Shape shape = ops[0].shape;
-  shape[dim] *= repeats;
+  if (__builtin_mul_overflow(shape[dim], repeats, &shape[dim])) return "repeat_interleave overflows dimension " + std::to_string(dim);
   res = {TensorType(shape, ops[0].dtype)};
   return "";
 }

@@ -40,7 +40,7 @@ OPTIONS:
   --no-verify-each        do not verify after each pass (verification is on by default)
   --reproducer-dir=<dir>  where a failing pass's input IR is written (default: .)
   --set <block.key=value> for a .plan input: override a setting (repeatable)
-  --pass-option <key=value>  a setting the passes read, e.g. optimizer=sgd (repeatable;
+  --pass-option <key=value> a setting the passes read, e.g. optimizer=sgd (repeatable;
                           a .plan input's train block gives the defaults)
   -o <file>               write the result there instead of standard output
   --help                  this text
