@@ -1,12 +1,13 @@
 //===- passes/Passes.cpp - the registry of passes -------------------------===//
 //
 // Every pass is listed here once, by name, with its one-line description and
-// its factory. The list is in the order the default pipeline runs them.
+// its factory; defaultTrainingPipeline() is the compiler's table of contents.
 //
 //===----------------------------------------------------------------------===//
 
 #include "passes/Pass.h"
 #include "passes/Passes.h"
+#include "passes/PassManager.h"
 
 using namespace planc;
 
@@ -20,4 +21,15 @@ const std::vector<PassInfo> &planc::registeredPasses() {
        [](const PassOptions &o) { return createOptimizerLoweringPass(o); }},
   };
   return passes;
+}
+
+llvm::Error planc::addDefaultTrainingPipeline(PassManager &pm) {
+  // Differentiate first, before anything lowers or splits the graph (Glow's
+  // order): every later pass then transforms the whole training step at once.
+  if (llvm::Error e = pm.add("autodiff")) return e;
+  // The update is IR too, so forward, backward and update are one module that
+  // the partitioner, the memory planner and the backends see whole.
+  if (llvm::Error e = pm.add("optimizer")) return e;
+  // Gradient rules leave values nothing reads (gradients of inputs); drop them.
+  return pm.add("canonicalize");
 }

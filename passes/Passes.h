@@ -4,6 +4,8 @@
 
 #include "passes/Pass.h"
 
+#include "llvm/Support/Error.h"
+
 namespace planc {
 
 /// Removes ops with no used results (and no side effects: sends and
@@ -20,6 +22,11 @@ std::unique_ptr<Pass> createAutodiffPass();
 /// optimizer state. Needs: autodiff's gradients. Reads `options` (the keys
 /// are listed in OptimizerLowering.cpp). See OptimizerLowering.cpp.
 std::unique_ptr<Pass> createOptimizerLoweringPass(const PassOptions &options);
+
+class PassManager;
+/// The passes that turn a lowered forward module into one training step, in
+/// order, each with the reason for its place (see Passes.cpp).
+llvm::Error addDefaultTrainingPipeline(PassManager &pm);
 
 } // namespace planc
 
