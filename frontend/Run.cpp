@@ -5,6 +5,7 @@
 
 #include "ir/ConvertFloats.h"
 #include "passes/PassManager.h"
+#include "passes/Passes.h"
 #include "runtime/Data.h"
 #include "runtime/InterpTrainer.h"
 
@@ -36,7 +37,7 @@ llvm::Error planc::runOnInterpreter(Compilation &c, const RunOptions &options, l
 
   const TrainConfig &train = c.getConfig().train;
   PassManager pm(PassManagerOptions{}, passOptionsFromConfig(c.getConfig()));
-  if (llvm::Error e = pm.addPipeline("autodiff,optimizer")) return e;
+  if (llvm::Error e = addDefaultTrainingPipeline(pm)) return e;
   if (llvm::Error e = pm.run(*m)) return e;
 
   uint64_t seed = options.seed ? *options.seed : uint64_t(train.seed);

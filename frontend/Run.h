@@ -2,12 +2,13 @@
 //
 // From a checked plan to a trained model on the reference interpreter:
 //
-//   lowerToIR                    the forward graph
-//   convertFloatTypes (--dtype)  f64 for reference checks
-//   autodiff, optimizer          one training-step module (PassManager, the
-//                                plan's train settings as pass options)
-//   openDataSource               the plan's `data` setting
-//   trainOnInterpreter           the loop, the log and the dump
+//   lowerToIR                     the forward graph
+//   convertFloatTypes (--dtype)   f64 for reference checks
+//   addDefaultTrainingPipeline    one training-step module (autodiff,
+//                                 optimizer, ...), the plan's train settings
+//                                 as pass options
+//   openDataSource                the plan's `data` setting
+//   trainOnInterpreter            the loop, the log and the dump
 //
 // It lives in the frontend because it starts from a Compilation (the plan's
 // settings); the loop itself is runtime/InterpTrainer.h, which sees only IR.

@@ -191,7 +191,7 @@ private:
 //===----------------------------------------------------------------------===//
 
 llvm::Expected<BatchShape> runtime::batchShapeOf(const Module &m) {
-  const char *needed = "training feeds 'input tokens : i32[batch, seq]' and 'input targets : i32[batch, seq]'";
+  const char *needed = "the training data fills 'input tokens : i32[batch, seq]' and 'input targets : i32[batch, seq]'";
   const Value *tokens = nullptr, *targets = nullptr;
   for (const Value *v : m.inputs) {
     if (v->name == "tokens") tokens = v;

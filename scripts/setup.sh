@@ -13,10 +13,11 @@ PACKAGES=(
   llvm-14-dev llvm-14-tools clang-14 libclang-rt-14-dev
   # libraries
   nlohmann-json3-dev libgtest-dev
-  # test scripts (tests/e2e, lit) run with Debian's python
-  python3
-  # Later work adds the CPU runtime and reference numerics here:
-  # libopenmpi-dev openmpi-bin libopenblas-dev python3-torch (large; not needed yet).
+  # test scripts (tests/e2e, lit) run with Debian's python; PyTorch is the
+  # reference numerics of tests/e2e/torch-reference.sh
+  python3 python3-numpy python3-torch
+  # Later work adds the CPU runtime here:
+  # libopenmpi-dev openmpi-bin libopenblas-dev (not needed yet).
 )
 
 missing=()
