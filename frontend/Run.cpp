@@ -25,6 +25,14 @@ runtime::DataSpec dataSpecOf(const DataConfig &d) {
 
 } // namespace
 
+llvm::Error planc::makeTrainingStep(Compilation &c, ir::Module &m, std::optional<ir::DType> floatType,
+                                    const PassManagerOptions &pmOptions) {
+  if (floatType) ir::convertFloatTypes(m, *floatType);
+  PassManager pm(pmOptions, passOptionsFromConfig(c.getConfig()));
+  if (llvm::Error e = addDefaultTrainingPipeline(pm)) return e;
+  return pm.run(m);
+}
+
 llvm::Error planc::runOnInterpreter(Compilation &c, const RunOptions &options, llvm::raw_ostream &log) {
   std::unique_ptr<ir::Module> m = lowerToIR(c);
   if (!m)
@@ -33,12 +41,9 @@ llvm::Error planc::runOnInterpreter(Compilation &c, const RunOptions &options, l
   // training passes add their own input (%step).
   auto shape = runtime::batchShapeOf(*m);
   if (!shape) return shape.takeError();
-  if (options.floatType) ir::convertFloatTypes(*m, *options.floatType);
+  if (llvm::Error e = makeTrainingStep(c, *m, options.floatType, PassManagerOptions{})) return e;
 
   const TrainConfig &train = c.getConfig().train;
-  PassManager pm(PassManagerOptions{}, passOptionsFromConfig(c.getConfig()));
-  if (llvm::Error e = addDefaultTrainingPipeline(pm)) return e;
-  if (llvm::Error e = pm.run(*m)) return e;
 
   uint64_t seed = options.seed ? *options.seed : uint64_t(train.seed);
   auto data = runtime::openDataSource(dataSpecOf(train.data), *shape, seed);

@@ -19,6 +19,7 @@
 
 #include "frontend/Frontend.h"
 #include "ir/Type.h"
+#include "passes/PassManager.h"
 
 #include "llvm/Support/Error.h"
 #include "llvm/Support/raw_ostream.h"
@@ -37,6 +38,12 @@ struct RunOptions {
   std::optional<ir::DType> floatType;  // every float of the model; default: as the plan says
   std::string dumpDir;                 // empty: no dump (see runtime/InterpTrainer.h)
 };
+
+/// Turns the lowered forward module of `c` into one training step (autodiff,
+/// optimizer, clean-up: the default training pipeline) with the plan's
+/// settings, optionally with every float of the model made `floatType` first.
+llvm::Error makeTrainingStep(Compilation &c, ir::Module &m, std::optional<ir::DType> floatType,
+                             const PassManagerOptions &pmOptions);
 
 /// Trains the checked plan of `c` on the interpreter, logging to `log`.
 /// Errors (a model without token inputs, a bad data file, an unwritable dump

@@ -33,6 +33,8 @@ public:
   /// The generator itself: the four output words of Philox4x32-10 for a
   /// 128-bit counter and the key (low word first), as Random123's.
   static std::array<uint32_t, 4> philox4x32(std::array<uint32_t, 4> counter, uint64_t key);
+  /// The run's draw seed, mixed into dropout keys: a trainer passes one per
+  /// step, so masks change between steps but not within one.
   uint64_t seed = 0;
   /// Performs the collective ops when the programs of all ranks run in one
   /// process; null for a module run alone, where a collective is an error.

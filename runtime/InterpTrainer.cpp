@@ -142,7 +142,8 @@ llvm::Expected<TrainLoopResult> runtime::trainOnInterpreter(const Module &m, Dat
     feeds["targets"] = std::move(batch->targets);
     if (io.step) feeds["step"] = scalar(io.step->type.dtype, double(step + 1));
 
-    auto outputs = interpret(m, feeds, options.seed);
+    // One draw seed per step: dropout masks differ between steps, never within one.
+    auto outputs = interpret(m, feeds, options.seed * 1000003ull + uint64_t(step) + 1);
     if (!outputs) return error("step " + std::to_string(step) + ": " + llvm::toString(outputs.takeError()));
     double loss = outputs->at("loss").data[0];
     double lr = io.hasLr ? outputs->at("lr").data[0] : std::nan("");

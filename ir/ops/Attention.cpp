@@ -238,10 +238,14 @@ std::string inferDropout(llvm::ArrayRef<TensorType> ops, const AttrMap &attrs, s
   return "";
 }
 
-void evalDropout(EvalContext &, const Op &op, llvm::ArrayRef<const Tensor *> in, llvm::MutableArrayRef<Tensor> out) {
+void evalDropout(EvalContext &ctx, const Op &op, llvm::ArrayRef<const Tensor *> in, llvm::MutableArrayRef<Tensor> out) {
   AttrReader at(op.attrs);
   double p = at.getFloat("p");
-  uint64_t key = (uint64_t(at.getInt("seed")) << 32) + uint64_t(at.getInt("stream"));
+  // The run's seed (the trainer passes one per step) changes the mask from
+  // step to step; within a step, forward, backward and any recomputation, on
+  // every rank, draw the same one. Seed 0 leaves the key as the attributes say.
+  uint64_t key = ((uint64_t(at.getInt("seed")) << 32) + uint64_t(at.getInt("stream"))) ^
+                 (ctx.seed * 0x9E3779B97F4A7C15ull);
   const std::vector<double> &x = in[0]->data;
   std::vector<double> &y = out[0].data;
   if (p == 0) {

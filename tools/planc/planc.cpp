@@ -35,7 +35,7 @@ USAGE: planc <command> [options] <file.plan>
 COMMANDS:
   check    read, resolve and check a plan; print a summary of the model, the
            training settings, the cluster and the parallel mesh
-  emit     print an intermediate form: --emit=tokens|ast|ir
+  emit     print an intermediate form: --emit=tokens|ast|ir|ir-train
   run      train the plan on the reference interpreter, printing the loss of
            every step (--target=interp)
 
@@ -82,7 +82,13 @@ const char *kEmitHelp = R"(USAGE: planc emit --emit=<what> [options] <file.plan>
                   layers inlined, repeats unrolled, dims folded, annotations
                   as attributes, and every op's .plan location and layer path
 
-Forms of later stages (ir-train, mesh, schedule, ...) are not available yet.
+  --emit=ir-train the whole training step as IR: the forward graph, the
+                  backward graph (autodiff) and the optimizer's updates, after
+                  the default training pipeline
+  --time-passes   with ir-train: the time each pass took, on stderr
+  --print-after-all  with ir-train: the IR after every pass, on stderr
+
+Forms of later stages (mesh, schedule, ...) are not available yet.
   (and the options of every command: see `planc --help`)
 )";
 
@@ -121,6 +127,7 @@ struct Options {
   FrontendOptions frontend;
   std::string target = "interp";
   RunOptions run;
+  PassManagerOptions passes; // --time-passes, --print-after-all (emit ir-train)
 };
 
 int usage(const std::string &message) {
@@ -195,6 +202,10 @@ int parseArgs(int argc, char **argv, Options &o) {
     } else if (a.rfind("--stdlib", 0) == 0) {
       if (!valueOf(i, "--stdlib", v)) return usage("--stdlib needs a directory");
       o.frontend.stdlibDir = v;
+    } else if (a == "--time-passes" && o.command == "emit") {
+      o.passes.timePasses = true;
+    } else if (a == "--print-after-all" && o.command == "emit") {
+      o.passes.printAfterAll = true;
     } else if (a == "-Werror") {
       o.frontend.warningsAsErrors = true;
     } else if (a == "-w") {
@@ -229,9 +240,11 @@ int parseArgs(int argc, char **argv, Options &o) {
   if (o.command.empty()) return usage("no command; the commands are check, emit and run");
   if (o.file.empty()) return usage("no input file");
   if (o.command == "emit") {
-    if (o.emit.empty()) return usage("emit needs --emit=tokens, --emit=ast or --emit=ir");
-    if (o.emit != "tokens" && o.emit != "ast" && o.emit != "ir")
-      return usage("--emit=" + o.emit + " is not available; this version emits tokens, ast and ir");
+    if (o.emit.empty()) return usage("emit needs --emit=tokens, ast, ir or ir-train");
+    if (o.emit != "tokens" && o.emit != "ast" && o.emit != "ir" && o.emit != "ir-train")
+      return usage("--emit=" + o.emit + " is not available; this version emits tokens, ast, ir and ir-train");
+    if ((o.passes.timePasses || o.passes.printAfterAll) && o.emit != "ir-train")
+      return usage("--time-passes and --print-after-all go with --emit=ir-train");
   } else if (!o.emit.empty()) {
     return usage("--emit belongs to the emit command");
   }
@@ -265,10 +278,15 @@ int run(Options &o) {
   }
 
   bool ok = c.loadFile(o.file);
-  if (o.command == "emit" && o.emit == "ir") {
+  if (o.command == "emit" && (o.emit == "ir" || o.emit == "ir-train")) {
     if (!ok || !c.check()) return 1;
     std::unique_ptr<ir::Module> m = lowerToIR(c);
     if (!m) return 1;
+    if (o.emit == "ir-train")
+      if (llvm::Error e = makeTrainingStep(c, *m, std::nullopt, o.passes)) {
+        llvm::errs() << "planc: error: " << llvm::toString(std::move(e)) << "\n";
+        return 1;
+      }
     // The frontend checked the plan, so IR that does not verify is planc's bug.
     if (llvm::Error e = ir::verify(*m)) {
       llvm::errs() << "planc: internal error: the lowered IR does not verify:\n" << llvm::toString(std::move(e)) << "\n";
