@@ -263,11 +263,6 @@ bool checkTokens(antlr4::CommonTokenStream &tokens, const Positions &pos, Diagno
   bool ok = true;
   unsigned prefixRun = 0;
   std::vector<antlr4::Token *> open; // unclosed brackets, innermost last
-  if (tokens.getTokens().size() > limits.maxTokens) {
-    diags.report(DiagID::err_too_many_tokens, pos.range(tokens.getTokens()[limits.maxTokens]))
-        << uint64_t(limits.maxTokens);
-    return false;
-  }
   for (antlr4::Token *t : tokens.getTokens()) {
     if (t->getType() == antlr4::Token::EOF) {
       if (!open.empty() && ok) {
@@ -826,6 +821,24 @@ struct ParseSession {
   PlanParser parser;
 };
 
+/// Lexes once without keeping the tokens, stopping past the limit: a 10 MB
+/// generated expression is refused in milliseconds instead of first being
+/// turned into millions of token objects. Rewinds the lexer for the real pass.
+bool countTokens(ParseSession &s, const Positions &pos, DiagnosticEngine &diags, const ParseLimits &limits) {
+  size_t count = 0;
+  for (;;) {
+    std::unique_ptr<antlr4::Token> t = s.lexer.nextToken();
+    if (t->getType() == antlr4::Token::EOF) break;
+    if (++count > limits.maxTokens) {
+      diags.report(DiagID::err_too_many_tokens, pos.range(t.get())) << uint64_t(limits.maxTokens);
+      return false;
+    }
+  }
+  s.input.reset();
+  s.lexer.reset();
+  return true;
+}
+
 /// Runs a parser entry point twice if needed: SLL with bail-out (fast, right
 /// for nearly every input), then full LL with planc's error reporting.
 template <typename Entry>
@@ -854,6 +867,7 @@ std::unique_ptr<ast::SourceFile> planc::parseFile(llvm::SourceMgr &sm, unsigned 
   Positions pos(text, cp);
   try {
     ParseSession s(text);
+    if (!countTokens(s, pos, diags, limits)) return nullptr;
     s.tokens.fill();
     if (!checkTokens(s.tokens, pos, diags, limits)) return nullptr;
     PlanErrorStrategy strategy(diags, pos);
