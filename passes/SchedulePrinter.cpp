@@ -5,6 +5,7 @@
 #include "llvm/Support/Format.h"
 
 #include <algorithm>
+#include <sstream>
 
 using namespace planc;
 using namespace planc::pipeline;
@@ -37,6 +38,20 @@ std::string units(int64_t ticks, int64_t perUnit) {
   return os.str();
 }
 
+std::string fraction(const Simulation &sim) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << llvm::format("%.4f", sim.bubbleFraction());
+  return os.str();
+}
+
+/// Instruction names hold "<-", which XML text may not.
+std::string xmlEscaped(const std::string &text) {
+  std::string out;
+  for (char c : text) out += c == '<' ? "&lt;" : c == '>' ? "&gt;" : c == '&' ? "&amp;" : std::string(1, c);
+  return out;
+}
+
 } // namespace
 
 void pipeline::printSchedule(const PipelineSchedule &s, const Simulation &sim, llvm::raw_ostream &os) {
@@ -47,6 +62,7 @@ void pipeline::printSchedule(const PipelineSchedule &s, const Simulation &sim, l
      << ", B = " << units(costInTicks(o, InstrKind::Backward), sim.ticksPerUnit);
   if (o.style == ScheduleStyle::ZeroBubble) os << " (input gradient), W = 1 (weight gradient)";
   os << " (one stage's forward = 1; messages free)\n";
+  os << "ranks are pipeline ranks (the pp coordinate)\n";
 
   for (size_t r = 0; r < s.ranks.size(); ++r) {
     os << "\nrank " << r << ":\n";
@@ -91,7 +107,10 @@ const Style &styleOf(InstrKind kind) {
 
 } // namespace
 
-void pipeline::printScheduleSVG(const PipelineSchedule &s, const Simulation &sim, llvm::raw_ostream &os) {
+void pipeline::printScheduleSVG(const PipelineSchedule &s, const Simulation &sim, llvm::raw_ostream &out) {
+  // A standard stream writes doubles as plain short decimals ("84.5455"),
+  // which SVG readers want; raw_ostream would write exponents.
+  std::ostringstream os;
   const ScheduleOptions &o = s.options;
   const double left = 70, top = 40, rowHeight = 28, rowGap = 8;
   const double tick = std::max(4.0, 960.0 / double(std::max<int64_t>(sim.stepTime, 1)));
@@ -107,7 +126,7 @@ void pipeline::printScheduleSVG(const PipelineSchedule &s, const Simulation &sim
      << ", v = " << o.virtualStages << "</title>\n";
   os << "<text x=\"" << left << "\" y=\"20\" font-size=\"13\">" << spelling(o.style) << ": p = " << o.stages
      << ", m = " << o.microBatches << ", v = " << o.virtualStages << "; step time " << units(sim.stepTime, sim.ticksPerUnit)
-     << ", bubble fraction " << llvm::format("%.4f", sim.bubbleFraction()) << "</text>\n";
+     << ", bubble fraction " << fraction(sim) << "</text>\n";
 
   for (int r = 0; r < ranks; ++r) {
     double y = top + r * (rowHeight + rowGap);
@@ -130,7 +149,7 @@ void pipeline::printScheduleSVG(const PipelineSchedule &s, const Simulation &sim
       double opacity = o.virtualStages > 1 ? 1.0 - 0.4 * t.instr.chunk / (o.virtualStages - 1) : 1.0;
       os << "  <rect class=\"" << st.name << "\" x=\"" << x(t.start) << "\" y=\"" << y << "\" width=\"" << w
          << "\" height=\"" << rowHeight << "\" fill=\"" << st.fill << "\" fill-opacity=\"" << opacity
-         << "\" stroke=\"white\"><title>" << describe(t.instr, o) << "</title></rect>\n";
+         << "\" stroke=\"white\"><title>" << xmlEscaped(describe(t.instr, o)) << "</title></rect>\n";
       if (w >= 10)
         os << "  <text x=\"" << x(t.start) + w / 2 << "\" y=\"" << y + rowHeight / 2 + 4
            << "\" text-anchor=\"middle\" fill=\"white\">" << t.instr.microBatch << "</text>\n";
@@ -143,7 +162,7 @@ void pipeline::printScheduleSVG(const PipelineSchedule &s, const Simulation &sim
       bool send = t.instr.kind == InstrKind::SendAct || t.instr.kind == InstrKind::SendGrad;
       os << "  <rect class=\"" << kMessage.name << "\" x=\"" << x(t.start) - 1 << "\" y=\""
          << (send ? y - 3 : y + rowHeight - 3) << "\" width=\"2\" height=\"6\" fill=\"" << kMessage.fill
-         << "\"><title>" << describe(t.instr, o) << "</title></rect>\n";
+         << "\"><title>" << xmlEscaped(describe(t.instr, o)) << "</title></rect>\n";
     }
     os << "</g>\n";
   }
@@ -161,4 +180,5 @@ void pipeline::printScheduleSVG(const PipelineSchedule &s, const Simulation &sim
     lx += 40 + 7.0 * double(std::string(st->label).size());
   }
   os << "</g>\n</svg>\n";
+  out << os.str();
 }

@@ -8,8 +8,10 @@
 #include "frontend/Frontend.h"
 #include "frontend/Run.h"
 #include "frontend/Verify.h"
+#include "ir/MeshLayout.h"
 #include "ir/Printer.h"
 #include "ir/Verifier.h"
+#include "passes/PipelineSchedule.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Process.h"
@@ -35,7 +37,8 @@ USAGE: planc <command> [options] <file.plan>
 COMMANDS:
   check    read, resolve and check a plan; print a summary of the model, the
            training settings, the cluster and the parallel mesh
-  emit     print an intermediate form: --emit=tokens|ast|ir|ir-train
+  emit     print an intermediate form:
+           --emit=tokens|ast|ir|ir-train|mesh|schedule|schedule-svg
   run      train the plan on the reference interpreter, printing the loss of
            every step (--target=interp)
 
@@ -88,7 +91,18 @@ const char *kEmitHelp = R"(USAGE: planc emit --emit=<what> [options] <file.plan>
   --time-passes   with ir-train: the time each pass took, on stderr
   --print-after-all  with ir-train: the IR after every pass, on stderr
 
-Forms of later stages (mesh, schedule, ...) are not available yet.
+  --emit=mesh     the device mesh: the axis sizes, every rank's coordinates
+                  (tp fastest-varying, then cp, ep, pp; dp slowest) and the
+                  groups of ranks of every axis
+  --emit=schedule the pipeline schedule of the parallel block: every pipeline
+                  rank's instructions (forward, backward, weight gradient,
+                  send and recv) with their times in a unit-cost replay, then
+                  busy and idle time per rank, the step time and the bubble
+                  fraction measured from the replay
+  --emit=schedule-svg  the same schedule as an SVG Gantt chart, one row per
+                  rank
+
+Forms of later stages (per-rank IR, communication, ...) are not available yet.
   (and the options of every command: see `planc --help`)
 )";
 
@@ -185,7 +199,7 @@ int parseArgs(int argc, char **argv, Options &o) {
       if (!valueOf(i, "--set", v)) return usage("--set needs a value: --set block.key=value");
       o.frontend.setOverrides.push_back(v);
     } else if (a.rfind("--emit", 0) == 0) {
-      if (!valueOf(i, "--emit", v)) return usage("--emit needs a value: tokens or ast");
+      if (!valueOf(i, "--emit", v)) return usage("--emit needs a value: tokens, ast, ir, ir-train, mesh, schedule or schedule-svg");
       o.emit = v;
     } else if (a.rfind("--diagnostics-format", 0) == 0) {
       if (!valueOf(i, "--diagnostics-format", v) || (v != "text" && v != "json"))
@@ -240,15 +254,51 @@ int parseArgs(int argc, char **argv, Options &o) {
   if (o.command.empty()) return usage("no command; the commands are check, emit and run");
   if (o.file.empty()) return usage("no input file");
   if (o.command == "emit") {
-    if (o.emit.empty()) return usage("emit needs --emit=tokens, ast, ir or ir-train");
-    if (o.emit != "tokens" && o.emit != "ast" && o.emit != "ir" && o.emit != "ir-train")
-      return usage("--emit=" + o.emit + " is not available; this version emits tokens, ast, ir and ir-train");
+    const char *forms = "tokens, ast, ir, ir-train, mesh, schedule and schedule-svg";
+    if (o.emit.empty()) return usage(std::string("emit needs --emit=<form>; the forms are ") + forms);
+    if (o.emit != "tokens" && o.emit != "ast" && o.emit != "ir" && o.emit != "ir-train" && o.emit != "mesh" &&
+        o.emit != "schedule" && o.emit != "schedule-svg")
+      return usage("--emit=" + o.emit + " is not available; this version emits " + forms);
     if ((o.passes.timePasses || o.passes.printAfterAll) && o.emit != "ir-train")
       return usage("--time-passes and --print-after-all go with --emit=ir-train");
   } else if (!o.emit.empty()) {
     return usage("--emit belongs to the emit command");
   }
   return -1;
+}
+
+/// The pipeline of the checked parallel block; with no pipeline axis, the
+/// one-stage schedule.
+llvm::Expected<pipeline::PipelineSchedule> scheduleOf(const ParallelConfig &par) {
+  pipeline::ScheduleOptions options;
+  switch (par.schedule) {
+  case ScheduleKind::GPipe: options.style = pipeline::ScheduleStyle::GPipe; break;
+  case ScheduleKind::Interleaved: options.style = pipeline::ScheduleStyle::Interleaved; break;
+  case ScheduleKind::ZeroBubble: options.style = pipeline::ScheduleStyle::ZeroBubble; break;
+  default: options.style = pipeline::ScheduleStyle::OneFOneB; break;
+  }
+  options.stages = int(par.size(MeshAxis::PP));
+  options.microBatches = int(std::max<int64_t>(par.microBatches, 1));
+  options.virtualStages = int(par.virtualStages);
+  return pipeline::buildSchedule(options);
+}
+
+int emitMeshOrSchedule(const Options &o, const PlanConfig &config) {
+  if (o.emit == "mesh") {
+    printMeshLayout(MeshLayout(config.parallel.axisSize), llvm::outs());
+    return 0;
+  }
+  auto fail = [](llvm::Error e) {
+    llvm::errs() << "planc: error: " << llvm::toString(std::move(e)) << "\n";
+    return 1;
+  };
+  auto schedule = scheduleOf(config.parallel);
+  if (!schedule) return fail(schedule.takeError());
+  auto sim = pipeline::simulate(*schedule);
+  if (!sim) return fail(sim.takeError());
+  if (o.emit == "schedule") pipeline::printSchedule(*schedule, *sim, llvm::outs());
+  else pipeline::printScheduleSVG(*schedule, *sim, llvm::outs());
+  return 0;
 }
 
 int run(Options &o) {
@@ -294,6 +344,11 @@ int run(Options &o) {
     }
     ir::print(*m, llvm::outs());
     return 0;
+  }
+  if (o.command == "emit" && (o.emit == "mesh" || o.emit == "schedule" || o.emit == "schedule-svg")) {
+    if (!ok || !c.check()) return 1;
+    c.getDiagnostics().finish();
+    return emitMeshOrSchedule(o, c.getConfig());
   }
   if (o.command == "emit") {
     for (const auto &f : c.getProgram().files) dumpAST(*f, c.getSourceMgr(), llvm::outs());
