@@ -1,8 +1,8 @@
 //===- frontend/Parser.cpp - .plan text to AST (the one ANTLR file) ------===//
 //
 // Order of work, each step guarding the next:
-//  1. the bytes: NUL (binary file) and invalid UTF-8 are reported here because
-//     ANTLR's input stream throws on them;
+//  1. the bytes (SourceBytes.cpp): NUL (a binary file) and invalid UTF-8,
+//     which ANTLR's input stream would throw on;
 //  2. the tokens: characters no rule matches, unterminated strings and comments,
 //     and nesting deep enough to exhaust the recursive-descent parser's stack;
 //  3. the parse: SLL first (fast), LL with planc's error reporting on failure;
@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "frontend/Parser.h"
+#include "frontend/SourceBytes.h"
 
 #include "PlanLexer.h"
 #include "PlanParser.h"
@@ -31,63 +32,6 @@ using llvm::SMLoc;
 using llvm::SMRange;
 
 namespace {
-
-//===----------------------------------------------------------------------===//
-// Bytes
-//===----------------------------------------------------------------------===//
-
-/// Length of the UTF-8 sequence starting at `p`, or 0 if it is invalid.
-size_t utf8SequenceLength(const unsigned char *p, const unsigned char *end) {
-  unsigned char c = p[0];
-  if (c < 0x80) return 1;
-  size_t n;
-  uint32_t cp;
-  if ((c & 0xE0) == 0xC0) n = 2, cp = c & 0x1F;
-  else if ((c & 0xF0) == 0xE0) n = 3, cp = c & 0x0F;
-  else if ((c & 0xF8) == 0xF0) n = 4, cp = c & 0x07;
-  else return 0;
-  if (size_t(end - p) < n) return 0;
-  for (size_t i = 1; i < n; ++i) {
-    if ((p[i] & 0xC0) != 0x80) return 0;
-    cp = (cp << 6) | (p[i] & 0x3F);
-  }
-  // Overlong forms, surrogates and values past U+10FFFF are invalid too.
-  static const uint32_t minimum[] = {0, 0, 0x80, 0x800, 0x10000};
-  if (cp < minimum[n] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return 0;
-  return n;
-}
-
-/// Checks the bytes and records the byte offset of every code point, since
-/// ANTLR positions count code points and llvm::SMLoc counts bytes.
-bool checkBytes(llvm::StringRef text, llvm::StringRef fileName, DiagnosticEngine &diags,
-                std::vector<uint32_t> &codePointOffsets) {
-  const auto *begin = reinterpret_cast<const unsigned char *>(text.data());
-  const auto *end = begin + text.size();
-  bool ascii = true;
-  for (const auto *p = begin; p < end;) {
-    if (*p == 0) {
-      diags.report(DiagID::err_file_binary, SMLoc::getFromPointer(text.data() + (p - begin)))
-          << fileName;
-      return false;
-    }
-    size_t n = utf8SequenceLength(p, end);
-    if (n == 0) {
-      diags.report(DiagID::err_invalid_utf8, SMLoc::getFromPointer(text.data() + (p - begin)))
-          << llvm::utohexstr(*p, /*LowerCase=*/true);
-      return false;
-    }
-    if (n > 1) ascii = false;
-    p += n;
-  }
-  codePointOffsets.clear();
-  if (ascii) return true;
-  for (const auto *p = begin; p < end;) {
-    codePointOffsets.push_back(uint32_t(p - begin));
-    p += utf8SequenceLength(p, end);
-  }
-  codePointOffsets.push_back(uint32_t(text.size()));
-  return true;
-}
 
 /// Maps ANTLR token positions to source ranges.
 class Positions {
@@ -150,7 +94,7 @@ std::string describeExpected(const antlr4::misc::IntervalSet &set, const antlr4:
   bool exprOk = nameOk && has(PlanLexer::NUMBER) && has(PlanLexer::STRING);
   for (ssize_t t : types) {
     std::string display = vocab.getDisplayName(t);
-    if (t == antlr4::Token::EOF) { names.insert("end of file"); continue; }
+    if (t == ssize_t(antlr4::Token::EOF)) { names.insert("end of file"); continue; }
     if (t == PlanLexer::IDENT) { names.insert(exprOk ? "an expression" : "a name"); continue; }
     if (exprOk && (t == PlanLexer::NUMBER || t == PlanLexer::QUANTITY || t == PlanLexer::STRING ||
                    display == "'('" || display == "'['" || display == "'-'" || display == "'not'" ||
