@@ -232,6 +232,15 @@ void planc::checkConfig(const PlanConfig &config, DiagnosticEngine &diags) {
     noteSource(d, c.gpusSource, "gpus_per_node", c.gpusPerNode);
   }
 
+  // A decaying schedule runs from the end of warm-up to the last step: it needs
+  // steps left after the warm-up.
+  const OptimizerConfig &opt = t.optimizer;
+  if (!bad({"train.optimizer", "train.steps"}) && opt.decay != DecayKind::Constant && opt.warmup >= t.steps) {
+    auto d = diags.report(DiagID::err_warmup_steps, opt.source.range);
+    d << opt.warmup << t.steps;
+    noteSource(d, t.stepsSource, "steps", t.steps);
+  }
+
   // Each data-parallel rank runs whole micro-batches: global = micro x dp x m.
   int64_t perStep = t.microBatch * dp;
   bool batchOk = !bad({"train.global_batch", "train.micro_batch", "parallel.mesh"});
