@@ -192,7 +192,8 @@ void readDevice(const Entry &e, ClusterConfig &out, Reader &r) {
         else setFlops(d, dtype, *v);
       }
   if (!args.empty()) d.isPreset = false;
-  if (d.memoryBytes == 0) {
+  // A memory written with a bad value was reported already: only a missing one here.
+  if (d.memoryBytes == 0 && !get(args, "memory")) {
     // The memory budget is what most of planc checks; a device without one
     // cannot be planned for. FLOP/s and bandwidth only feed the time estimate.
     r.diags.report(DiagID::err_missing_setting, e.keyRange) << "device" << "memory";
