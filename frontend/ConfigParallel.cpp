@@ -254,8 +254,12 @@ void planc::checkConfig(const PlanConfig &config, DiagnosticEngine &diags) {
   bool scheduleOk = !bad({"parallel.pipeline"});
   if (batchOk && scheduleOk && perStep > 0 && p.microBatches != 0 &&
       p.microBatches != t.globalBatch / perStep) {
-    diags.report(DiagID::err_micro_batches_mismatch, p.scheduleSource.range)
-        << p.microBatches << t.globalBatch / perStep;
+    auto d = diags.report(DiagID::err_micro_batches_mismatch, p.scheduleSource.range);
+    d << p.microBatches << t.globalBatch / perStep;
+    // The count follows from these three: point at whichever the plan wrote.
+    noteSource(d, t.globalBatchSource, "global_batch", t.globalBatch);
+    noteSource(d, t.microBatchSource, "micro_batch", t.microBatch);
+    noteSource(d, p.axisSource[unsigned(MeshAxis::DP)], "dp", dp);
     scheduleOk = false;
   }
 
@@ -266,7 +270,9 @@ void planc::checkConfig(const PlanConfig &config, DiagnosticEngine &diags) {
   bool meshOk = !bad({"parallel.mesh"});
   if (scheduleOk && meshOk && pp == 1 && !p.scheduleSource.isDefault()) {
     if (p.schedule == ScheduleKind::Interleaved || p.schedule == ScheduleKind::ZeroBubble) {
-      diags.report(DiagID::err_schedule_needs_pp, p.scheduleSource.range) << spelling(p.schedule);
+      auto d = diags.report(DiagID::err_schedule_needs_pp, p.scheduleSource.range);
+      d << spelling(p.schedule);
+      noteSource(d, p.axisSource[unsigned(MeshAxis::PP)], "pp", pp);
       scheduleOk = false;
     } else if (p.schedule != ScheduleKind::None) {
       diags.report(DiagID::warn_setting_ignored, p.scheduleSource.range) << "pipeline" << "with pp = 1";
@@ -274,7 +280,9 @@ void planc::checkConfig(const PlanConfig &config, DiagnosticEngine &diags) {
   }
   if (scheduleOk && meshOk && pp > 1 && p.microBatches > 0) {
     if (p.schedule == ScheduleKind::Interleaved && p.microBatches % pp != 0) {
-      diags.report(DiagID::err_interleaved_micro_batches, p.scheduleSource.range) << p.microBatches << pp;
+      auto d = diags.report(DiagID::err_interleaved_micro_batches, p.scheduleSource.range);
+      d << p.microBatches << pp;
+      noteSource(d, p.axisSource[unsigned(MeshAxis::PP)], "pp", pp);
     } else if (p.microBatches < pp) {
       // GPipe/1F1B bubble: (p - 1) / (m + p - 1) of the step is idle.
       double bubble = double(pp - 1) / double(p.microBatches + pp - 1);
