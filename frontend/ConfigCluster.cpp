@@ -192,11 +192,12 @@ void readDevice(const Entry &e, ClusterConfig &out, Reader &r) {
         else setFlops(d, dtype, *v);
       }
   if (!args.empty()) d.isPreset = false;
-  // A memory written with a bad value was reported already: only a missing one here.
-  if (d.memoryBytes == 0 && !get(args, "memory")) {
+  if (d.memoryBytes == 0) {
     // The memory budget is what most of planc checks; a device without one
-    // cannot be planned for. FLOP/s and bandwidth only feed the time estimate.
-    r.diags.report(DiagID::err_missing_setting, e.keyRange) << "device" << "memory";
+    // cannot be planned for (FLOP/s and bandwidth only feed the time estimate),
+    // so the default device stays. A memory written with a bad value was
+    // reported already: only a missing one is reported here.
+    if (!get(args, "memory")) r.diags.report(DiagID::err_missing_setting, e.keyRange) << "device" << "memory";
     return;
   }
   out.device = d;

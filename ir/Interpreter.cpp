@@ -51,17 +51,13 @@ double EvalContext::philoxUniform(uint64_t key, uint64_t counter) {
 // interpret
 //===----------------------------------------------------------------------===//
 
-namespace {
-
-std::string describe(const Op &op) {
+std::string ir::describeOp(const Op &op) {
   std::string s = "'" + std::string(spelling(op.kind)) + "'";
   if (!op.results.empty()) s += " defining %" + op.results[0]->name;
   if (op.loc.isKnown())
     s += " at " + op.loc.file + ":" + std::to_string(op.loc.line) + ":" + std::to_string(op.loc.column);
   return s;
 }
-
-} // namespace
 
 llvm::Expected<TensorMap> ir::interpret(const Module &m, const TensorMap &feeds, uint64_t seed) {
   std::unordered_map<const Value *, Tensor> live;
@@ -100,20 +96,20 @@ llvm::Expected<TensorMap> ir::interpret(const Module &m, const TensorMap &feeds,
     const OpDef &def = opDef(op.kind);
     if (!def.eval)
       return llvm::createStringError(llvm::inconvertibleErrorCode(), "op %s has no reference kernel",
-                                     describe(op).c_str());
+                                     describeOp(op).c_str());
     std::vector<const Tensor *> in;
     for (const Value *v : op.operands) {
       auto it = live.find(v);
       if (it == live.end())
         return llvm::createStringError(llvm::inconvertibleErrorCode(), "op %s reads %%%s before it is defined",
-                                       describe(op).c_str(), v ? v->name.c_str() : "<null>");
+                                       describeOp(op).c_str(), v ? v->name.c_str() : "<null>");
       in.push_back(&it->second);
     }
     std::vector<Tensor> out;
     for (const Value *r : op.results) out.emplace_back(r->type.shape, r->type.dtype);
     def.eval(ctx, op, in, out);
     if (!ctx.error.empty())
-      return llvm::createStringError(llvm::inconvertibleErrorCode(), "op %s: %s", describe(op).c_str(),
+      return llvm::createStringError(llvm::inconvertibleErrorCode(), "op %s: %s", describeOp(op).c_str(),
                                      ctx.error.c_str());
     for (size_t r = 0; r < out.size(); ++r) {
       if (!lastUse.count(op.results[r])) continue; // never read: nothing to keep

@@ -63,6 +63,9 @@ using TensorMap = std::map<std::string, Tensor>;
 /// shape that does not match.
 llvm::Expected<TensorMap> interpret(const Module &m, const TensorMap &feeds, uint64_t seed = 0);
 
+/// `'matmul' defining %y at file:3:7`: how run-time errors name an op.
+std::string describeOp(const Op &op);
+
 /// Initial values of every parameter as its init says (normal, scaled normal,
 /// zeros, ones), from `seed`: deterministic and independent of parameter order
 /// (each parameter's stream is keyed by a hash of its path).

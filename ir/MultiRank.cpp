@@ -1,0 +1,200 @@
+//===- ir/MultiRank.cpp - every rank of a partitioned module at once ------===//
+//
+// The single-device interpreter's loop, widened to one live map per rank:
+// each op first has its shape rule rerun on local shapes (so a kernel never
+// sees attributes meant for global shapes), then runs rank by rank, and a
+// collective is completed across the ranks before its results are kept.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ir/MultiRank.h"
+#include "ir/CollectiveExchange.h"
+#include "ir/OpDef.h"
+
+#include <unordered_map>
+
+using namespace planc;
+using namespace planc::ir;
+
+namespace {
+
+llvm::Error fail(const std::string &msg) { return llvm::createStringError(llvm::inconvertibleErrorCode(), msg); }
+
+bool isCollective(OpKind k) {
+  switch (k) {
+  case OpKind::AllReduce:
+  case OpKind::ReduceScatter:
+  case OpKind::AllGather:
+  case OpKind::AllToAll:
+  case OpKind::Broadcast:
+  case OpKind::Send:
+  case OpKind::Recv:
+    return true;
+  default:
+    return false;
+  }
+}
+
+bool isShardedAlongAnyDim(const TensorType &t) {
+  for (const auto &axes : t.sharding.dims)
+    if (!axes.empty()) return true;
+  return false;
+}
+
+/// "" when the op computes the right local blocks from local operands, else
+/// why not. Collectives are checked by the exchange itself.
+std::string checkRunsLocally(const Op &op, const MeshLayout &mesh) {
+  std::vector<TensorType> global;
+  for (const Value *v : op.operands) global.push_back(v->type);
+  std::vector<TensorType> inferred;
+  if (std::string e = opDef(op.kind).infer(global, op.attrs, inferred); !e.empty()) return e;
+  if (isCollective(op.kind)) return "";
+
+  if (op.kind == OpKind::Dropout && isShardedAlongAnyDim(op.operands[0]->type))
+    return "dropout draws its mask by element index, so a sharded operand (" + toString(op.operands[0]->type) +
+           ") would get another mask than the global value";
+  if (op.kind == OpKind::Gather && !op.operands[0]->type.sharding.dims.empty() &&
+      !op.operands[0]->type.sharding.dims[0].empty())
+    return "gather takes global row indices, but its table " + toString(op.operands[0]->type) +
+           " is split along its rows";
+
+  std::vector<TensorType> local;
+  for (const Value *v : op.operands) local.emplace_back(localShape(v->type, mesh), v->type.dtype);
+  inferred.clear();
+  if (std::string e = opDef(op.kind).infer(local, op.attrs, inferred); !e.empty())
+    return "its attributes do not fit the local shapes: " + e;
+  for (size_t r = 0; r < op.results.size() && r < inferred.size(); ++r) {
+    Shape want = localShape(op.results[r]->type, mesh);
+    if (inferred[r].shape != want)
+      return "its attributes do not fit the local shapes: on local operands it computes " +
+             toString(inferred[r].shape) + ", but the result " + toString(op.results[r]->type) +
+             " has local shape " + toString(want);
+  }
+  return "";
+}
+
+} // namespace
+
+llvm::Expected<RankTensorMaps> ir::interpretRanks(const Module &m, const MeshLayout &mesh,
+                                                  const RankTensorMaps &feeds, uint64_t seed) {
+  for (unsigned a = 0; a < kNumMeshAxes; ++a)
+    if (mesh.size(MeshAxis(a)) != m.mesh[a])
+      return fail(std::string("the mesh has ") + spelling(MeshAxis(a)) + " = " +
+                  std::to_string(mesh.size(MeshAxis(a))) + ", but the module's has " + std::to_string(m.mesh[a]));
+  const int64_t ranks = mesh.numRanks();
+  if (int64_t(feeds.size()) != ranks)
+    return fail("feeds for " + std::to_string(feeds.size()) + " ranks, but the mesh has " + std::to_string(ranks));
+
+  std::vector<std::unordered_map<const Value *, Tensor>> live(ranks);
+  auto feed = [&](int64_t r, const Value *v, const char *what) -> llvm::Error {
+    auto it = feeds[r].find(v->name);
+    if (it == feeds[r].end())
+      return fail("no value fed for " + std::string(what) + " '%" + v->name + "' on rank " + std::to_string(r));
+    Shape want = localShape(v->type, mesh);
+    if (it->second.shape != want)
+      return fail(std::string(what) + " '%" + v->name + "' is " + toString(v->type) + ", local shape " +
+                  toString(want) + ", but rank " + std::to_string(r) + " is fed shape " +
+                  toString(it->second.shape));
+    Tensor t = it->second;
+    t.dtype = v->type.dtype;
+    roundToDType(t);
+    live[r][v] = std::move(t);
+    return llvm::Error::success();
+  };
+  for (int64_t r = 0; r < ranks; ++r) {
+    for (const Value *p : m.params)
+      if (llvm::Error e = feed(r, p, "parameter")) return e;
+    for (const Value *i : m.inputs)
+      if (llvm::Error e = feed(r, i, "input")) return e;
+  }
+
+  std::unordered_map<const Value *, size_t> lastUse;
+  for (size_t i = 0; i < m.ops.size(); ++i)
+    for (const Value *v : m.ops[i]->operands) lastUse[v] = i;
+  for (const auto &out : m.outputs) lastUse[out.second] = m.ops.size();
+
+  CollectiveExchange exchange(mesh);
+  for (size_t i = 0; i < m.ops.size(); ++i) {
+    const Op &op = *m.ops[i];
+    const OpDef &def = opDef(op.kind);
+    if (!def.eval) return fail("op " + describeOp(op) + " has no reference kernel");
+    if (std::string e = checkRunsLocally(op, mesh); !e.empty()) return fail("op " + describeOp(op) + ": " + e);
+
+    // Every rank's results stay here until a collective has filled them all.
+    std::vector<std::vector<Tensor>> outs(ranks);
+    for (int64_t r = 0; r < ranks; ++r) {
+      std::vector<const Tensor *> in;
+      for (const Value *v : op.operands) {
+        auto it = live[r].find(v);
+        if (it == live[r].end())
+          return fail("op " + describeOp(op) + " reads %" + (v ? v->name : "<null>") + " before it is defined");
+        in.push_back(&it->second);
+      }
+      for (const Value *res : op.results) outs[r].emplace_back(localShape(res->type, mesh), res->type.dtype);
+      EvalContext ctx;
+      ctx.seed = seed;
+      ctx.collectives = &exchange;
+      exchange.setRank(r);
+      def.eval(ctx, op, in, outs[r]);
+      if (!ctx.error.empty())
+        return fail("op " + describeOp(op) + " on rank " + std::to_string(r) + ": " + ctx.error);
+    }
+    if (isCollective(op.kind))
+      if (std::string e = exchange.complete(op); !e.empty()) return fail("op " + describeOp(op) + ": " + e);
+
+    for (int64_t r = 0; r < ranks; ++r) {
+      for (size_t k = 0; k < outs[r].size(); ++k) {
+        if (!lastUse.count(op.results[k])) continue;
+        roundToDType(outs[r][k]);
+        live[r][op.results[k]] = std::move(outs[r][k]);
+      }
+      for (const Value *v : op.operands)
+        if (lastUse[v] == i) live[r].erase(v);
+    }
+  }
+  if (std::string e = exchange.checkAllReceived(); !e.empty()) return fail(e);
+
+  RankTensorMaps outputs(ranks);
+  for (int64_t r = 0; r < ranks; ++r)
+    for (const auto &[name, v] : m.outputs) {
+      auto it = live[r].find(v);
+      if (it == live[r].end()) return fail("output '" + name + "' (%" + v->name + ") is never computed");
+      outputs[r][name] = it->second;
+    }
+  return outputs;
+}
+
+llvm::Expected<RankTensorMaps> ir::splitFeeds(const Module &m, const MeshLayout &mesh, const TensorMap &global) {
+  RankTensorMaps feeds(mesh.numRanks());
+  auto split = [&](const Value *v) -> llvm::Error {
+    auto it = global.find(v->name);
+    if (it == global.end()) return fail("no value fed for '%" + v->name + "'");
+    if (it->second.shape != v->type.shape)
+      return fail("'%" + v->name + "' is " + toString(v->type) + ", but the value fed has shape " +
+                  toString(it->second.shape));
+    std::vector<Tensor> blocks = splitToRanks(it->second, v->type, mesh);
+    for (int64_t r = 0; r < mesh.numRanks(); ++r) feeds[r][v->name] = std::move(blocks[r]);
+    return llvm::Error::success();
+  };
+  for (const Value *p : m.params)
+    if (llvm::Error e = split(p)) return e;
+  for (const Value *i : m.inputs)
+    if (llvm::Error e = split(i)) return e;
+  return feeds;
+}
+
+llvm::Expected<TensorMap> ir::assembleOutputs(const Module &m, const MeshLayout &mesh, const RankTensorMaps &local) {
+  TensorMap result;
+  for (const auto &[name, v] : m.outputs) {
+    std::vector<Tensor> blocks;
+    for (const TensorMap &rank : local) {
+      auto it = rank.find(name);
+      if (it == rank.end()) return fail("a rank has no output '" + name + "'");
+      blocks.push_back(it->second);
+    }
+    llvm::Expected<Tensor> t = assembleFromRanks(blocks, v->type, mesh);
+    if (!t) return llvm::joinErrors(fail("output '" + name + "'"), t.takeError());
+    result[name] = std::move(*t);
+  }
+  return result;
+}
