@@ -154,3 +154,21 @@ Value *Module::output(llvm::StringRef name) const {
     if (outName == name) return value;
   return nullptr;
 }
+
+int ir::operandCount(OpKind kind) {
+  static const int counts[] = {
+#define OP(KIND, NAME, OPERANDS, RESULTS) OPERANDS,
+#include "ir/Ops.def"
+#undef OP
+  };
+  return counts[size_t(kind)];
+}
+
+unsigned ir::resultCount(OpKind kind) {
+  static const unsigned counts[] = {
+#define OP(KIND, NAME, OPERANDS, RESULTS) RESULTS,
+#include "ir/Ops.def"
+#undef OP
+  };
+  return counts[size_t(kind)];
+}

@@ -83,6 +83,9 @@ public:
 };
 
 const char *spelling(OpKind kind);
+/// From Ops.def: the operand count (-1 for a variadic op) and the result count.
+int operandCount(OpKind kind);
+unsigned resultCount(OpKind kind);
 std::optional<OpKind> parseOpKind(llvm::StringRef name);
 
 class Module {

@@ -20,11 +20,6 @@ using namespace planc::ir;
 
 namespace {
 
-constexpr int kOperandCounts[] = {
-#define OP(KIND, NAME, OPERANDS, RESULTS) OPERANDS,
-#include "ir/Ops.def"
-#undef OP
-};
 
 using Table = std::array<OpDef, size_t(OpKind::NumOps)>;
 
@@ -63,7 +58,7 @@ const OpDef &ir::opDef(OpKind kind) {
 std::string ir::inferResultTypes(OpKind kind, llvm::ArrayRef<Value *> operands, const AttrMap &attrs,
                                  std::vector<TensorType> &results) {
   if (kind >= OpKind::NumOps) return "not an op kind";
-  int expected = kOperandCounts[size_t(kind)];
+  int expected = operandCount(kind);
   if (expected >= 0 && operands.size() != size_t(expected))
     return "expects " + std::to_string(expected) + " operand" + (expected == 1 ? "" : "s") + ", got " +
            std::to_string(operands.size());

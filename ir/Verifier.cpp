@@ -23,16 +23,6 @@ using namespace planc::ir;
 
 namespace {
 
-constexpr int kOperandCounts[] = {
-#define OP(KIND, NAME, OPERANDS, RESULTS) OPERANDS,
-#include "ir/Ops.def"
-#undef OP
-};
-constexpr unsigned kResultCounts[] = {
-#define OP(KIND, NAME, OPERANDS, RESULTS) RESULTS,
-#include "ir/Ops.def"
-#undef OP
-};
 
 std::string plural(size_t n, llvm::StringRef word) {
   return std::to_string(n) + " " + word.str() + (n == 1 ? "" : "s");
@@ -168,7 +158,7 @@ private:
     std::string who = describe(op);
 
     bool operandsOk = true;
-    int wantOperands = kOperandCounts[unsigned(op.kind)];
+    int wantOperands = operandCount(op.kind);
     if (wantOperands >= 0 && op.operands.size() != size_t(wantOperands)) {
       problem(loc, who + " has " + plural(op.operands.size(), "operand") + "; it takes " + std::to_string(wantOperands));
       operandsOk = false;
@@ -185,7 +175,7 @@ private:
     }
 
     bool resultsOk = true;
-    unsigned wantResults = kResultCounts[unsigned(op.kind)];
+    unsigned wantResults = resultCount(op.kind);
     if (op.results.size() != wantResults) {
       problem(loc, who + " has " + plural(op.results.size(), "result") + "; it gives " + std::to_string(wantResults));
       resultsOk = false;
