@@ -126,7 +126,9 @@ TEST(IRTextTest, ParsedModuleKeepsEveryField) {
     EXPECT_EQ(a.frozen, b.frozen);
     EXPECT_EQ(a.path, b.path);
     EXPECT_EQ(a.loc, b.loc);
-    if (a.init == InitKind::Normal || a.init == InitKind::ScaledNormal) EXPECT_EQ(a.initStd, b.initStd);
+    if (a.init == InitKind::Normal || a.init == InitKind::ScaledNormal) {
+      EXPECT_EQ(a.initStd, b.initStd);
+    }
   }
   EXPECT_EQ(m->inputs[1]->name, "odd name \"with\" quotes\n");
   for (size_t i = 0; i < m->ops.size(); ++i) {
