@@ -49,11 +49,16 @@ TensorType resultLike(const TensorType &t) {
   return r;
 }
 
+/// What every collective checks first: its operand count and its mesh axis.
+std::string checkCollective(llvm::ArrayRef<TensorType> ops, size_t arity, AttrReader &at, MeshAxis &axis) {
+  if (auto e = checkArity(ops, arity); !e.empty()) return e;
+  return axisAttr(at, axis);
+}
+
 std::string inferAllReduce(llvm::ArrayRef<TensorType> ops, const AttrMap &attrs, std::vector<TensorType> &res) {
-  if (auto e = checkArity(ops, 1); !e.empty()) return e;
   AttrReader at(attrs);
   MeshAxis axis;
-  if (auto e = axisAttr(at, axis); !e.empty()) return e;
+  if (auto e = checkCollective(ops, 1, at, axis); !e.empty()) return e;
   TensorType r = resultLike(ops[0]);
   eraseAxis(r.sharding.partial, axis);
   res = {r};
@@ -61,10 +66,9 @@ std::string inferAllReduce(llvm::ArrayRef<TensorType> ops, const AttrMap &attrs,
 }
 
 std::string inferReduceScatter(llvm::ArrayRef<TensorType> ops, const AttrMap &attrs, std::vector<TensorType> &res) {
-  if (auto e = checkArity(ops, 1); !e.empty()) return e;
   AttrReader at(attrs);
   MeshAxis axis;
-  if (auto e = axisAttr(at, axis); !e.empty()) return e;
+  if (auto e = checkCollective(ops, 1, at, axis); !e.empty()) return e;
   std::optional<int64_t> dim = normalizeDim(at.getInt("dim"), ops[0].rank());
   if (!at.ok()) return at.error;
   if (!dim) return "dim is out of range for " + toString(ops[0]);
@@ -76,10 +80,9 @@ std::string inferReduceScatter(llvm::ArrayRef<TensorType> ops, const AttrMap &at
 }
 
 std::string inferAllGather(llvm::ArrayRef<TensorType> ops, const AttrMap &attrs, std::vector<TensorType> &res) {
-  if (auto e = checkArity(ops, 1); !e.empty()) return e;
   AttrReader at(attrs);
   MeshAxis axis;
-  if (auto e = axisAttr(at, axis); !e.empty()) return e;
+  if (auto e = checkCollective(ops, 1, at, axis); !e.empty()) return e;
   std::optional<int64_t> dim = normalizeDim(at.getInt("dim"), ops[0].rank());
   if (!at.ok()) return at.error;
   if (!dim) return "dim is out of range for " + toString(ops[0]);
@@ -90,10 +93,9 @@ std::string inferAllGather(llvm::ArrayRef<TensorType> ops, const AttrMap &attrs,
 }
 
 std::string inferAllToAll(llvm::ArrayRef<TensorType> ops, const AttrMap &attrs, std::vector<TensorType> &res) {
-  if (auto e = checkArity(ops, 1); !e.empty()) return e;
   AttrReader at(attrs);
   MeshAxis axis;
-  if (auto e = axisAttr(at, axis); !e.empty()) return e;
+  if (auto e = checkCollective(ops, 1, at, axis); !e.empty()) return e;
   std::optional<int64_t> split = normalizeDim(at.getInt("split_dim"), ops[0].rank());
   std::optional<int64_t> concat = normalizeDim(at.getInt("concat_dim"), ops[0].rank());
   if (!at.ok()) return at.error;
@@ -106,10 +108,9 @@ std::string inferAllToAll(llvm::ArrayRef<TensorType> ops, const AttrMap &attrs, 
 }
 
 std::string inferBroadcast(llvm::ArrayRef<TensorType> ops, const AttrMap &attrs, std::vector<TensorType> &res) {
-  if (auto e = checkArity(ops, 1); !e.empty()) return e;
   AttrReader at(attrs);
   MeshAxis axis;
-  if (auto e = axisAttr(at, axis); !e.empty()) return e;
+  if (auto e = checkCollective(ops, 1, at, axis); !e.empty()) return e;
   at.getInt("root");
   if (!at.ok()) return at.error;
   res = {resultLike(ops[0])};
@@ -117,10 +118,9 @@ std::string inferBroadcast(llvm::ArrayRef<TensorType> ops, const AttrMap &attrs,
 }
 
 std::string inferSend(llvm::ArrayRef<TensorType> ops, const AttrMap &attrs, std::vector<TensorType> &res) {
-  if (auto e = checkArity(ops, 1); !e.empty()) return e;
   AttrReader at(attrs);
   MeshAxis axis;
-  if (auto e = axisAttr(at, axis); !e.empty()) return e;
+  if (auto e = checkCollective(ops, 1, at, axis); !e.empty()) return e;
   at.getInt("peer_offset");
   at.getInt("tag");
   if (!at.ok()) return at.error;
@@ -129,10 +129,9 @@ std::string inferSend(llvm::ArrayRef<TensorType> ops, const AttrMap &attrs, std:
 }
 
 std::string inferRecv(llvm::ArrayRef<TensorType> ops, const AttrMap &attrs, std::vector<TensorType> &res) {
-  if (auto e = checkArity(ops, 0); !e.empty()) return e;
   AttrReader at(attrs);
   MeshAxis axis;
-  if (auto e = axisAttr(at, axis); !e.empty()) return e;
+  if (auto e = checkCollective(ops, 0, at, axis); !e.empty()) return e;
   at.getInt("peer_offset");
   at.getInt("tag");
   Shape shape = at.getInts("shape");
