@@ -103,6 +103,10 @@ const std::map<std::string, std::string> &embeddedStdlib();
 /// The checked model as an IR module (forward graph, parameters, inputs and
 /// the `loss` output). Call after a successful check(); null if it failed.
 std::unique_ptr<ir::Module> lowerToIR(Compilation &c);
+/// The same with `batch` for the model's `batch` dim instead of the
+/// micro-batch: the partitioner lowers the global program of all dp ranks
+/// (micro_batch x dp rows, split over dp again by sharding propagation).
+std::unique_ptr<ir::Module> lowerToIR(Compilation &c, int64_t batch);
 
 /// The one-screen summary `planc check` prints.
 void printSummary(const Compilation &c, llvm::raw_ostream &os);

@@ -12,6 +12,7 @@ PassOptions planc::passOptionsFromConfig(const PlanConfig &config) {
   const OptimizerConfig &o = t.optimizer;
   static const char *const kinds[] = {"sgd", "adam", "adamw", "adam8bit"};  // OptimizerKind order
   static const char *const decays[] = {"constant", "linear", "cosine"};     // DecayKind order
+  static const char *const scalings[] = {"none", "static", "dynamic"};      // LossScaling order
   auto number = [](double x) { return ir::formatFloat(x); };
   PassOptions p;
   p.values = {
@@ -29,6 +30,17 @@ PassOptions planc::passOptionsFromConfig(const PlanConfig &config) {
       {keys::kTotalSteps, std::to_string(t.steps)},
       {keys::kClipGradNorm, number(t.clipGradNorm)},
       {keys::kBlockSize, std::to_string(o.blockSize)},
+      // The mixed-precision and loss-scaling passes (passes/MixedPrecision.cpp,
+      // passes/LossScaling.cpp); fp8 compute is not lowered by them.
+      {"compute_dtype", t.precision.compute},
+      {"loss_scaling", scalings[unsigned(t.precision.lossScaling)]},
+      {"loss_scale_init", number(t.precision.initialScale)},
+      {"loss_scale_window", std::to_string(t.precision.growthInterval)},
+      // The partitioning passes (passes/ZeroSharding.cpp,
+      // passes/ShardingPropagation.cpp, passes/Recompute.cpp).
+      {"zero_stage", std::to_string(config.parallel.zeroStage)},
+      {"sequence_parallel", config.parallel.sequenceParallel ? "true" : "false"},
+      {"recompute", spelling(config.parallel.recompute)},
   };
   return p;
 }

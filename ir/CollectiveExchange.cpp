@@ -90,11 +90,13 @@ std::string CollectiveExchange::complete(const Op &op) {
     case OpKind::AllReduce:
     case OpKind::ReduceScatter: {
       // Summed in member order on every member, so all get the same bits.
+      bool max = op.kind == OpKind::AllReduce && op.getString("reduce", "sum") == "max";
       Tensor sum = *operands[group[0]];
       for (int64_t j = 1; j < n; ++j) {
         const Tensor &b = *operands[group[j]];
         if (b.shape != sum.shape) return "members of a group hold blocks of different shapes";
-        for (size_t i = 0; i < sum.data.size(); ++i) sum.data[i] += b.data[i];
+        for (size_t i = 0; i < sum.data.size(); ++i)
+          sum.data[i] = max ? std::max(sum.data[i], b.data[i]) : sum.data[i] + b.data[i];
       }
       if (op.kind == OpKind::AllReduce) {
         for (int64_t r : group) produced[r] = sum;

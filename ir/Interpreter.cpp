@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ir/Interpreter.h"
+#include "ir/LocalBlocks.h"
 #include "ir/OpDef.h"
 
 #include <cmath>
@@ -187,4 +188,16 @@ TensorMap ir::initialParams(const Module &m, uint64_t seed) {
     params[p->name] = std::move(t);
   }
   return params;
+}
+
+int64_t EvalContext::blockOffset(const TensorType &t, size_t dim) const {
+  if (!mesh || dim >= t.rank()) return 0;
+  return blockOffsets(t, *mesh, rank)[dim];
+}
+
+std::vector<int64_t> EvalContext::globalIndices(const TensorType &t) const {
+  if (mesh) return ir::globalIndices(t, *mesh, rank);
+  std::vector<int64_t> out(size_t(t.numel()));
+  for (size_t i = 0; i < out.size(); ++i) out[i] = int64_t(i);
+  return out;
 }

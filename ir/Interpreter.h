@@ -18,6 +18,11 @@
 #include <array>
 #include <map>
 #include <string>
+#include <vector>
+
+namespace planc {
+class MeshLayout;
+}
 
 namespace planc::ir {
 
@@ -39,6 +44,18 @@ public:
   /// Performs the collective ops when the programs of all ranks run in one
   /// process; null for a module run alone, where a collective is an error.
   CollectiveSimulator *collectives = nullptr;
+  /// The mesh and this rank when all ranks of a partitioned module run
+  /// (ir/MultiRank.h); null for a module run alone. Kernels of ops whose
+  /// meaning depends on where a block sits in the global value (a gather
+  /// from a vocab-split table, dropout's mask, shard_slice) ask for offsets.
+  const MeshLayout *mesh = nullptr;
+  int64_t rank = 0;
+  /// Where this rank's block of a value of type `t` starts along `dim`: 0 when
+  /// run alone or when the dim is not split.
+  int64_t blockOffset(const TensorType &t, size_t dim) const;
+  /// The global row-major index of every element of this rank's block of `t`
+  /// (the identity when run alone).
+  std::vector<int64_t> globalIndices(const TensorType &t) const;
   /// A kernel's run-time error (an index out of range, a collective with no
   /// simulator): the interpreter stops after the op and returns the first one.
   void fail(std::string message) {

@@ -69,6 +69,15 @@ std::vector<int64_t> ir::blockOffsets(const TensorType &t, const MeshLayout &mes
   return offsets;
 }
 
+std::vector<int64_t> ir::globalIndices(const TensorType &t, const MeshLayout &mesh, int64_t rank) {
+  Shape local = localShape(t, mesh);
+  int64_t n = 1;
+  for (int64_t s : local) n *= s;
+  std::vector<int64_t> out(static_cast<size_t>(n));
+  forEachBlockElement(t.shape, blockOffsets(t, mesh, rank), local, [&](int64_t g, int64_t l) { out[l] = g; });
+  return out;
+}
+
 std::vector<Tensor> ir::splitToRanks(const Tensor &global, const TensorType &t, const MeshLayout &mesh) {
   Shape local = localShape(t, mesh);
   std::vector<Tensor> blocks;

@@ -31,6 +31,10 @@ Shape localShape(const TensorType &t, const MeshLayout &mesh);
 /// Where `rank`'s block starts in the global tensor, per dim.
 std::vector<int64_t> blockOffsets(const TensorType &t, const MeshLayout &mesh, int64_t rank);
 
+/// The global row-major index of each element of `rank`'s block, in the
+/// block's row-major order.
+std::vector<int64_t> globalIndices(const TensorType &t, const MeshLayout &mesh, int64_t rank);
+
 /// Every rank's block of `global` (indexed by rank). A partial value is split
 /// into addends that sum to it: the ranks at coordinate 0 on every partial
 /// axis hold the value, the others zeros.

@@ -9,6 +9,7 @@
 
 #include "ir/MultiRank.h"
 #include "ir/CollectiveExchange.h"
+#include "ir/LocalAttrs.h"
 #include "ir/OpDef.h"
 
 #include <unordered_map>
@@ -35,33 +36,21 @@ bool isCollective(OpKind k) {
   }
 }
 
-bool isShardedAlongAnyDim(const TensorType &t) {
-  for (const auto &axes : t.sharding.dims)
-    if (!axes.empty()) return true;
-  return false;
-}
-
-/// "" when the op computes the right local blocks from local operands, else
-/// why not. Collectives are checked by the exchange itself.
-std::string checkRunsLocally(const Op &op, const MeshLayout &mesh) {
+/// "" when the op computes the right local blocks from local operands with
+/// its local attributes (ir/LocalAttrs.h), else why not. Collectives are
+/// checked by the exchange itself.
+std::string checkRunsLocally(const Op &op, const AttrMap &local, const MeshLayout &mesh) {
   std::vector<TensorType> global;
   for (const Value *v : op.operands) global.push_back(v->type);
   std::vector<TensorType> inferred;
   if (std::string e = opDef(op.kind).infer(global, op.attrs, inferred); !e.empty()) return e;
-  if (isCollective(op.kind)) return "";
+  // A collective's exchange, and shard_slice's kernel, change local shapes.
+  if (isCollective(op.kind) || op.kind == OpKind::ShardSlice) return "";
 
-  if (op.kind == OpKind::Dropout && isShardedAlongAnyDim(op.operands[0]->type))
-    return "dropout draws its mask by element index, so a sharded operand (" + toString(op.operands[0]->type) +
-           ") would get another mask than the global value";
-  if (op.kind == OpKind::Gather && !op.operands[0]->type.sharding.dims.empty() &&
-      !op.operands[0]->type.sharding.dims[0].empty())
-    return "gather takes global row indices, but its table " + toString(op.operands[0]->type) +
-           " is split along its rows";
-
-  std::vector<TensorType> local;
-  for (const Value *v : op.operands) local.emplace_back(localShape(v->type, mesh), v->type.dtype);
+  std::vector<TensorType> localTypes;
+  for (const Value *v : op.operands) localTypes.emplace_back(localShape(v->type, mesh), v->type.dtype);
   inferred.clear();
-  if (std::string e = opDef(op.kind).infer(local, op.attrs, inferred); !e.empty())
+  if (std::string e = opDef(op.kind).infer(localTypes, local, inferred); !e.empty())
     return "its attributes do not fit the local shapes: " + e;
   for (size_t r = 0; r < op.results.size() && r < inferred.size(); ++r) {
     Shape want = localShape(op.results[r]->type, mesh);
@@ -115,10 +104,15 @@ llvm::Expected<RankTensorMaps> ir::interpretRanks(const Module &m, const MeshLay
 
   CollectiveExchange exchange(mesh);
   for (size_t i = 0; i < m.ops.size(); ++i) {
-    const Op &op = *m.ops[i];
-    const OpDef &def = opDef(op.kind);
-    if (!def.eval) return fail("op " + describeOp(op) + " has no reference kernel");
-    if (std::string e = checkRunsLocally(op, mesh); !e.empty()) return fail("op " + describeOp(op) + ": " + e);
+    const Op &globalOp = *m.ops[i];
+    const OpDef &def = opDef(globalOp.kind);
+    if (!def.eval) return fail("op " + describeOp(globalOp) + " has no reference kernel");
+    // The kernels see the op with its local attributes (same operands and
+    // results, whose global types give the blocks' offsets).
+    Op op = globalOp;
+    op.attrs = localAttrs(globalOp, mesh);
+    if (std::string e = checkRunsLocally(globalOp, op.attrs, mesh); !e.empty())
+      return fail("op " + describeOp(op) + ": " + e);
 
     // Every rank's results stay here until a collective has filled them all.
     std::vector<std::vector<Tensor>> outs(ranks);
@@ -134,6 +128,8 @@ llvm::Expected<RankTensorMaps> ir::interpretRanks(const Module &m, const MeshLay
       EvalContext ctx;
       ctx.seed = seed;
       ctx.collectives = &exchange;
+      ctx.mesh = &mesh;
+      ctx.rank = r;
       exchange.setRank(r);
       def.eval(ctx, op, in, outs[r]);
       if (!ctx.error.empty())

@@ -14,13 +14,13 @@
 // collectives. Before an op runs, its shape rule is rerun on the local operand
 // shapes; if it rejects them or computes other than the results' local shapes
 // (a reshape or broadcast_to whose `shape` is global, an index attribute over
-// a sharded dim) the run stops with an error naming the op. Two ops are
-// refused outright because their blocks would silently differ from the
-// global value's: `dropout` of a value sharded along any dim (its mask is
-// drawn by element index) and `gather` from a table sharded along its rows
-// (indices are global). Whether an op is legal on its operands' shardings
-// otherwise (softmax over a sharded dim, a nonlinearity of a partial sum) is
-// the partitioner's business and the verifier's; the simulator runs the
+// a sharded dim) the run stops with an error naming the op. Shape-valued
+// attributes are replaced by their local values first (ir/LocalAttrs.h), and
+// kernels whose result depends on where a block sits (dropout's mask, a
+// gather from a vocab-split table, shard_slice) read the block's offsets from
+// the EvalContext. Whether an op is legal on its operands' shardings
+// (softmax over a sharded dim, a nonlinearity of a partial sum) is the
+// partitioner's business; the simulator runs the
 // program as written.
 //
 //===----------------------------------------------------------------------===//

@@ -37,6 +37,7 @@ Table buildTable() {
   registerOptimizerOps(table.data());
   registerAdam8bitOps(table.data());
   registerCollectiveOps(table.data());
+  registerPrecisionOps(table.data());
   for (size_t i = 0; i < table.size(); ++i) {
     OpDef &def = table[i];
     if (!def.infer || !def.eval || !def.flops)

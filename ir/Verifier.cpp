@@ -46,7 +46,7 @@ struct CollectiveRule {
 const CollectiveRule kCollectiveRules[] = {
     {OpKind::AllReduce, true, nullptr},      {OpKind::ReduceScatter, true, nullptr},
     {OpKind::AllGather, false, "dim"},       {OpKind::AllToAll, false, "concat_dim"},
-    {OpKind::Broadcast, false, nullptr},
+    {OpKind::Broadcast, false, nullptr},     {OpKind::ShardSlice, false, nullptr},
 };
 
 const CollectiveRule *collectiveRule(OpKind kind) {

@@ -19,6 +19,16 @@ const std::vector<PassInfo> &planc::registeredPasses() {
        [](const PassOptions &) { return createAutodiffPass(); }},
       {"optimizer", "lowers gradient clipping, the learning-rate schedule and the parameter updates to IR",
        [](const PassOptions &o) { return createOptimizerLoweringPass(o); }},
+      {"mixed-precision", "computes the forward graph in compute_dtype (bf16, f16) from f32 master parameters",
+       [](const PassOptions &o) { return createMixedPrecisionPass(o); }},
+      {"loss-scaling", "scales the loss, unscales the gradients and skips steps that overflow (fp16)",
+       [](const PassOptions &o) { return createLossScalingPass(o); }},
+      {"recompute", "recomputes saved activations in backward as the recompute policy says (none, selective, full)",
+       [](const PassOptions &o) { return createRecomputePass(o); }},
+      {"zero", "splits optimizer states (ZeRO-1, 2) and parameters (ZeRO-3) over dp",
+       [](const PassOptions &o) { return createZeroShardingPass(o); }},
+      {"propagate-sharding", "gives every value a sharding over the mesh and inserts the collectives between layouts",
+       [](const PassOptions &o) { return createShardingPropagationPass(o); }},
   };
   return passes;
 }
@@ -32,4 +42,14 @@ llvm::Error planc::addDefaultTrainingPipeline(PassManager &pm) {
   if (llvm::Error e = pm.add("optimizer")) return e;
   // Gradient rules leave values nothing reads (gradients of inputs); drop them.
   return pm.add("canonicalize");
+}
+
+llvm::Error planc::addPartitionPipeline(PassManager &pm) {
+  // Recompute first: the clones it puts into backward are partitioned like
+  // any op, so they get the same layouts and collectives as the originals.
+  if (llvm::Error e = pm.add("recompute")) return e;
+  // ZeRO only chooses layouts for states and parameters; propagation then
+  // makes every other layout consistent with them.
+  if (llvm::Error e = pm.add("zero")) return e;
+  return pm.add("propagate-sharding");
 }

@@ -23,10 +23,43 @@ std::unique_ptr<Pass> createAutodiffPass();
 /// are listed in OptimizerLowering.cpp). See OptimizerLowering.cpp.
 std::unique_ptr<Pass> createOptimizerLoweringPass(const PassOptions &options);
 
+/// Activation recomputation: clones the forward ops of the values the
+/// policy (option "recompute": none, selective, full; an op's `recompute`
+/// attribute overrides it) does not save into the backward section and
+/// rewires backward to read the clones. Needs: autodiff's backward ops. See
+/// Recompute.cpp (rules) and Recompute.h (savedActivations).
+std::unique_ptr<Pass> createRecomputePass(const PassOptions &options);
+
+/// Forward graph in a narrow compute dtype (bf16, f16) with f32 master
+/// parameters (one cast per parameter) and an f32 loss; `@precision` ops run
+/// in their dtype. Needs: a forward module (before autodiff). Reads option
+/// "compute_dtype". See MixedPrecision.cpp.
+std::unique_ptr<Pass> createMixedPrecisionPass(const PassOptions &options);
+
+/// Static or dynamic loss scaling (fp16): scales autodiff's seed, unscales the
+/// gradients before the update, skips a step whose gradients overflowed, and
+/// for "dynamic" carries the scale as state. Needs: autodiff (and the
+/// optimizer, if any, already lowered). Reads options "loss_scaling",
+/// "loss_scale_init", "loss_scale_window". See LossScaling.cpp.
+std::unique_ptr<Pass> createLossScalingPass(const PassOptions &options);
+
+/// Splits the optimizer states (ZeRO-1, 2) and the parameters (ZeRO-3) of a
+/// training step over dp. Reads option "zero_stage". See ZeroSharding.cpp.
+std::unique_ptr<Pass> createZeroShardingPass(const PassOptions &options);
+
+/// SPMD partitioning: a sharding for every value and the collectives between
+/// layouts. Reads "sequence_parallel", "zero_stage". See
+/// ShardingPropagation.cpp.
+std::unique_ptr<Pass> createShardingPropagationPass(const PassOptions &options);
+
 class PassManager;
 /// The passes that turn a lowered forward module into one training step, in
 /// order, each with the reason for its place (see Passes.cpp).
 llvm::Error addDefaultTrainingPipeline(PassManager &pm);
+
+/// The passes that partition a training step over its mesh (recompute, ZeRO
+/// layouts, sharding propagation with collective insertion), in order.
+llvm::Error addPartitionPipeline(PassManager &pm);
 
 } // namespace planc
 

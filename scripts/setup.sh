@@ -16,6 +16,9 @@ PACKAGES=(
   # test scripts (tests/e2e, lit) run with Debian's python; PyTorch is the
   # reference numerics of tests/e2e/torch-reference.sh
   python3 python3-numpy python3-torch
+  # headless browser: tests/e2e/schedule-svg-screenshot.sh renders the
+  # schedule Gantt chart (--emit=schedule-svg) and checks the screenshot
+  chromium
   # Later work adds the CPU runtime here:
   # libopenmpi-dev openmpi-bin libopenblas-dev (not needed yet).
 )

@@ -3,7 +3,8 @@
 #
 #   unit        GoogleTest unit tests (build/bin/planc-unittests)
 #   lit         the lit + FileCheck suite (tests/lit)
-#   e2e/*       the end-to-end scripts tests/e2e/*.sh (hostile inputs, mutated plans, ...)
+#   e2e/*       the end-to-end scripts tests/e2e/*.sh (hostile inputs, mutated plans,
+#               the schedule SVG screenshot in headless Chromium, ...)
 #   asan unit, asan lit   the same two again, built with AddressSanitizer + UBSan
 #   fuzz        libFuzzer on the frontend for PLANC_FUZZ_SECONDS (default 120),
 #               seeded from examples/*.plan and lib/std/*.plan
@@ -21,7 +22,7 @@ quick=0
 for arg in "$@"; do
   case $arg in
     --quick) quick=1 ;;
-    -h|--help) sed -n '2,14p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,15p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "test.sh: unknown argument '$arg' (try --help)" >&2; exit 2 ;;
   esac
 done

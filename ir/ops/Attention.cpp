@@ -253,7 +253,11 @@ void evalDropout(EvalContext &ctx, const Op &op, llvm::ArrayRef<const Tensor *> 
     return;
   }
   double keepScale = p < 1 ? 1.0 / (1.0 - p) : 0.0;
-  for (size_t i = 0; i < x.size(); ++i) y[i] = EvalContext::philoxUniform(key, i) >= p ? x[i] * keepScale : 0.0;
+  // Counted by the element's index in the global value, so a rank holding a
+  // block draws exactly the global mask's block.
+  std::vector<int64_t> index = ctx.globalIndices(op.operands[0]->type);
+  for (size_t i = 0; i < x.size(); ++i)
+    y[i] = EvalContext::philoxUniform(key, uint64_t(index[i])) >= p ? x[i] * keepScale : 0.0;
 }
 
 // The same attributes draw the same mask: dx = mask * dy / (1 - p).

@@ -8,6 +8,10 @@
 //   all_to_all {split_dim, concat_dim}: shard(concat_dim, axis) -> shard(split_dim, axis)
 //   broadcast {root}: unchanged; send {peer_offset, tag} has no result;
 //   recv {peer_offset, tag, shape, dtype} makes its value from its attributes.
+//   shard_slice {dim}: complete -> shard(dim, axis), each rank keeping its
+//     block; it moves no data between ranks, so its kernel runs locally.
+//   all_reduce {reduce = "max"} takes the maximum instead of the sum (the
+//     operand is then typed partial over the axis: values still to combine).
 // The shape rules do not insist that the operand is sharded as the op
 // expects: which shardings are legal is the verifier's and the partitioner's
 // business. The kernels hand the op to the EvalContext's CollectiveSimulator,
@@ -107,6 +111,38 @@ std::string inferAllToAll(llvm::ArrayRef<TensorType> ops, const AttrMap &attrs, 
   return "";
 }
 
+std::string inferShardSlice(llvm::ArrayRef<TensorType> ops, const AttrMap &attrs, std::vector<TensorType> &res) {
+  AttrReader at(attrs);
+  MeshAxis axis;
+  if (auto e = checkCollective(ops, 1, at, axis); !e.empty()) return e;
+  std::optional<int64_t> dim = normalizeDim(at.getInt("dim"), ops[0].rank());
+  if (!at.ok()) return at.error;
+  if (!dim) return "dim is out of range for " + toString(ops[0]);
+  TensorType r = resultLike(ops[0]);
+  for (const auto &axes : r.sharding.dims)
+    if (std::find(axes.begin(), axes.end(), axis) != axes.end())
+      return std::string("the operand is already split over '") + spelling(axis) + "'";
+  r.sharding.dims[*dim].push_back(axis);
+  res = {r};
+  return "";
+}
+
+void evalShardSlice(EvalContext &ctx, const Op &op, llvm::ArrayRef<const Tensor *> in,
+                    llvm::MutableArrayRef<Tensor> out) {
+  // The operand's block on this rank is the result's block widened along
+  // `dim`; keep the part at the result's offset within it.
+  const TensorType &from = op.operands[0]->type, &to = op.results[0]->type;
+  int64_t dim = normalizeDim(op.getInt("dim"), from.rank()).value_or(0);
+  int64_t start = ctx.blockOffset(to, size_t(dim)) - ctx.blockOffset(from, size_t(dim));
+  const Tensor &x = *in[0];
+  Tensor &y = out[0];
+  int64_t outer = product(x.shape, 0, size_t(dim)), inner = product(x.shape, size_t(dim) + 1);
+  int64_t xn = x.shape[size_t(dim)], yn = y.shape[size_t(dim)];
+  if (start < 0 || start + yn > xn) return ctx.fail("shard_slice: the block lies outside the operand's");
+  for (int64_t o = 0; o < outer; ++o)
+    std::copy_n(x.data.begin() + (o * xn + start) * inner, yn * inner, y.data.begin() + o * yn * inner);
+}
+
 std::string inferBroadcast(llvm::ArrayRef<TensorType> ops, const AttrMap &attrs, std::vector<TensorType> &res) {
   AttrReader at(attrs);
   MeshAxis axis;
@@ -162,4 +198,5 @@ void ir::registerCollectiveOps(OpDef *t) {
   define(t, OpKind::Send, inferSend, evalCollective, nullptr, noFlops);
   define(t, OpKind::Recv, inferRecv, evalCollective, nullptr, noFlops);
   define(t, OpKind::Broadcast, inferBroadcast, evalCollective, nullptr, noFlops);
+  define(t, OpKind::ShardSlice, inferShardSlice, evalShardSlice, nullptr, noFlops);
 }

@@ -6,6 +6,12 @@
 // the indices name (the gradient of gather). Indices have an integer dtype;
 // one out of [0, V) is a run-time error of the interpreter.
 //
+// Vocab-parallel (Megatron's VocabParallelEmbedding): when the table is split
+// along its rows, a rank holds rows [offset, offset + V/n) and its gather
+// gives zeros for the indices outside them, so the ranks' results are the
+// addends of a partial sum over the table's axes; scatter_add with a result
+// split along its rows keeps only the rows the rank holds.
+//
 //===----------------------------------------------------------------------===//
 
 #include "ir/ops/OpSupport.h"
@@ -38,13 +44,17 @@ int64_t rowOf(EvalContext &ctx, double index, int64_t rows) {
   return -1;
 }
 
-void evalGather(EvalContext &ctx, const Op &, llvm::ArrayRef<const Tensor *> in, llvm::MutableArrayRef<Tensor> out) {
+void evalGather(EvalContext &ctx, const Op &op, llvm::ArrayRef<const Tensor *> in, llvm::MutableArrayRef<Tensor> out) {
   const Tensor &table = *in[0], &indices = *in[1];
+  const TensorType &global = op.operands[0]->type;
   int64_t rows = table.shape[0], width = product(table.shape, 1);
+  int64_t first = ctx.blockOffset(global, 0);
+  std::fill(out[0].data.begin(), out[0].data.end(), 0.0);
   for (int64_t i = 0; i < indices.numel(); ++i) {
-    int64_t row = rowOf(ctx, indices.data[i], rows);
+    int64_t row = rowOf(ctx, indices.data[i], global.shape[0]);
     if (row < 0) return;
-    std::copy_n(table.data.begin() + row * width, width, out[0].data.begin() + i * width);
+    if (row < first || row >= first + rows) continue; // another rank's row
+    std::copy_n(table.data.begin() + (row - first) * width, width, out[0].data.begin() + i * width);
   }
 }
 
@@ -70,15 +80,19 @@ std::string inferScatterAdd(llvm::ArrayRef<TensorType> ops, const AttrMap &attrs
   return "";
 }
 
-void evalScatterAdd(EvalContext &ctx, const Op &, llvm::ArrayRef<const Tensor *> in,
+void evalScatterAdd(EvalContext &ctx, const Op &op, llvm::ArrayRef<const Tensor *> in,
                     llvm::MutableArrayRef<Tensor> out) {
   const Tensor &indices = *in[0], &dy = *in[1];
   Tensor &table = out[0];
+  const TensorType &global = op.results[0]->type;
   int64_t rows = table.shape[0], width = product(table.shape, 1);
+  int64_t first = ctx.blockOffset(global, 0);
+  std::fill(table.data.begin(), table.data.end(), 0.0);
   for (int64_t i = 0; i < indices.numel(); ++i) {
-    int64_t row = rowOf(ctx, indices.data[i], rows);
+    int64_t row = rowOf(ctx, indices.data[i], global.shape[0]);
     if (row < 0) return;
-    for (int64_t k = 0; k < width; ++k) table.data[row * width + k] += dy.data[i * width + k];
+    if (row < first || row >= first + rows) continue;
+    for (int64_t k = 0; k < width; ++k) table.data[(row - first) * width + k] += dy.data[i * width + k];
   }
 }
 

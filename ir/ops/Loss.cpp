@@ -8,6 +8,17 @@
 // dlogits = (softmax(logits) - onehot(target)) dloss / N, in the logits' dtype.
 // A target out of [0, V) is a run-time error of the interpreter.
 //
+// {denominator} (optional, on both) divides by that count instead of the
+// number of targets: a rank holding a block of the batch then computes its
+// addend of the global mean.
+//
+// The vocab-parallel pair, for logits split along V (each rank holds columns
+// [offset, offset + V/n)): vocab_ce_stats(logits, targets, row_max) gives per
+// row the sum over the rank's columns of exp(logit - row_max) and the target's
+// logit if the rank holds it (else 0) -- both addends of sums over the vocab
+// axis; vocab_ce_grad(logits, targets, row_max, sum_exp, dloss) {denominator}
+// gives the rank's columns of (softmax - onehot) dloss / denominator.
+//
 //===----------------------------------------------------------------------===//
 
 #include "ir/ops/OpSupport.h"
@@ -68,22 +79,29 @@ template <typename F> bool forEachRow(EvalContext &ctx, const Tensor &logits, co
   return true;
 }
 
-void evalCrossEntropy(EvalContext &ctx, const Op &, llvm::ArrayRef<const Tensor *> in,
+/// The count a mean divides by: the attribute, or the number of targets.
+double denominatorOf(const Op &op, int64_t targets) {
+  return op.has("denominator") ? op.getFloat("denominator") : double(targets);
+}
+
+void evalCrossEntropy(EvalContext &ctx, const Op &op, llvm::ArrayRef<const Tensor *> in,
                       llvm::MutableArrayRef<Tensor> out) {
   const Tensor &logits = *in[0], &targets = *in[1];
-  int64_t V = logits.shape.back(), N = targets.numel();
+  int64_t V = logits.shape.back();
+  double N = denominatorOf(op, targets.numel());
   double total = 0;
   if (!forEachRow(ctx, logits, targets,
                   [&](int64_t r, int64_t t, double lse) { total += lse - logits.data[r * V + t]; }))
     return;
-  out[0].data[0] = N ? total / double(N) : std::numeric_limits<double>::quiet_NaN(); // torch: mean of none is NaN
+  out[0].data[0] = N ? total / N : std::numeric_limits<double>::quiet_NaN(); // torch: mean of none is NaN
 }
 
-void evalCrossEntropyGrad(EvalContext &ctx, const Op &, llvm::ArrayRef<const Tensor *> in,
+void evalCrossEntropyGrad(EvalContext &ctx, const Op &op, llvm::ArrayRef<const Tensor *> in,
                           llvm::MutableArrayRef<Tensor> out) {
   const Tensor &logits = *in[0], &targets = *in[1];
-  int64_t V = logits.shape.back(), N = targets.numel();
-  double scale = N ? in[2]->data[0] / double(N) : 0.0;
+  int64_t V = logits.shape.back();
+  double N = denominatorOf(op, targets.numel());
+  double scale = N ? in[2]->data[0] / N : 0.0;
   std::vector<double> &dx = out[0].data;
   forEachRow(ctx, logits, targets, [&](int64_t r, int64_t t, double lse) {
     for (int64_t k = 0; k < V; ++k) dx[r * V + k] = std::exp(logits.data[r * V + k] - lse) * scale;
@@ -100,9 +118,85 @@ void gradCrossEntropy(Builder &b, const Op &op, llvm::ArrayRef<Value *> d, std::
 double flopsCrossEntropy(const Op &op) { return 4 * operandNumel(op); }
 double flopsCrossEntropyGrad(const Op &op) { return 5 * operandNumel(op); }
 
+// ---- vocab-parallel
+
+std::string checkRowOperand(llvm::ArrayRef<TensorType> ops, size_t i, const char *what) {
+  Shape want(ops[0].shape.begin(), ops[0].shape.end() - 1);
+  if (ops[i].shape != want || !isFloat(ops[i].dtype))
+    return "operand " + std::to_string(i) + " (" + what + ") must be a float tensor of shape " + toString(want) +
+           ", got " + toString(ops[i]);
+  return "";
+}
+
+std::string inferVocabCeStats(llvm::ArrayRef<TensorType> ops, const AttrMap &, std::vector<TensorType> &res) {
+  if (auto e = checkArity(ops, 3); !e.empty()) return e;
+  if (auto e = checkLossOperands(ops); !e.empty()) return e;
+  if (auto e = checkRowOperand(ops, 2, "row max"); !e.empty()) return e;
+  TensorType row(ops[1].shape, accumulatorDType(ops[0].dtype));
+  res = {row, row};
+  return "";
+}
+
+std::string inferVocabCeGrad(llvm::ArrayRef<TensorType> ops, const AttrMap &, std::vector<TensorType> &res) {
+  if (auto e = checkArity(ops, 5); !e.empty()) return e;
+  if (auto e = checkLossOperands(ops); !e.empty()) return e;
+  if (auto e = checkRowOperand(ops, 2, "row max"); !e.empty()) return e;
+  if (auto e = checkRowOperand(ops, 3, "sum of exp"); !e.empty()) return e;
+  if (!ops[4].shape.empty() || !isFloat(ops[4].dtype))
+    return "operand 4 (the loss gradient) must be a floating-point scalar, got " + toString(ops[4]);
+  res = {TensorType(ops[0].shape, ops[0].dtype)};
+  return "";
+}
+
+/// The rank's column of a global target, or -1 when another rank holds it
+/// (and the context's error for a target out of the global range).
+int64_t localColumn(EvalContext &ctx, const Op &op, double target, int64_t localV) {
+  const TensorType &global = op.operands[0]->type;
+  int64_t V = global.shape.back(), t = int64_t(target);
+  if (t < 0 || t >= V) {
+    ctx.fail("target " + std::to_string(t) + " is out of range [0, " + std::to_string(V) + ")");
+    return -2;
+  }
+  int64_t first = ctx.blockOffset(global, global.rank() - 1);
+  return t >= first && t < first + localV ? t - first : -1;
+}
+
+void evalVocabCeStats(EvalContext &ctx, const Op &op, llvm::ArrayRef<const Tensor *> in,
+                      llvm::MutableArrayRef<Tensor> out) {
+  const Tensor &logits = *in[0], &targets = *in[1], &mx = *in[2];
+  int64_t V = logits.shape.back(), N = targets.numel();
+  for (int64_t r = 0; r < N; ++r) {
+    const double *row = logits.data.data() + r * V;
+    double sum = 0;
+    for (int64_t k = 0; k < V; ++k) sum += std::exp(row[k] - mx.data[r]);
+    int64_t c = localColumn(ctx, op, targets.data[r], V);
+    if (c == -2) return;
+    out[0].data[r] = sum;
+    out[1].data[r] = c >= 0 ? row[c] : 0.0;
+  }
+}
+
+void evalVocabCeGrad(EvalContext &ctx, const Op &op, llvm::ArrayRef<const Tensor *> in,
+                     llvm::MutableArrayRef<Tensor> out) {
+  const Tensor &logits = *in[0], &targets = *in[1], &mx = *in[2], &sumExp = *in[3];
+  int64_t V = logits.shape.back(), N = targets.numel();
+  double denominator = denominatorOf(op, N);
+  double scale = denominator ? in[4]->data[0] / denominator : 0.0;
+  std::vector<double> &dx = out[0].data;
+  for (int64_t r = 0; r < N; ++r) {
+    for (int64_t k = 0; k < V; ++k)
+      dx[r * V + k] = std::exp(logits.data[r * V + k] - mx.data[r]) / sumExp.data[r] * scale;
+    int64_t c = localColumn(ctx, op, targets.data[r], V);
+    if (c == -2) return;
+    if (c >= 0) dx[r * V + c] -= scale;
+  }
+}
+
 } // namespace
 
 void ir::registerLossOps(OpDef *t) {
+  define(t, OpKind::VocabCeStats, inferVocabCeStats, evalVocabCeStats, nullptr, flopsCrossEntropy);
+  define(t, OpKind::VocabCeGrad, inferVocabCeGrad, evalVocabCeGrad, nullptr, flopsCrossEntropyGrad);
   define(t, OpKind::CrossEntropy, inferCrossEntropy, evalCrossEntropy, gradCrossEntropy, flopsCrossEntropy);
   define(t, OpKind::CrossEntropyGrad, inferCrossEntropyGrad, evalCrossEntropyGrad, nullptr, flopsCrossEntropyGrad);
 }

@@ -32,6 +32,7 @@ void registerLossOps(OpDef *table);
 void registerOptimizerOps(OpDef *table);
 void registerAdam8bitOps(OpDef *table);
 void registerCollectiveOps(OpDef *table);
+void registerPrecisionOps(OpDef *table);
 
 using InferFn = decltype(OpDef::infer);
 using EvalFn = decltype(OpDef::eval);

@@ -70,11 +70,13 @@ std::string inferGlobalNorm(llvm::ArrayRef<TensorType> ops, const AttrMap &, std
   return "";
 }
 
-void evalGlobalNorm(EvalContext &, const Op &, llvm::ArrayRef<const Tensor *> in, llvm::MutableArrayRef<Tensor> out) {
+// {squared = true} gives the sum of squares without the root: a partitioned
+// module adds the ranks' sums of their blocks before taking it.
+void evalGlobalNorm(EvalContext &, const Op &op, llvm::ArrayRef<const Tensor *> in, llvm::MutableArrayRef<Tensor> out) {
   double sum = 0;
   for (const Tensor *t : in)
     for (double x : t->data) sum += x * x;
-  out[0].data[0] = std::sqrt(sum);
+  out[0].data[0] = op.getBool("squared") ? sum : std::sqrt(sum);
 }
 
 double flopsGlobalNorm(const Op &op) {

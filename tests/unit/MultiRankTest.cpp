@@ -39,6 +39,13 @@ Tensor filled(Shape shape, double k) {
   return t;
 }
 
+/// 1, 2, 3, ...: every element distinct and non-zero.
+Tensor ramp(Shape shape) {
+  Tensor t(std::move(shape), DType::F64);
+  for (size_t i = 0; i < t.data.size(); ++i) t.data[i] = double(i + 1);
+  return t;
+}
+
 double maxAbsDiff(const Tensor &a, const Tensor &b) {
   EXPECT_EQ(a.shape, b.shape);
   if (a.shape != b.shape) return INFINITY;
@@ -302,12 +309,33 @@ TEST(MultiRankTest, GroupsOfATwoByTwoMesh) {
   }
 }
 
-TEST(MultiRankTest, GlobalShapeAttributeIsAnError) {
-  // reshape's `shape` is the global one; on a block of a quarter of the rows
-  // it does not fit, and the run says so instead of computing garbage.
+TEST(MultiRankTest, ShapeAttributesAreLocalOnEveryRank) {
+  // reshape's `shape` is the global one; every rank reshapes its block to the
+  // local shape of the result, so the assembled result is the global reshape.
   auto m = parse(R"(module @r mesh(tp = 4) {
   input %x : f64[8, 6]{shard(0, tp)}
-  %y = reshape(%x) {shape = [8, 6]} : f64[8, 6]{shard(0, tp)}
+  %y = reshape(%x) {shape = [8, 3, 2]} : f64[8, 3, 2]{shard(0, tp)}
+  return %y as "y"
+}
+)");
+  ASSERT_TRUE(m);
+  Tensor x = ramp({8, 6});
+  auto feeds = splitFeeds(*m, meshOf(*m), {{"x", x}});
+  ASSERT_TRUE(bool(feeds)) << llvm::toString(feeds.takeError());
+  auto out = interpretRanks(*m, meshOf(*m), *feeds);
+  ASSERT_TRUE(bool(out)) << llvm::toString(out.takeError());
+  auto y = assembleOutputs(*m, meshOf(*m), *out);
+  ASSERT_TRUE(bool(y)) << llvm::toString(y.takeError());
+  EXPECT_EQ(y->at("y").shape, (Shape{8, 3, 2}));
+  EXPECT_EQ(y->at("y").data, x.data);
+}
+
+TEST(MultiRankTest, ResultThatDoesNotFitTheBlockIsAnError) {
+  // A replicated result of a split operand: the block has a quarter of the
+  // elements the result needs on every rank, and the run says so.
+  auto m = parse(R"(module @r mesh(tp = 4) {
+  input %x : f64[8, 6]{shard(0, tp)}
+  %y = reshape(%x) {shape = [48]} : f64[48]
   return %y as "y"
 }
 )");
@@ -319,19 +347,30 @@ TEST(MultiRankTest, GlobalShapeAttributeIsAnError) {
   EXPECT_NE(e.find("its attributes do not fit the local shapes"), std::string::npos) << e;
 }
 
-TEST(MultiRankTest, DropoutOfAShardedValueIsAnError) {
-  // The mask is drawn by element index: a block would get another mask.
-  auto m = parse(R"(module @d mesh(tp = 2) {
+TEST(MultiRankTest, DropoutOfAShardedValueDrawsTheGlobalMask) {
+  // The mask is drawn by global element index, so each block gets exactly
+  // its part of the mask the whole value gets on one device.
+  const char *text = R"(module @d mesh(tp = 2) {
   input %x : f64[4, 6]{shard(1, tp)}
   %y = dropout(%x) {p = 0.5, seed = 1, stream = 0} : f64[4, 6]{shard(1, tp)}
   return %y as "y"
 }
-)");
+)";
+  auto m = parse(text);
   ASSERT_TRUE(m);
-  auto feeds = splitFeeds(*m, meshOf(*m), {{"x", filled({4, 6}, 0)}});
+  Tensor x = ramp({4, 6});
+  auto feeds = splitFeeds(*m, meshOf(*m), {{"x", x}});
   ASSERT_TRUE(bool(feeds)) << llvm::toString(feeds.takeError());
-  std::string e = runError(*m, *feeds);
-  EXPECT_NE(e.find("dropout draws its mask by element index"), std::string::npos) << e;
+  auto out = interpretRanks(*m, meshOf(*m), *feeds, 7);
+  ASSERT_TRUE(bool(out)) << llvm::toString(out.takeError());
+  auto y = assembleOutputs(*m, meshOf(*m), *out);
+  ASSERT_TRUE(bool(y)) << llvm::toString(y.takeError());
+  auto single = interpret(*m, {{"x", x}}, 7);
+  ASSERT_TRUE(bool(single)) << llvm::toString(single.takeError());
+  EXPECT_EQ(y->at("y").data, single->at("y").data);
+  int zeros = 0;
+  for (double v : single->at("y").data) zeros += v == 0;
+  EXPECT_GT(zeros, 3); // x has none; about half are dropped
 }
 
 TEST(MultiRankTest, GatherAlongTheWrongAxisIsAnError) {

@@ -8,6 +8,7 @@
 #include "frontend/Frontend.h"
 #include "frontend/Run.h"
 #include "frontend/Verify.h"
+#include "frontend/VerifyPlan.h"
 #include "ir/MeshLayout.h"
 #include "ir/Printer.h"
 #include "ir/Verifier.h"
@@ -41,6 +42,8 @@ COMMANDS:
            --emit=tokens|ast|ir|ir-train|mesh|schedule|schedule-svg
   run      train the plan on the reference interpreter, printing the loss of
            every step (--target=interp)
+  verify   prove the plan's partitioning: run one training step on one device
+           and partitioned over the mesh (every rank simulated), compare
 
 OPTIONS (every command):
   --set <block.key=value>       override a setting of the train, cluster or
@@ -106,6 +109,33 @@ Forms of later stages (per-rank IR, communication, ...) are not available yet.
   (and the options of every command: see `planc --help`)
 )";
 
+const char *kVerifyHelp = R"(USAGE: planc verify [options] <file.plan>
+
+Builds the plan's training step (forward, backward, optimizer update), runs it
+on one device on the reference interpreter, then partitions it as the parallel
+block says (recompute, ZeRO layouts, tensor/sequence/data parallel sharding
+and the collectives between layouts) and runs every rank of the mesh in one
+process, on the same seeded parameters and batch. Prints, per rank, the
+largest absolute and relative difference of the loss, the gradients and the
+updated parameters and optimizer states (each rank's block against the same
+block of the single-device result), then PASS or FAIL.
+
+OPTIONS:
+  --dtype=<t>       f64 (default) or f32: every float of the model
+  --seed <s>        seed of the parameters, the batch and dropout (default 1234)
+  --tolerance <x>   the largest relative difference that passes (default
+                    1e-9 for f64, 1e-5 for f32)
+  --time-passes     the time each partitioning pass took, on stderr
+  --print-after-all the IR after every partitioning pass, on stderr
+  --testing-drop-collective=<n>
+                    testing only: remove the n-th (from 0) all-reduce the
+                    partitioner inserted, to see a missing collective caught
+  (and the options of every command: see `planc --help`)
+
+EXIT STATUS: 0 within tolerance, 1 beyond it (or a plan that cannot be
+partitioned or run), 2 bad command line.
+)";
+
 const char *kRunHelp = R"(USAGE: planc run [options] <file.plan>
 
 Lowers the plan, adds the backward graph and the optimizer step, initialises
@@ -141,7 +171,8 @@ struct Options {
   FrontendOptions frontend;
   std::string target = "interp";
   RunOptions run;
-  PassManagerOptions passes; // --time-passes, --print-after-all (emit ir-train)
+  PassManagerOptions passes; // --time-passes, --print-after-all (emit ir-train, verify)
+  PlanVerifyOptions verifyPlan;
 };
 
 int usage(const std::string &message) {
@@ -182,7 +213,8 @@ int parseArgs(int argc, char **argv, Options &o) {
     std::string v;
     if (a == "--help" || a == "-h") {
       llvm::outs() << (o.command == "check" ? kCheckHelp : o.command == "emit" ? kEmitHelp
-                                                             : o.command == "run" ? kRunHelp : kMainHelp);
+                                                             : o.command == "run" ? kRunHelp
+                                                             : o.command == "verify" ? kVerifyHelp : kMainHelp);
       return 0;
     }
     if (a == "--version") {
@@ -190,8 +222,8 @@ int parseArgs(int argc, char **argv, Options &o) {
       return 0;
     }
     if (o.command.empty() && !a.empty() && a[0] != '-') {
-      if (a != "check" && a != "emit" && a != "run")
-        return usage("unknown command '" + a + "'; the commands are check, emit and run");
+      if (a != "check" && a != "emit" && a != "run" && a != "verify")
+        return usage("unknown command '" + a + "'; the commands are check, emit, run and verify");
       o.command = a;
       continue;
     }
@@ -216,10 +248,28 @@ int parseArgs(int argc, char **argv, Options &o) {
     } else if (a.rfind("--stdlib", 0) == 0) {
       if (!valueOf(i, "--stdlib", v)) return usage("--stdlib needs a directory");
       o.frontend.stdlibDir = v;
-    } else if (a == "--time-passes" && o.command == "emit") {
+    } else if (a == "--time-passes" && (o.command == "emit" || o.command == "verify")) {
       o.passes.timePasses = true;
-    } else if (a == "--print-after-all" && o.command == "emit") {
+    } else if (a == "--print-after-all" && (o.command == "emit" || o.command == "verify")) {
       o.passes.printAfterAll = true;
+    } else if (o.command == "verify" && a.rfind("--dtype", 0) == 0) {
+      if (!valueOf(i, "--dtype", v) || (v != "f64" && v != "f32")) return usage("--dtype must be f64 or f32");
+      o.verifyPlan.floatType = v == "f64" ? ir::DType::F64 : ir::DType::F32;
+    } else if (o.command == "verify" && a.rfind("--seed", 0) == 0) {
+      int64_t seed;
+      if (!valueOf(i, "--seed", v) || !parseCount(v, 0, seed)) return usage("--seed needs a non-negative integer");
+      o.verifyPlan.seed = uint64_t(seed);
+    } else if (o.command == "verify" && a.rfind("--tolerance", 0) == 0) {
+      char *end = nullptr;
+      if (!valueOf(i, "--tolerance", v) || v.empty()) return usage("--tolerance needs a positive number");
+      double t = std::strtod(v.c_str(), &end);
+      if (*end || !(t > 0) || t > 1e300) return usage("--tolerance needs a positive number");
+      o.verifyPlan.tolerance = t;
+    } else if (o.command == "verify" && a.rfind("--testing-drop-collective", 0) == 0) {
+      int64_t n;
+      if (!valueOf(i, "--testing-drop-collective", v) || !parseCount(v, 0, n) || n > 1000000)
+        return usage("--testing-drop-collective needs a non-negative integer");
+      o.verifyPlan.dropCollective = int(n);
     } else if (a == "-Werror") {
       o.frontend.warningsAsErrors = true;
     } else if (a == "-w") {
@@ -251,7 +301,7 @@ int parseArgs(int argc, char **argv, Options &o) {
       o.file = a;
     }
   }
-  if (o.command.empty()) return usage("no command; the commands are check, emit and run");
+  if (o.command.empty()) return usage("no command; the commands are check, emit, run and verify");
   if (o.file.empty()) return usage("no input file");
   if (o.command == "emit") {
     const char *forms = "tokens, ast, ir, ir-train, mesh, schedule and schedule-svg";
@@ -353,6 +403,18 @@ int run(Options &o) {
   if (o.command == "emit") {
     for (const auto &f : c.getProgram().files) dumpAST(*f, c.getSourceMgr(), llvm::outs());
     return ok ? 0 : 1;
+  }
+  if (o.command == "verify") {
+    if (!ok || !c.check()) return 1;
+    c.getDiagnostics().finish();
+    o.verifyPlan.passes = o.passes;
+    auto report = verifyPlan(c, o.verifyPlan);
+    if (!report) {
+      llvm::errs() << "planc: error: " << llvm::toString(report.takeError()) << "\n";
+      return 1;
+    }
+    printPlanVerifyReport(*report, llvm::outs());
+    return report->passed() ? 0 : 1;
   }
   if (o.command == "run") {
     if (!ok || !c.check()) return 1;

@@ -1,0 +1,227 @@
+//===- frontend/VerifyPlan.cpp - `planc verify` ---------------------------===//
+
+#include "frontend/VerifyPlan.h"
+#include "frontend/Run.h"
+#include "frontend/TrainOptions.h"
+
+#include "ir/ConvertFloats.h"
+#include "ir/Interpreter.h"
+#include "ir/LocalBlocks.h"
+#include "ir/MultiRank.h"
+#include "ir/Parser.h"
+#include "ir/Printer.h"
+#include "passes/Passes.h"
+
+#include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <cmath>
+#include <random>
+
+using namespace planc;
+using namespace planc::ir;
+
+namespace {
+
+llvm::Error fail(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message.str());
+}
+
+/// The exclusive upper bound of an integer input: the rows of the tables it
+/// indexes and the classes of the losses it is the target of.
+int64_t indexBound(const Module &m, const Value *input) {
+  int64_t bound = 0;
+  for (const auto &op : m.ops) {
+    int64_t b = 0;
+    if (op->kind == OpKind::Gather && op->operands[1] == input) b = op->operands[0]->type.shape[0];
+    if ((op->kind == OpKind::CrossEntropy || op->kind == OpKind::CrossEntropyGrad) && op->operands[1] == input)
+      b = op->operands[0]->type.shape.back();
+    if (b > 0) bound = bound ? std::min(bound, b) : b;
+  }
+  return bound;
+}
+
+/// Seeded parameters (as their inits say), a random batch and step 1.
+llvm::Expected<TensorMap> makeFeeds(const Module &m, uint64_t seed) {
+  TensorMap feeds = initialParams(m, seed);
+  std::mt19937_64 rng(seed ^ 0x5bd1e995ull);
+  for (const Value *in : m.inputs) {
+    Tensor t(in->type.shape, in->type.dtype);
+    if (in->name == "step") {
+      for (double &x : t.data) x = 1;
+    } else if (isInteger(in->type.dtype)) {
+      int64_t bound = indexBound(m, in);
+      if (bound <= 0) return fail("cannot tell the range of integer input '" + in->name + "'");
+      for (double &x : t.data) x = double(rng() % uint64_t(bound));
+    } else {
+      std::normal_distribution<double> normal;
+      for (double &x : t.data) x = normal(rng);
+    }
+    feeds[in->name] = std::move(t);
+  }
+  return feeds;
+}
+
+llvm::Expected<std::unique_ptr<Module>> cloneModule(const Module &m) {
+  return parseIR(toText(m), "<training step>");
+}
+
+bool isReduction(OpKind k) { return k == OpKind::AllReduce || k == OpKind::ReduceScatter; }
+
+/// Removes the Nth inserted reduction: its users read the unreduced operand
+/// (a reduce-scatter's users its operand's block... which no longer fits, so
+/// only all-reduces are counted).
+llvm::Error dropReduction(Module &m, int n) {
+  int seen = 0;
+  for (auto it = m.ops.begin(); it != m.ops.end(); ++it) {
+    Op &op = **it;
+    if (op.kind != OpKind::AllReduce || op.getString("reduce", "sum") != "sum") continue;
+    if (seen++ != n) continue;
+    Value *from = op.operands[0], *to = op.results[0];
+    for (auto &user : m.ops)
+      for (Value *&v : user->operands)
+        if (v == to) v = from;
+    for (auto &out : m.outputs)
+      if (out.second == to) out.second = from;
+    m.ops.erase(it);
+    return llvm::Error::success();
+  }
+  return fail("--testing-drop-collective=" + std::to_string(n) + ": the plan has only " + std::to_string(seen) +
+              " inserted all-reduces");
+}
+
+void record(RankDifference::Worst &w, double abs, double rel, const std::string &name) {
+  w.abs = std::max(w.abs, abs);
+  if (rel >= w.rel) {
+    w.rel = rel;
+    w.output = name;
+  }
+}
+
+} // namespace
+
+llvm::Expected<PlanVerifyReport> planc::verifyPlan(Compilation &c, const PlanVerifyOptions &options) {
+  // The global program: every dp rank's micro-batch.
+  const PlanConfig &config = c.getConfig();
+  std::unique_ptr<Module> step = lowerToIR(c, config.train.microBatch * config.parallel.size(MeshAxis::DP));
+  if (!step) return fail("the plan could not be lowered to IR");
+  if (llvm::Error e = makeTrainingStep(c, *step, options.floatType, PassManagerOptions{})) return std::move(e);
+
+  auto partitioned = cloneModule(*step);
+  if (!partitioned) return partitioned.takeError();
+  Module &part = **partitioned;
+  {
+    PassManager pm(options.passes, passOptionsFromConfig(c.getConfig()));
+    if (llvm::Error e = addPartitionPipeline(pm)) return std::move(e);
+    if (llvm::Error e = pm.run(part)) return std::move(e);
+  }
+  PlanVerifyReport report;
+  report.mesh = part.mesh;
+  for (const auto &op : part.ops) report.collectives += isReduction(op->kind) || op->kind == OpKind::AllGather ||
+                                                        op->kind == OpKind::AllToAll || op->kind == OpKind::Send;
+  if (options.dropCollective >= 0)
+    if (llvm::Error e = dropReduction(part, options.dropCollective)) return std::move(e);
+
+  auto feeds = makeFeeds(*step, options.seed);
+  if (!feeds) return feeds.takeError();
+  auto reference = interpret(*step, *feeds, options.seed);
+  if (!reference) return llvm::joinErrors(fail("the single-device step failed:"), reference.takeError());
+
+  MeshLayout mesh(part.mesh);
+  auto rankFeeds = splitFeeds(part, mesh, *feeds);
+  if (!rankFeeds) return rankFeeds.takeError();
+  auto ranks = interpretRanks(part, mesh, *rankFeeds, options.seed);
+  if (!ranks) return llvm::joinErrors(fail("the partitioned step failed:"), ranks.takeError());
+
+  report.tolerance = options.tolerance > 0 ? options.tolerance : options.floatType == DType::F64 ? 1e-9 : 1e-5;
+  for (int64_t r = 0; r < mesh.numRanks(); ++r) {
+    report.ranks.push_back({});
+    report.ranks.back().rank = r;
+    report.ranks.back().coords = mesh.coordinates(r);
+  }
+  for (const auto &[name, value] : part.outputs) {
+    auto ref = reference->find(name);
+    if (ref == reference->end()) return fail("the single-device step has no output '" + name + "'");
+    double scale = 0;
+    for (double x : ref->second.data) scale = std::max(scale, std::fabs(x));
+    // Per rank: its block against the reference's block; a partial sum is
+    // compared whole (its addends alone mean nothing).
+    std::vector<Tensor> have, want;
+    if (value->type.sharding.partial.empty()) {
+      want = splitToRanks(ref->second, value->type, mesh);
+      for (const TensorMap &t : *ranks) have.push_back(t.at(name));
+    } else {
+      std::vector<Tensor> blocks;
+      for (const TensorMap &t : *ranks) blocks.push_back(t.at(name));
+      auto whole = assembleFromRanks(blocks, value->type, mesh);
+      if (!whole) return whole.takeError();
+      have.assign(size_t(mesh.numRanks()), *whole);
+      want.assign(size_t(mesh.numRanks()), ref->second);
+    }
+    llvm::StringRef n(name);
+    // Adam divides by |gradient|: where the reference gradient is at the
+    // rounding-noise level of the dtype (a key bias's gradient is exactly 0
+    // in exact arithmetic), the update's direction is noise in either run.
+    // Those elements of the updated parameter are counted, not compared.
+    std::vector<Tensor> noiseMask;
+    if (n.startswith("new.") && !n.endswith(".adam_m") && !n.endswith(".adam_v")) {
+      auto grad = reference->find("grad." + n.drop_front(4).str());
+      if (grad != reference->end() && grad->second.shape == ref->second.shape) {
+        double gmax = 0;
+        for (double g : grad->second.data) gmax = std::max(gmax, std::fabs(g));
+        double floor = 1e3 * (options.floatType == DType::F64 ? 2.2e-16 : 1.2e-7) * gmax;
+        Tensor mask(grad->second.shape, DType::F64);
+        for (size_t i = 0; i < mask.data.size(); ++i)
+          mask.data[i] = grad->second.data[i] != 0 && std::fabs(grad->second.data[i]) < floor;
+        noiseMask = value->type.sharding.partial.empty() ? splitToRanks(mask, value->type, mesh)
+                                                         : std::vector<Tensor>(size_t(mesh.numRanks()), mask);
+      }
+    }
+    for (int64_t r = 0; r < mesh.numRanks(); ++r) {
+      double abs = 0;
+      if (have[r].shape != want[r].shape) return fail("output '" + name + "' has the wrong block shape on rank " + std::to_string(r));
+      for (size_t i = 0; i < have[r].data.size(); ++i) {
+        if (!noiseMask.empty() && noiseMask[size_t(r)].data[i] != 0) {
+          report.noiseElements += r == 0;
+          continue;
+        }
+        double d = std::fabs(have[r].data[i] - want[r].data[i]);
+        abs = std::isnan(d) ? INFINITY : std::max(abs, d);
+      }
+      double rel = scale > 0 ? abs / scale : abs;
+      RankDifference &rd = report.ranks[size_t(r)];
+      record(n == "loss" ? rd.loss : n.startswith("grad.") ? rd.grads : rd.params, abs, rel, name);
+      if (rel >= report.worstRel) {
+        report.worstRel = rel;
+        report.worstOutput = name;
+      }
+    }
+  }
+  return report;
+}
+
+void planc::printPlanVerifyReport(const PlanVerifyReport &r, llvm::raw_ostream &os) {
+  os << "mesh:";
+  for (MeshAxis a : MeshLayout::kFastestFirst)
+    if (r.mesh[unsigned(a)] > 1) os << " " << spelling(a) << "=" << r.mesh[unsigned(a)];
+  if (r.ranks.size() == 1) os << " (one device)";
+  os << ", " << r.collectives << " collectives inserted\n";
+  os << llvm::formatv("{0,-6}{1,-22}{2,-21}{3,-24}{4}\n", "rank", "coordinates", "loss (abs / rel)",
+                      "gradients (abs / rel)", "parameters (abs / rel)");
+  for (const RankDifference &d : r.ranks) {
+    std::string coords;
+    for (MeshAxis a : {MeshAxis::DP, MeshAxis::PP, MeshAxis::TP, MeshAxis::CP, MeshAxis::EP})
+      if (r.mesh[unsigned(a)] > 1) coords += (coords.empty() ? "" : " ") + std::string(spelling(a)) + "=" + std::to_string(d.coords[unsigned(a)]);
+    if (coords.empty()) coords = "-";
+    auto cell = [](const RankDifference::Worst &w) { return llvm::formatv("{0:e1} / {1:e1}", w.abs, w.rel).str(); };
+    os << llvm::formatv("{0,-6}{1,-22}{2,-21}{3,-24}{4}\n", d.rank, coords, cell(d.loss), cell(d.grads),
+                        cell(d.params));
+  }
+  if (r.noiseElements)
+    os << "not compared: " << r.noiseElements
+       << " element(s) of updated parameters whose gradient is at the dtype's noise level "
+          "(Adam normalises them to noise)\n";
+  os << (r.passed() ? "PASS" : "FAIL") << ": largest relative difference "
+     << llvm::formatv("{0:e2}", r.worstRel) << " (" << r.worstOutput << ")" << (r.passed() ? " <= " : " > ")
+     << "tolerance " << llvm::formatv("{0:e0}", r.tolerance) << "\n";
+}

@@ -1,0 +1,79 @@
+//===- frontend/VerifyPlan.h - `planc verify`: partitioned == one device -*- C++ -*-===//
+//
+// The proof that a plan's parallelization computes the same training step as
+// one device: the step is built once (autodiff, optimizer), run whole on the
+// reference interpreter, then partitioned as the plan says (recompute, ZeRO
+// layouts, sharding propagation and collectives) and run with every rank of
+// the mesh simulated (ir/MultiRank.h) on the same seeded parameters and
+// batch. Every output (the loss, each gradient, each updated parameter and
+// optimizer state) is compared rank by rank: a rank's block of the
+// partitioned value against the same block of the reference (a gradient
+// that is still a partial sum is compared after adding the ranks' addends).
+// One exception: Adam normalises each gradient element by its magnitude, so
+// where the reference gradient is rounding noise (below 1000 ulps of the
+// tensor's largest) the updated parameter is noise in both runs; those
+// elements are counted and left out of the verdict.
+//
+//===----------------------------------------------------------------------===//
+#ifndef PLANC_FRONTEND_VERIFYPLAN_H
+#define PLANC_FRONTEND_VERIFYPLAN_H
+
+#include "frontend/Frontend.h"
+#include "ir/MeshLayout.h"
+#include "ir/Type.h"
+#include "passes/PassManager.h"
+
+#include "llvm/Support/Error.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <string>
+#include <vector>
+
+namespace planc {
+
+struct PlanVerifyOptions {
+  ir::DType floatType = ir::DType::F64; // every float of the model
+  uint64_t seed = 1234;                 // parameters, batch and dropout masks
+  double tolerance = 0;                 // relative; 0: 1e-9 for f64, 1e-5 otherwise
+  /// Testing only: removes the Nth (from 0) all-reduce or reduce-scatter the
+  /// partitioner inserted, to show that a missing collective is caught.
+  int dropCollective = -1;
+  PassManagerOptions passes;            // --time-passes, --print-after-all for the partitioning
+};
+
+/// The largest differences of one rank's outputs from the reference, by kind.
+struct RankDifference {
+  int64_t rank = 0;
+  MeshCoords coords{};
+  struct Worst {
+    double abs = 0, rel = 0;
+    std::string output; // where the largest relative difference is
+  } loss, grads, params;
+};
+
+struct PlanVerifyReport {
+  std::array<int64_t, kNumMeshAxes> mesh{1, 1, 1, 1, 1};
+  std::vector<RankDifference> ranks;
+  double tolerance = 0;
+  double worstRel = 0;
+  std::string worstOutput;
+  size_t collectives = 0; // inserted by the partitioner
+  /// Elements of updated parameters left out because the reference gradient
+  /// there is rounding noise (counted on rank 0's blocks).
+  size_t noiseElements = 0;
+  bool passed() const { return worstRel <= tolerance; }
+};
+
+/// Builds, partitions, runs and compares the training step of the checked
+/// plan in `c`. Errors are for plans that cannot be verified (no IR, a
+/// partitioning or run-time failure), not for differences.
+llvm::Expected<PlanVerifyReport> verifyPlan(Compilation &c, const PlanVerifyOptions &options);
+
+/// The report as a table: one line per rank with its mesh coordinates and
+/// the largest absolute and relative differences of loss, gradients and
+/// parameters, then the verdict.
+void printPlanVerifyReport(const PlanVerifyReport &r, llvm::raw_ostream &os);
+
+} // namespace planc
+
+#endif

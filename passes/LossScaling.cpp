@@ -1,0 +1,236 @@
+//===- passes/LossScaling.cpp - fp16 loss scaling, static or dynamic -----===//
+//
+// f16 has five exponent bits: small activation gradients underflow to zero.
+// Loss scaling multiplies d(loss) by a large factor so the backward graph
+// works on scaled gradients, divides them back before the update, and skips
+// a step whose gradients overflowed. The dynamic rule is
+// torch.cuda.amp.GradScaler's and Megatron-LM's DynamicGradScaler's: start at
+// `loss_scale_init` (65536), halve on an overflow, double after
+// `loss_scale_window` (2000) steps in a row without one.
+//
+// Needs: autodiff's seed (the `fill` named %grad.loss) and its "grad.<path>"
+// outputs; runs after the optimizer pass (its "new.<path>" outputs are what a
+// skipped step keeps unchanged), or without one (then only the gradients are
+// scaled and checked). Runs once.
+//
+// Options: "loss_scaling" = none (default: the pass changes nothing) |
+// static | dynamic; "loss_scale_init" (a positive number, default 65536);
+// "loss_scale_window" (an integer >= 1, default 2000).
+//
+// Guarantees after:
+//  - the scale S: dynamic: the state parameter %loss_scale_ratio (f32[],
+//    init ones, frozen, path "loss_scale_ratio") holds S / loss_scale_init,
+//    so the trainer's ones-initialisation starts at loss_scale_init;
+//    static: a constant. Output "loss_scale" is S as this step used it;
+//  - right after the seed, %grad.loss.scaled = %grad.loss * S replaces the
+//    seed everywhere: the backward graph computes S * gradient;
+//  - before the first optimizer op, each gradient is multiplied by 1 / S (in
+//    f32 when the gradient is narrower, as GradScaler unscales into f32), and
+//    that unscaled value replaces it in the optimizer ops and in its output
+//    "grad.<path>"; %grads_finite = all_finite(every unscaled gradient);
+//    output "found_inf" (f32[], 1 when the step is skipped, else 0);
+//  - every update output "new.<path>" (parameters and optimizer state) becomes
+//    select(%grads_finite, update, old value): an overflow skips the step;
+//  - dynamic: loss_scale_update(ratio, %loss_scale_good_steps, finite) gives
+//    outputs "new.loss_scale_ratio" and "new.loss_scale_good_steps" (the
+//    second state, f32[] init zeros frozen: steps since the last change);
+//  - the seed's scaling has `phase = "backward"`, the rest `phase = "optimizer"`.
+// Not done: the optimizer's %step input still counts a skipped step (Adam's
+// bias correction), since the trainer feeds it from its own loop counter.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Passes.h"
+
+#include "ir/Builder.h"
+#include "ir/Printer.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+using namespace planc;
+using namespace planc::ir;
+
+namespace {
+
+llvm::Error fail(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message.str());
+}
+
+constexpr double kGrowth = 2.0, kBackoff = 0.5;
+
+struct Settings {
+  std::string mode = "none";
+  double init = 65536.0;
+  int64_t window = 2000;
+};
+
+llvm::Expected<Settings> readSettings(const PassOptions &o) {
+  Settings s;
+  s.mode = llvm::StringRef(o.get("loss_scaling", "none")).trim().str();
+  if (s.mode != "none" && s.mode != "static" && s.mode != "dynamic")
+    return fail("loss-scaling setting 'loss_scaling' must be none, static or dynamic, got '" + s.mode + "'");
+  std::string init = o.get("loss_scale_init", "65536"), window = o.get("loss_scale_window", "2000");
+  if (llvm::StringRef(init).trim().getAsDouble(s.init) || !std::isfinite(s.init) || !(s.init > 0))
+    return fail("loss-scaling setting 'loss_scale_init' must be a positive number, got '" + init + "'");
+  if (llvm::StringRef(window).trim().getAsInteger(10, s.window) || s.window < 1)
+    return fail("loss-scaling setting 'loss_scale_window' must be an integer >= 1, got '" + window + "'");
+  return s;
+}
+
+std::string pathOf(const Value &p) { return p.path.empty() ? p.name : p.path; }
+
+/// Moves the ops appended since `mark` to position `pos`, stamped with `phase`.
+void moveAppended(Module &m, size_t mark, size_t pos, const char *phase) {
+  for (size_t i = mark; i < m.ops.size(); ++i) m.ops[i]->attrs["phase"] = std::string(phase);
+  if (pos >= mark) return;
+  std::rotate(m.ops.begin() + long(pos), m.ops.begin() + long(mark), m.ops.end());
+}
+
+/// Replaces reads of `from` by `to` in ops [begin, end).
+void replaceUses(Module &m, size_t begin, size_t end, const std::map<Value *, Value *> &with) {
+  for (size_t i = begin; i < end; ++i)
+    for (Value *&v : m.ops[i]->operands)
+      if (auto it = with.find(v); it != with.end()) v = it->second;
+}
+
+Value *addState(Module &m, const std::string &name, InitKind init) {
+  Value *s = m.addParam(name, TensorType({}, DType::F32));
+  s->init = init;
+  s->frozen = true;
+  s->path = name;
+  return s;
+}
+
+class LossScalingPass : public Pass {
+public:
+  explicit LossScalingPass(PassOptions options) : options(std::move(options)) {}
+  llvm::Error run(Module &m) override;
+
+private:
+  PassOptions options;
+};
+
+llvm::Error LossScalingPass::run(Module &m) {
+  llvm::Expected<Settings> settingsOr = readSettings(options);
+  if (!settingsOr) return settingsOr.takeError();
+  const Settings s = *settingsOr;
+  if (s.mode == "none") return llvm::Error::success();
+
+  if (m.output("found_inf") || m.lookup("loss_scale_ratio"))
+    return fail("the module is already loss-scaled; the loss-scaling pass runs once");
+  Value *seed = m.lookup("grad.loss");
+  if (!seed || !seed->def || seed->def->kind != OpKind::Fill)
+    return fail("loss-scaling needs autodiff's seed, a fill named %grad.loss: run autodiff first");
+  size_t seedIndex = 0;
+  while (m.ops[seedIndex].get() != seed->def) ++seedIndex;
+
+  Builder b(m);
+  b.loc = seed->def->loc;
+  b.path = seed->def->path;
+
+  // The scale, and the seed scaled right after it is made.
+  size_t mark = m.ops.size();
+  Value *ratio = nullptr, *goodSteps = nullptr, *scale;
+  if (s.mode == "dynamic") {
+    ratio = addState(m, "loss_scale_ratio", InitKind::Ones);
+    goodSteps = addState(m, "loss_scale_good_steps", InitKind::Zeros);
+    scale = b.value(OpKind::Scale, {ratio}, {{"factor", s.init}}, "loss_scale");
+  } else {
+    scale = b.value(OpKind::Fill, {}, {{"value", s.init}, {"shape", Shape{}}, {"dtype", std::string("f32")}},
+                    "loss_scale");
+  }
+  Value *seedScale = scale;
+  if (seed->type.dtype != DType::F32)
+    seedScale = b.value(OpKind::Cast, {scale}, {{"dtype", std::string(spelling(seed->type.dtype))}});
+  Value *scaledSeed = b.mul(seed, seedScale);
+  m.rename(scaledSeed, m.uniqueName("grad.loss.scaled"));
+  size_t added = m.ops.size() - mark;
+  moveAppended(m, mark, seedIndex + 1, "backward");
+  replaceUses(m, seedIndex + 1 + added, m.ops.size(), {{seed, scaledSeed}});
+  m.outputs.push_back({"loss_scale", scale});
+
+  // Unscale the gradients where the optimizer starts (or at the end).
+  size_t firstOptimizer = m.ops.size();
+  for (size_t i = 0; i < m.ops.size(); ++i)
+    if (m.ops[i]->getString("phase") == "optimizer") {
+      firstOptimizer = i;
+      break;
+    }
+  mark = m.ops.size();
+  b.loc = Location();
+  b.path = "";
+  Value *inverse = b.value(OpKind::Pow, {scale}, {{"exponent", -1.0}}, "loss_scale_inv");
+  std::map<Value *, Value *> unscaled;
+  std::vector<Value *> checked;
+  for (auto &[outName, g] : m.outputs) {
+    if (!llvm::StringRef(outName).startswith("grad.") || !isFloat(g->type.dtype)) continue;
+    Value *&u = unscaled[g];
+    if (!u) {
+      DType t = g->type.dtype;
+      bool narrow = byteSize(t) < byteSize(DType::F32);
+      Value *wide = narrow ? b.value(OpKind::Cast, {g}, {{"dtype", std::string("f32")}}) : g;
+      Value *inv = t == DType::F64 ? b.value(OpKind::Cast, {inverse}, {{"dtype", std::string("f64")}}) : inverse;
+      u = b.mul(wide, inv);
+      checked.push_back(u);
+      if (narrow) u = b.value(OpKind::Cast, {u}, {{"dtype", std::string(spelling(t))}});
+      u->type.sharding = g->type.sharding;
+    }
+  }
+  if (checked.empty()) return fail("loss-scaling found no gradient outputs \"grad.<path>\": run autodiff first");
+  Value *finite = b.value(OpKind::AllFinite, checked, {}, "grads_finite");
+  auto constant = [&](double value) {
+    return b.value(OpKind::Fill, {}, {{"value", value}, {"shape", Shape{}}, {"dtype", std::string("f32")}});
+  };
+  Value *foundInf = b.value(OpKind::Select, {finite, constant(0), constant(1)}, {}, "found_inf");
+  added = m.ops.size() - mark;
+  moveAppended(m, mark, firstOptimizer, "optimizer");
+  replaceUses(m, firstOptimizer + added, m.ops.size(), unscaled);
+  for (auto &[outName, v] : m.outputs)
+    if (auto it = unscaled.find(v); it != unscaled.end()) {
+      std::string name = v->name;
+      m.rename(v, m.uniqueName(name + ".scaled"));
+      m.rename(it->second, name);
+      v = it->second;
+    }
+  m.outputs.push_back({"found_inf", foundInf});
+
+  // A step that overflowed keeps every parameter and state as it was.
+  mark = m.ops.size();
+  std::map<std::string, Value *> byPath;
+  for (Value *p : m.params) byPath[pathOf(*p)] = p;
+  for (auto &[outName, v] : m.outputs) {
+    llvm::StringRef path = outName;
+    if (!path.consume_front("new.")) continue;
+    Value *old = byPath.count(path.str()) ? byPath[path.str()] : nullptr;
+    if (!old || old->type.shape != v->type.shape || old->type.dtype != v->type.dtype)
+      return fail("the update output \"" + outName + "\" has no parameter of its path and type to keep");
+    b.loc = old->loc;
+    b.path = v->def ? v->def->path : "";
+    Value *kept = b.value(OpKind::Select, {finite, v, old});
+    kept->type.sharding = v->type.sharding;
+    std::string name = v->name;
+    m.rename(v, m.uniqueName(name + ".unchecked"));
+    m.rename(kept, name);
+    v = kept;
+  }
+  if (s.mode == "dynamic") {
+    b.loc = Location();
+    b.path = "";
+    Op *update = b.create(OpKind::LossScaleUpdate, {ratio, goodSteps, finite},
+                          {{"growth", kGrowth}, {"backoff", kBackoff}, {"window", s.window}});
+    m.rename(update->results[0], m.uniqueName("new.loss_scale_ratio"));
+    m.rename(update->results[1], m.uniqueName("new.loss_scale_good_steps"));
+    m.outputs.push_back({"new.loss_scale_ratio", update->results[0]});
+    m.outputs.push_back({"new.loss_scale_good_steps", update->results[1]});
+  }
+  moveAppended(m, mark, m.ops.size(), "optimizer");
+  return llvm::Error::success();
+}
+
+} // namespace
+
+std::unique_ptr<Pass> planc::createLossScalingPass(const PassOptions &options) {
+  return std::make_unique<LossScalingPass>(options);
+}

@@ -1,0 +1,666 @@
+//===- passes/ShardingPropagation.cpp - SPMD partitioning of a step -------===//
+//
+// Gives every value of a training step a sharding over the module's mesh and
+// inserts the collectives (passes/Reshard.h) where a consumer needs a value
+// laid out otherwise than its producer made it. The module stays one SPMD
+// program with global shapes; per-rank views come later (ir/LocalAttrs.h).
+//
+// Needs: a verified training step (autodiff and optimizer ran) with no
+// collectives yet; parameter shardings from @shard and the ZeRO pass; the
+// mesh in the module.
+//
+// Sources of shardings:
+//  - parameters as annotated (Megatron's column/row splits, vocab-parallel
+//    tables) and as the ZeRO pass split them and their optimizer states;
+//  - inputs split along their first (batch) dim over dp;
+//  - `sharding_constraint` attributes (a `@shard` on a value), enforced on
+//    the op's result;
+//  - sequence parallelism (option sequence_parallel = true): a partial sum
+//    over tp of a [b, s, ...] activation is reduce-scattered along s instead
+//    of all-reduced, so norms, dropout and residual adds run on s / tp rows.
+//
+// How an op's layout is chosen (greedy, in program order, as GSPMD's
+// propagation does, with the dims of each op as einsum labels,
+// passes/ShardingRules.h): the labels take the axes of, in priority order,
+//   1. the layout its gradient's consumer wants (the optimizer update's
+//      parameter layout, propagated backwards: "hints"), except dp;
+//   2. the operands derived from parameters alone (weights never move over
+//      tp: Megatron's layout), except their dp split (ZeRO-3 storage);
+//   3. the other operands, larger first (moving the larger costs more).
+// A label takes an axis only if no other label has it; dims that must stay
+// whole (softmax'd, normalised, sliced) take none. Operands are then moved to
+// the chosen layout; a partial sum stays partial through ops linear in it
+// (add of two partials, matmul, transpose, ...) and is reduced before any
+// other. Summed labels that are split (a matmul's contraction, a vocab-split
+// table's rows, the batch of a weight gradient) make the result partial.
+//
+// Handled by name: reshape (a split moves with the major dim of a merged or
+// split group), cross-entropy over vocab-split logits (Megatron's
+// vocab-parallel loss: all-reduce of the row max, then of the sums of exp
+// and of the target logit), a mean over split rows (the local loss divided by
+// the global count), global_norm (sums of squares per layout, all-reduced
+// over their axes), and the optimizer updates (in the layout of their states,
+// so ZeRO-sharded states update only their shard; under ZeRO-1 gradients
+// are all-reduced whole first, under ZeRO-2/3 reduce-scattered). New
+// parameter values are gathered back to the parameter's layout, and the loss
+// is all-reduced so every rank holds it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Passes.h"
+#include "passes/Reshard.h"
+#include "passes/ShardingRules.h"
+
+#include "ir/OpDef.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+#include <algorithm>
+#include <unordered_map>
+#include <unordered_set>
+
+using namespace planc;
+using namespace planc::ir;
+
+namespace {
+
+llvm::Error fail(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message.str());
+}
+
+bool isCommunication(OpKind k) {
+  switch (k) {
+  case OpKind::AllReduce: case OpKind::ReduceScatter: case OpKind::AllGather: case OpKind::AllToAll:
+  case OpKind::Send: case OpKind::Recv: case OpKind::Broadcast: case OpKind::ShardSlice:
+    return true;
+  default:
+    return false;
+  }
+}
+
+bool isUpdate(OpKind k) {
+  return k == OpKind::AdamUpdate || k == OpKind::SgdUpdate || k == OpKind::Adam8bitUpdate;
+}
+
+/// "shard(2, tp)" as lowering writes a `@shard` on a value.
+std::optional<Sharding> parseConstraint(llvm::StringRef text, size_t rank) {
+  text = text.trim();
+  if (!text.consume_front("shard(") || !text.consume_back(")")) return std::nullopt;
+  auto [dimText, axisText] = text.split(',');
+  int64_t dim;
+  if (dimText.trim().getAsInteger(10, dim) || dim < 0 || size_t(dim) >= rank) return std::nullopt;
+  std::optional<MeshAxis> axis = parseMeshAxis(axisText.trim());
+  if (!axis) return std::nullopt;
+  Sharding s = Sharding::replicated(rank);
+  s.dims[size_t(dim)] = {*axis};
+  return s;
+}
+
+Sharding withoutAxis(Sharding s, MeshAxis axis) {
+  for (auto &axes : s.dims) axes.erase(std::remove(axes.begin(), axes.end(), axis), axes.end());
+  s.partial.erase(std::remove(s.partial.begin(), s.partial.end(), axis), s.partial.end());
+  return s;
+}
+
+Sharding wholeOf(const Sharding &s, size_t rank) {
+  Sharding r = normalized(s, rank);
+  r.partial.clear();
+  return r;
+}
+
+/// The layout an op's labels give one of its dims lists.
+Sharding layoutOf(const std::vector<int> &labels, const std::vector<std::vector<MeshAxis>> &assign) {
+  Sharding s = Sharding::replicated(labels.size());
+  for (size_t d = 0; d < labels.size(); ++d)
+    if (labels[d] >= 0) s.dims[d] = assign[size_t(labels[d])];
+  return s;
+}
+
+class Propagation {
+public:
+  Propagation(Module &m, const PassOptions &options)
+      : m(m), rs(m), sequenceParallel(options.get("sequence_parallel") == "true"),
+        zeroStage(std::atoi(options.get("zero_stage", "0").c_str())) {}
+
+  llvm::Error run() {
+    for (const auto &op : m.ops)
+      if (isCommunication(op->kind))
+        return fail("the module already has collectives ('" + std::string(spelling(op->kind)) +
+                    "'): sharding propagation runs once, on an unpartitioned module");
+    splitBatch();
+    findParamDerived();
+    computeHints();
+    std::vector<std::unique_ptr<Op>> old = std::move(m.ops);
+    m.ops.clear();
+    for (auto &op : old) {
+      Op &o = *op;
+      for (Value *&v : o.operands) {
+        v = resolve(v);
+        if (!v->type.sharding.partial.empty())
+          if (Value *r = rs.reducedOf(v)) v = r;
+      }
+      bool keep = visit(o);
+      if (!rs.error.empty()) return fail(describe(o) + ": " + rs.error);
+      if (keep) {
+        m.ops.push_back(std::move(op));
+        applyConstraint(o);
+        if (!rs.error.empty()) return fail(describe(o) + ": " + rs.error);
+      }
+    }
+    fixOutputs();
+    if (!rs.error.empty()) return fail(rs.error);
+    return llvm::Error::success();
+  }
+
+private:
+  static std::string describe(const Op &op) {
+    std::string s = std::string("'") + spelling(op.kind) + "'";
+    if (!op.results.empty()) s += " defining %" + op.results[0]->name;
+    if (op.loc.isKnown())
+      s += " at " + op.loc.file + ":" + std::to_string(op.loc.line) + ":" + std::to_string(op.loc.column);
+    return s;
+  }
+
+  int64_t axisSize(MeshAxis a) const { return m.mesh[unsigned(a)]; }
+  int64_t devices(const std::vector<MeshAxis> &axes) const {
+    int64_t n = 1;
+    for (MeshAxis a : axes) n *= axisSize(a);
+    return n;
+  }
+
+  Value *resolve(Value *v) const {
+    auto it = replaced.find(v);
+    return it == replaced.end() ? v : it->second;
+  }
+
+  /// The data-parallel split: every input's batch dim over dp.
+  void splitBatch() {
+    if (axisSize(MeshAxis::DP) == 1) return;
+    for (Value *in : m.inputs) {
+      TensorType &t = in->type;
+      if (t.rank() == 0 || t.shape[0] % axisSize(MeshAxis::DP) != 0) continue;
+      t.sharding = normalized(t.sharding, t.rank());
+      if (t.sharding.dims[0].empty()) t.sharding.dims[0] = {MeshAxis::DP};
+    }
+  }
+
+  void findParamDerived() {
+    for (Value *p : m.params) paramDerived.insert(p);
+    for (const auto &op : m.ops) {
+      if (op->operands.empty()) continue;
+      bool all = llvm::all_of(op->operands, [&](Value *v) { return paramDerived.count(v); });
+      if (all)
+        for (Value *r : op->results) paramDerived.insert(r);
+    }
+  }
+
+  /// Backwards from the updates: the layout each gradient will be consumed in.
+  void computeHints() {
+    for (auto it = m.ops.rbegin(); it != m.ops.rend(); ++it) {
+      const Op &op = **it;
+      if (isUpdate(op.kind)) {
+        const Value *layout = op.kind == OpKind::AdamUpdate  ? op.operands[2]
+                              : op.kind == OpKind::SgdUpdate ? op.operands[2]
+                                                             : op.operands[0];
+        hint.emplace(op.operands[1], wholeOf(layout->type.sharding, layout->type.rank()));
+        continue;
+      }
+      if (op.results.size() != 1 || op.kind == OpKind::Reshape) continue;
+      auto h = hint.find(op.results[0]);
+      if (h == hint.end()) continue;
+      std::optional<DimLabels> L = dimLabelsOf(op);
+      if (!L) continue;
+      std::vector<std::vector<MeshAxis>> assign(size_t(L->numLabels));
+      for (size_t d = 0; d < L->results[0].size(); ++d)
+        if (L->results[0][d] >= 0 && d < h->second.dims.size()) assign[size_t(L->results[0][d])] = h->second.dims[d];
+      for (size_t i = 0; i < op.operands.size(); ++i)
+        if (!paramDerived.count(op.operands[i]) && op.operands[i]->type.rank() == op.results[0]->type.rank())
+          hint.emplace(op.operands[i], layoutOf(L->operands[i], assign));
+    }
+  }
+
+  struct Decision {
+    std::vector<std::vector<MeshAxis>> assign;
+    std::vector<Sharding> operands, results;
+  };
+
+  /// Chooses the op's layout from its labels (see the file comment).
+  /// `unlock`: a label made splittable although the rule has it whole.
+  Decision decide(const Op &op, DimLabels L, int unlock = -1) {
+    if (unlock >= 0) L.whole[size_t(unlock)] = false;
+    const size_t n = op.operands.size();
+    std::vector<Sharding> cur;
+    for (Value *v : op.operands) cur.push_back(normalized(v->type.sharding, v->type.rank()));
+
+    Decision dec;
+    dec.assign.assign(size_t(L.numLabels), {});
+    bool used[kNumMeshAxes] = {};
+
+    struct Source {
+      double priority;
+      int label;
+      std::vector<MeshAxis> axes;
+    };
+    std::vector<Source> sources;
+    for (size_t r = 0; r < op.results.size(); ++r) {
+      auto h = hint.find(op.results[r]);
+      if (h == hint.end()) continue;
+      for (size_t d = 0; d < L.results[r].size() && d < h->second.dims.size(); ++d) {
+        std::vector<MeshAxis> axes = h->second.dims[d];
+        axes.erase(std::remove(axes.begin(), axes.end(), MeshAxis::DP), axes.end());
+        if (!axes.empty()) sources.push_back({4e18, L.results[r][d], axes});
+      }
+    }
+    for (size_t i = 0; i < n; ++i) {
+      bool pinned = paramDerived.count(op.operands[i]);
+      for (size_t d = 0; d < L.operands[i].size(); ++d) {
+        const auto &axes = cur[i].dims[d];
+        if (axes.empty()) continue;
+        bool dp = llvm::is_contained(axes, MeshAxis::DP);
+        double priority = pinned ? (dp ? -1.0 : 3e18) : double(op.operands[i]->type.numel());
+        sources.push_back({priority, L.operands[i][d], axes});
+      }
+    }
+    std::stable_sort(sources.begin(), sources.end(),
+                     [](const Source &a, const Source &b) { return a.priority > b.priority; });
+    for (const Source &s : sources) {
+      if (s.label < 0 || L.whole[size_t(s.label)] || !dec.assign[size_t(s.label)].empty()) continue;
+      if (llvm::any_of(s.axes, [&](MeshAxis a) { return used[unsigned(a)]; })) continue;
+      if (!fits(op, L, s.label, devices(s.axes))) continue;
+      dec.assign[size_t(s.label)] = s.axes;
+      for (MeshAxis a : s.axes) used[unsigned(a)] = true;
+    }
+
+    // Partial sums that may stay partial: over an axis no label took, through
+    // an op linear in them.
+    std::vector<std::vector<MeshAxis>> keep(n);
+    std::vector<MeshAxis> kept;
+    if (L.jointlyLinear && n > 0) {
+      for (MeshAxis a : cur[0].partial)
+        if (!used[unsigned(a)] &&
+            llvm::all_of(cur, [&](const Sharding &s) { return llvm::is_contained(s.partial, a); }))
+          kept.push_back(a);
+      for (auto &k : keep) k = kept;
+    } else {
+      for (size_t i = 0; i < n; ++i)
+        for (MeshAxis a : cur[i].partial) {
+          if (!L.linearIn[i] || used[unsigned(a)] || llvm::is_contained(kept, a)) continue;
+          bool other = false;
+          for (size_t j = 0; j < n; ++j) other |= j != i && llvm::is_contained(cur[j].partial, a);
+          if (other) continue;
+          keep[i].push_back(a);
+          kept.push_back(a);
+        }
+    }
+
+    // Sequence parallelism: reduce a [b, s, ...] partial over tp onto s.
+    if (sequenceParallel && axisSize(MeshAxis::TP) > 1 && !used[unsigned(MeshAxis::TP)] &&
+        !llvm::is_contained(kept, MeshAxis::TP))
+      for (size_t i = 0; i < n; ++i) {
+        if (!llvm::is_contained(cur[i].partial, MeshAxis::TP) || llvm::is_contained(keep[i], MeshAxis::TP)) continue;
+        if (op.operands[i]->type.rank() < 3) continue;
+        int label = L.operands[i][1];
+        if (label < 0 || L.whole[size_t(label)] || !dec.assign[size_t(label)].empty()) continue;
+        if (!fits(op, L, label, axisSize(MeshAxis::TP))) continue;
+        dec.assign[size_t(label)] = {MeshAxis::TP};
+        used[unsigned(MeshAxis::TP)] = true;
+        break;
+      }
+
+    for (size_t i = 0; i < n; ++i) {
+      Sharding s = layoutOf(L.operands[i], dec.assign);
+      s.partial = keep[i];
+      dec.operands.push_back(s);
+    }
+    for (size_t r = 0; r < op.results.size(); ++r) {
+      Sharding s = layoutOf(L.results[r], dec.assign);
+      s.partial = kept;
+      for (int label = 0; label < L.numLabels; ++label) {
+        if (!L.summed[size_t(label)] || llvm::is_contained(L.results[r], label)) continue;
+        for (MeshAxis a : dec.assign[size_t(label)])
+          if (!llvm::is_contained(s.partial, a)) s.partial.push_back(a);
+      }
+      dec.results.push_back(s);
+    }
+    return dec;
+  }
+
+  /// Every dim with `label` divides over `n` devices.
+  static bool fits(const Op &op, const DimLabels &L, int label, int64_t n) {
+    auto check = [&](const std::vector<int> &labels, const Shape &shape) {
+      for (size_t d = 0; d < labels.size(); ++d)
+        if (labels[d] == label && shape[d] % n != 0) return false;
+      return true;
+    };
+    for (size_t i = 0; i < op.operands.size(); ++i)
+      if (!check(L.operands[i], op.operands[i]->type.shape)) return false;
+    for (size_t r = 0; r < op.results.size(); ++r)
+      if (!check(L.results[r], op.results[r]->type.shape)) return false;
+    return true;
+  }
+
+  /// The memo key of a move: ZeRO-3 gathers a parameter again per phase.
+  std::string moveKey(const Value *v, const OpStamp &stamp) const {
+    if (!paramDerived.count(v)) return "";
+    auto it = stamp.attrs.find("phase");
+    return it == stamp.attrs.end() ? "forward" : std::get<std::string>(it->second);
+  }
+
+  Value *move(Value *v, const Sharding &target, const OpStamp &stamp, bool allReduceFirst = false) {
+    return rs.to(v, target, stamp, allReduceFirst, moveKey(v, stamp));
+  }
+
+  void apply(Op &op, const Decision &dec, bool allReduceFirst = false) {
+    OpStamp stamp = OpStamp::of(op);
+    for (size_t i = 0; i < op.operands.size(); ++i) {
+      Value *moved = move(op.operands[i], dec.operands[i], stamp, allReduceFirst);
+      if (!moved) return;
+      op.operands[i] = moved;
+    }
+    for (size_t r = 0; r < op.results.size(); ++r) op.results[r]->type.sharding = dec.results[r];
+  }
+
+  /// Everything whole: the rule for ops no rule describes.
+  void replicate(Op &op) {
+    Decision dec;
+    for (Value *v : op.operands) dec.operands.push_back(Sharding::replicated(v->type.rank()));
+    for (Value *v : op.results) dec.results.push_back(Sharding::replicated(v->type.rank()));
+    apply(op, dec);
+  }
+
+  /// Returns false when the op was replaced by others (its results mapped).
+  bool visit(Op &op) {
+    switch (op.kind) {
+    case OpKind::Reshape:
+      reshape(op);
+      return true;
+    case OpKind::CrossEntropy:
+      return crossEntropy(op);
+    case OpKind::CrossEntropyGrad:
+      return crossEntropyGrad(op);
+    case OpKind::GlobalNorm:
+      globalNorm(op);
+      return false;
+    case OpKind::AdamUpdate:
+    case OpKind::SgdUpdate:
+    case OpKind::Adam8bitUpdate:
+      update(op);
+      return true;
+    default:
+      break;
+    }
+    std::optional<DimLabels> L = dimLabelsOf(op);
+    if (!L) {
+      replicate(op);
+      return true;
+    }
+    Decision dec = decide(op, *L);
+    apply(op, dec);
+    if (op.kind == OpKind::ReduceMean) meanOverSplitDims(op, *L, dec);
+    return true;
+  }
+
+  /// A mean over split dims: each rank's mean of its rows, over the number
+  /// of ranks, is its addend of the global mean.
+  void meanOverSplitDims(Op &op, const DimLabels &L, const Decision &dec) {
+    int64_t n = 1;
+    for (int label = 0; label < L.numLabels; ++label)
+      if (L.summed[size_t(label)]) n *= devices(dec.assign[size_t(label)]);
+    if (n == 1) return;
+    Op *s = rs.emit(OpKind::Scale, {op.results[0]}, {{"factor", 1.0 / double(n)}}, OpStamp::of(op));
+    if (!s) return;
+    s->results[0]->type.sharding = op.results[0]->type.sharding;
+    replaced[op.results[0]] = s->results[0];
+  }
+
+  void reshape(Op &op) {
+    const Shape &in = op.operands[0]->type.shape, &out = op.results[0]->type.shape;
+    Sharding cur = normalized(op.operands[0]->type.sharding, in.size());
+    Sharding need = Sharding::replicated(in.size()), res = Sharding::replicated(out.size());
+    need.partial = res.partial = cur.partial; // reshape is linear
+    // Groups of dims with equal products; a split of a group's major dim
+    // (its first of size > 1) is a split of the other side's major dim.
+    size_t i = 0, j = 0;
+    while (i < in.size() || j < out.size()) {
+      size_t gi = i, gj = j;
+      int64_t pi = i < in.size() ? in[i++] : 1, pj = j < out.size() ? out[j++] : 1;
+      while (pi != pj) {
+        if (pi < pj && i < in.size()) pi *= in[i++];
+        else if (pj < pi && j < out.size()) pj *= out[j++];
+        else break;
+      }
+      if (pi != pj) { // shapes that do not regroup: gather everything
+        need = Sharding::replicated(in.size());
+        res = Sharding::replicated(out.size());
+        need.partial = res.partial = cur.partial;
+        break;
+      }
+      size_t mi = gi, mj = gj;
+      while (mi + 1 < i && in[mi] == 1) ++mi;
+      while (mj + 1 < j && out[mj] == 1) ++mj;
+      if (mi < in.size() && mj < out.size() && !cur.dims[mi].empty() && out[mj] % devices(cur.dims[mi]) == 0 &&
+          in[mi] % devices(cur.dims[mi]) == 0) {
+        need.dims[mi] = cur.dims[mi];
+        res.dims[mj] = cur.dims[mi];
+      }
+    }
+    apply(op, Decision{{}, {need}, {res}});
+  }
+
+  bool crossEntropy(Op &op) {
+    std::optional<DimLabels> L = dimLabelsOf(op);
+    if (!L) return replicate(op), true;
+    int vocab = L->operands[0].back();
+    const Sharding &logitsNow = op.operands[0]->type.sharding;
+    bool split = !logitsNow.dims.empty() && !logitsNow.dims.back().empty();
+    Decision dec = decide(op, *L, split ? vocab : -1);
+    std::vector<MeshAxis> vocabAxes = dec.assign[size_t(vocab)];
+    setDenominator(op, dec, *L);
+    if (vocabAxes.empty()) {
+      apply(op, dec);
+      return true;
+    }
+    // Vocab-parallel: every rank holds V / n columns of each row.
+    OpStamp stamp = OpStamp::of(op);
+    Value *logits = move(op.operands[0], dec.operands[0], stamp);
+    Value *targets = logits ? move(op.operands[1], dec.operands[1], stamp) : nullptr;
+    if (!targets) return false;
+    Sharding rows = normalized(dec.operands[1], targets->type.rank());
+    int64_t last = int64_t(logits->type.rank()) - 1;
+    Op *localMax = rs.emit(OpKind::ReduceMax, {logits}, {{"dims", std::vector<int64_t>{last}}, {"keepdim", false}}, stamp);
+    if (!localMax) return false;
+    localMax->results[0]->type.sharding = rows;
+    localMax->results[0]->type.sharding.partial = vocabAxes;
+    Value *rowMax = localMax->results[0];
+    for (MeshAxis a : vocabAxes)
+      if (Op *r = rs.emit(OpKind::AllReduce, {rowMax}, {{"axis", std::string(spelling(a))}, {"reduce", std::string("max")}}, stamp))
+        rowMax = r->results[0];
+    Op *stats = rs.emit(OpKind::VocabCeStats, {logits, targets, rowMax}, {}, stamp);
+    if (!stats) return false;
+    Value *sumExp = stats->results[0], *target = stats->results[1];
+    for (Value *v : {sumExp, target}) {
+      v->type.sharding = rows;
+      v->type.sharding.partial = vocabAxes;
+    }
+    for (MeshAxis a : vocabAxes) {
+      sumExp = rs.emit(OpKind::AllReduce, {sumExp}, {{"axis", std::string(spelling(a))}}, stamp)->results[0];
+      target = rs.emit(OpKind::AllReduce, {target}, {{"axis", std::string(spelling(a))}}, stamp)->results[0];
+    }
+    Value *maxAcc = rowMax;
+    if (maxAcc->type.dtype != sumExp->type.dtype) {
+      maxAcc = rs.emit(OpKind::Cast, {rowMax}, {{"dtype", std::string(spelling(sumExp->type.dtype))}}, stamp)->results[0];
+      maxAcc->type.sharding = rows;
+    }
+    vocabStats[op.operands[0]] = {rowMax, sumExp};
+    Op *lg = rs.emit(OpKind::Log, {sumExp}, {}, stamp);
+    Op *lse = rs.emit(OpKind::Add, {lg->results[0], maxAcc}, {}, stamp);
+    Op *perRow = rs.emit(OpKind::Sub, {lse->results[0], target}, {}, stamp);
+    for (Op *o : {lg, lse, perRow}) o->results[0]->type.sharding = rows;
+    std::vector<int64_t> all;
+    for (int64_t d = 0; d < int64_t(targets->type.rank()); ++d) all.push_back(d);
+    Op *total = rs.emit(OpKind::ReduceSum, {perRow->results[0]}, {{"dims", all}, {"keepdim", false}}, stamp);
+    total->results[0]->type.sharding = Sharding::replicated(0);
+    for (const auto &axes : rows.dims)
+      for (MeshAxis a : axes) total->results[0]->type.sharding.partial.push_back(a);
+    Op *mean = rs.emit(OpKind::Scale, {total->results[0]}, {{"factor", 1.0 / double(targets->type.numel())}}, stamp);
+    mean->results[0]->type.sharding = total->results[0]->type.sharding;
+    replaced[op.results[0]] = mean->results[0];
+    return false;
+  }
+
+  bool crossEntropyGrad(Op &op) {
+    std::optional<DimLabels> L = dimLabelsOf(op);
+    if (!L) return replicate(op), true;
+    int vocab = L->operands[0].back();
+    auto stats = vocabStats.find(op.operands[0]);
+    Decision dec = decide(op, *L, stats != vocabStats.end() ? vocab : -1);
+    setDenominator(op, dec, *L);
+    if (dec.assign[size_t(vocab)].empty() || stats == vocabStats.end()) {
+      apply(op, dec);
+      return true;
+    }
+    OpStamp stamp = OpStamp::of(op);
+    Value *logits = move(op.operands[0], dec.operands[0], stamp);
+    Value *targets = logits ? move(op.operands[1], dec.operands[1], stamp) : nullptr;
+    Value *dloss = targets ? move(op.operands[2], dec.operands[2], stamp) : nullptr;
+    if (!dloss) return false;
+    AttrMap attrs{{"denominator", double(op.operands[1]->type.numel())}};
+    Op *g = rs.emit(OpKind::VocabCeGrad, {logits, targets, stats->second.first, stats->second.second, dloss}, attrs, stamp);
+    if (!g) return false;
+    g->results[0]->type.sharding = dec.results[0];
+    replaced[op.results[0]] = g->results[0];
+    return false;
+  }
+
+  /// A loss over split rows divides by the global count.
+  void setDenominator(Op &op, const Decision &dec, const DimLabels &L) {
+    const auto &rows = L.operands[1];
+    bool split = llvm::any_of(rows, [&](int label) { return label >= 0 && !dec.assign[size_t(label)].empty(); });
+    if (split) op.attrs["denominator"] = double(op.operands[1]->type.numel());
+  }
+
+  void globalNorm(Op &op) {
+    OpStamp stamp = OpStamp::of(op);
+    // Group the (reduced) gradients by the axes that split them; each group's
+    // sum of squares is a partial sum over those axes.
+    std::map<std::vector<MeshAxis>, std::vector<Value *>> groups;
+    for (Value *g : op.operands) {
+      Sharding target = wholeOf(g->type.sharding, g->type.rank());
+      if (auto h = hint.find(g); h != hint.end() && zeroStage >= 2) target = h->second;
+      Value *moved = move(g, target, stamp, zeroStage == 1);
+      if (!moved) return;
+      std::vector<MeshAxis> axes;
+      for (const auto &d : moved->type.sharding.dims) axes.insert(axes.end(), d.begin(), d.end());
+      std::sort(axes.begin(), axes.end());
+      groups[axes].push_back(moved);
+    }
+    DType dtype = op.results[0]->type.dtype;
+    Value *total = nullptr;
+    for (auto &[axes, values] : groups) {
+      Op *sq = rs.emit(OpKind::GlobalNorm, values, {{"squared", true}}, stamp);
+      if (!sq) return;
+      Value *s = sq->results[0];
+      s->type.sharding.partial = axes;
+      for (MeshAxis a : axes) s = rs.emit(OpKind::AllReduce, {s}, {{"axis", std::string(spelling(a))}}, stamp)->results[0];
+      if (s->type.dtype != dtype)
+        s = rs.emit(OpKind::Cast, {s}, {{"dtype", std::string(spelling(dtype))}}, stamp)->results[0];
+      total = total ? rs.emit(OpKind::Add, {total, s}, {}, stamp)->results[0] : s;
+    }
+    Op *root = rs.emit(OpKind::Sqrt, {total}, {}, stamp);
+    if (root) replaced[op.results[0]] = root->results[0];
+  }
+
+  /// The update runs in its states' layout (ZeRO shards of them).
+  void update(Op &op) {
+    const Value *layoutOf = op.kind == OpKind::Adam8bitUpdate ? op.operands[0] : op.operands[2];
+    Sharding layout = wholeOf(layoutOf->type.sharding, layoutOf->type.rank());
+    if (op.kind == OpKind::Adam8bitUpdate) {
+      // Block-quantised states keep the parameter's layout (not ZeRO-split).
+      Decision dec;
+      for (size_t i = 0; i < op.operands.size(); ++i)
+        dec.operands.push_back(i < 2 ? layout : wholeOf(op.operands[i]->type.sharding, op.operands[i]->type.rank()));
+      for (size_t r = 0; r < op.results.size(); ++r)
+        dec.results.push_back(r == 0 ? layout : wholeOf(op.operands[r + 1]->type.sharding, op.results[r]->type.rank()));
+      return apply(op, dec, zeroStage == 1);
+    }
+    Decision dec;
+    for (Value *v : op.operands)
+      dec.operands.push_back(v->type.rank() == layout.dims.size() && v->type.rank() > 0 ? layout
+                                                                                       : Sharding::replicated(v->type.rank()));
+    if (layout.dims.empty())
+      for (auto &s : dec.operands) s = Sharding::replicated(0);
+    for (Value *v : op.results) dec.results.push_back(normalized(layout, v->type.rank()));
+    apply(op, dec, zeroStage == 1);
+  }
+
+  void applyConstraint(Op &op) {
+    auto it = op.attrs.find("sharding_constraint");
+    if (it == op.attrs.end() || op.results.empty()) return;
+    const std::string *text = std::get_if<std::string>(&it->second);
+    std::optional<Sharding> s = text ? parseConstraint(*text, op.results[0]->type.rank()) : std::nullopt;
+    if (!s) return;
+    // An axis of size 1 splits nothing.
+    for (unsigned a = 0; a < kNumMeshAxes; ++a)
+      if (axisSize(MeshAxis(a)) == 1) *s = withoutAxis(*s, MeshAxis(a));
+    Sharding cur = normalized(op.results[0]->type.sharding, op.results[0]->type.rank());
+    Sharding want = *s;
+    want.partial.clear();
+    // The constraint names one dim; splits of other dims (the batch over dp) stay.
+    for (size_t d = 0; d < want.dims.size(); ++d)
+      if (want.dims[d].empty())
+        for (MeshAxis a : cur.dims[d])
+          if (!splitsAnywhere(want, a)) want.dims[d].push_back(a);
+    if (want == cur) return;
+    Value *moved = move(op.results[0], want, OpStamp::of(op));
+    if (moved) replaced[op.results[0]] = moved;
+  }
+
+  static bool splitsAnywhere(const Sharding &s, MeshAxis a) {
+    for (const auto &axes : s.dims)
+      if (llvm::is_contained(axes, a)) return true;
+    return false;
+  }
+
+  void fixOutputs() {
+    for (auto &[name, v] : m.outputs) {
+      v = resolve(v);
+      llvm::StringRef n(name);
+      OpStamp stamp = v->def ? OpStamp::of(*v->def) : OpStamp{};
+      if (n == "loss") {
+        v = move(v, Sharding::replicated(v->type.rank()), stamp);
+      } else if (n.consume_front("new.")) {
+        // The next step feeds this value back as the parameter (or state).
+        for (Value *p : m.params)
+          if (p->path == n || p->name == n) {
+            v = move(v, p->type.sharding, stamp);
+            break;
+          }
+      }
+      if (!v) return;
+    }
+  }
+
+  Module &m;
+  Resharder rs;
+  bool sequenceParallel;
+  int zeroStage;
+  std::unordered_set<const Value *> paramDerived;
+  std::unordered_map<const Value *, Sharding> hint;
+  std::unordered_map<Value *, Value *> replaced;
+  std::unordered_map<const Value *, std::pair<Value *, Value *>> vocabStats; // logits -> (row max, sum of exp)
+};
+
+class ShardingPropagationPass : public Pass {
+public:
+  explicit ShardingPropagationPass(PassOptions options) : options(std::move(options)) {}
+  llvm::Error run(Module &m) override { return Propagation(m, options).run(); }
+
+private:
+  PassOptions options;
+};
+
+} // namespace
+
+std::unique_ptr<Pass> planc::createShardingPropagationPass(const PassOptions &options) {
+  return std::make_unique<ShardingPropagationPass>(options);
+}

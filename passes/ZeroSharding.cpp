@@ -1,0 +1,80 @@
+//===- passes/ZeroSharding.cpp - ZeRO stages as layouts -------------------===//
+//
+// ZeRO (Rajbhandari et al., SC20) is a choice of layouts over dp, which
+// sharding propagation then makes consistent with collectives:
+//   stage 1: every optimizer state (Adam's m and v, SGD's momentum) is split
+//            over dp, so each rank updates 1/dp of every parameter; the
+//            gradients are all-reduced whole and the new parameter shards
+//            all-gathered;
+//   stage 2: the same layouts; the gradients are reduce-scattered straight
+//            into the update's shard (propagation reads zero_stage >= 2);
+//   stage 3: the parameters too are split over dp: gathered before each use
+//            in forward and again in backward, the gradient reduce-scattered.
+// A tensor is split along its first dim that divides over dp (after any tp
+// split of that dim, dp minor-most); one with no such dim (a scalar, odd
+// sizes) stays whole on every rank. 8-bit Adam's block-quantised states keep
+// the parameter's layout.
+//
+// Needs: the optimizer pass's update ops. Reads option "zero_stage" (0-3).
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/Passes.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+#include <cstdlib>
+
+using namespace planc;
+using namespace planc::ir;
+
+namespace {
+
+class ZeroShardingPass : public Pass {
+public:
+  explicit ZeroShardingPass(const PassOptions &o) : stage(std::atoi(o.get("zero_stage", "0").c_str())) {}
+
+  llvm::Error run(Module &m) override {
+    if (stage < 0 || stage > 3)
+      return llvm::createStringError(llvm::inconvertibleErrorCode(), "zero_stage must be 0, 1, 2 or 3");
+    int64_t dp = m.mesh[unsigned(MeshAxis::DP)];
+    if (stage == 0 || dp == 1) return llvm::Error::success();
+    for (const auto &op : m.ops) {
+      std::vector<Value *> split;
+      if (op->kind == OpKind::AdamUpdate) split = {op->operands[2], op->operands[3]};
+      else if (op->kind == OpKind::SgdUpdate) split = {op->operands[2]};
+      else continue;
+      if (stage == 3) split.push_back(op->operands[0]);
+      for (Value *v : split)
+        if (v->kind == Value::Kind::Param) splitAlongFirstFit(m, v, dp);
+    }
+    return llvm::Error::success();
+  }
+
+private:
+  static void splitAlongFirstFit(const Module &m, Value *v, int64_t dp) {
+    TensorType &t = v->type;
+    t.sharding.dims.resize(t.rank());
+    for (const auto &axes : t.sharding.dims)
+      if (llvm::is_contained(axes, MeshAxis::DP)) return;
+    // Prefer a dim no other axis splits; else one whose block still divides.
+    for (int pass = 0; pass < 2; ++pass)
+      for (size_t d = 0; d < t.rank(); ++d) {
+        auto &axes = t.sharding.dims[d];
+        if (pass == 0 && !axes.empty()) continue;
+        int64_t n = 1;
+        for (MeshAxis a : axes) n *= m.mesh[unsigned(a)];
+        if (t.shape[d] % (n * dp) != 0) continue;
+        axes.push_back(MeshAxis::DP);
+        return;
+      }
+  }
+
+  int stage;
+};
+
+} // namespace
+
+std::unique_ptr<Pass> planc::createZeroShardingPass(const PassOptions &options) {
+  return std::make_unique<ZeroShardingPass>(options);
+}
