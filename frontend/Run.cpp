@@ -28,7 +28,10 @@ runtime::DataSpec dataSpecOf(const DataConfig &d) {
 llvm::Error planc::makeTrainingStep(Compilation &c, ir::Module &m, std::optional<ir::DType> floatType,
                                     const PassManagerOptions &pmOptions) {
   if (floatType) ir::convertFloatTypes(m, *floatType);
-  PassManager pm(pmOptions, passOptionsFromConfig(c.getConfig()));
+  PassOptions options = passOptionsFromConfig(c.getConfig());
+  // One float type for the whole model means no narrower compute dtype.
+  if (floatType) options.values["compute_dtype"] = ir::spelling(*floatType);
+  PassManager pm(pmOptions, options);
   if (llvm::Error e = addDefaultTrainingPipeline(pm)) return e;
   return pm.run(m);
 }

@@ -82,10 +82,12 @@ private:
 llvm::Error MixedPrecisionPass::run(Module &m) {
   std::string name = options.get("compute_dtype", "f32");
   std::optional<DType> parsed = parsePrecision(name);
-  if (!parsed || !(*parsed == DType::F32 || *parsed == DType::BF16 || *parsed == DType::F16))
-    return fail("mixed-precision setting 'compute_dtype' must be f32, bf16 or f16, got '" + name + "'");
+  if (!parsed ||
+      !(*parsed == DType::F64 || *parsed == DType::F32 || *parsed == DType::BF16 || *parsed == DType::F16))
+    return fail("mixed-precision setting 'compute_dtype' must be f64, f32, bf16 or f16, got '" + name + "'");
   const DType compute = *parsed;
-  if (compute == DType::F32) return llvm::Error::success();
+  // f32 and f64 compute in the parameters' own dtype: nothing to cast.
+  if (compute == DType::F32 || compute == DType::F64) return llvm::Error::success();
 
   for (const auto &op : m.ops)
     if (op->getString("phase") == "backward" || op->getString("phase") == "optimizer")

@@ -34,12 +34,18 @@ const std::vector<PassInfo> &planc::registeredPasses() {
 }
 
 llvm::Error planc::addDefaultTrainingPipeline(PassManager &pm) {
+  // The compute dtype is a property of the forward graph; autodiff then
+  // differentiates its casts, so gradients reach the f32 master weights in f32.
+  if (llvm::Error e = pm.add("mixed-precision")) return e;
   // Differentiate first, before anything lowers or splits the graph (Glow's
   // order): every later pass then transforms the whole training step at once.
   if (llvm::Error e = pm.add("autodiff")) return e;
   // The update is IR too, so forward, backward and update are one module that
   // the partitioner, the memory planner and the backends see whole.
   if (llvm::Error e = pm.add("optimizer")) return e;
+  // fp16 loss scaling wraps the seed of backward and the updates (a no-op
+  // unless the plan asks for it).
+  if (llvm::Error e = pm.add("loss-scaling")) return e;
   // Gradient rules leave values nothing reads (gradients of inputs); drop them.
   return pm.add("canonicalize");
 }
