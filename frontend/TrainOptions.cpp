@@ -41,6 +41,12 @@ PassOptions planc::passOptionsFromConfig(const PlanConfig &config) {
       {"zero_stage", std::to_string(config.parallel.zeroStage)},
       {"sequence_parallel", config.parallel.sequenceParallel ? "true" : "false"},
       {"recompute", spelling(config.parallel.recompute)},
+      {"pipeline_schedule", config.parallel.schedule == ScheduleKind::GPipe         ? "gpipe"
+                            : config.parallel.schedule == ScheduleKind::Interleaved ? "interleaved"
+                            : config.parallel.schedule == ScheduleKind::ZeroBubble  ? "zero_bubble"
+                                                                                    : "1f1b"},
+      {"micro_batches", std::to_string(std::max<int64_t>(config.parallel.microBatches, 1))},
+      {"virtual_stages", std::to_string(config.parallel.virtualStages)},
   };
   return p;
 }

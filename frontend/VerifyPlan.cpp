@@ -90,6 +90,24 @@ llvm::Error dropReduction(Module &m, int n) {
               " inserted all-reduces");
 }
 
+/// Swaps the tags of the first two sends of one pipeline rank to the same
+/// peer: each receive then matches the other's message.
+llvm::Error swapTwoSends(Module &m) {
+  for (size_t i = 0; i < m.ops.size(); ++i) {
+    Op &a = *m.ops[i];
+    if (a.kind != OpKind::Send) continue;
+    for (size_t j = i + 1; j < m.ops.size(); ++j) {
+      Op &b = *m.ops[j];
+      if (b.kind != OpKind::Send || b.getInt("pipeline_stage", -1) != a.getInt("pipeline_stage", -1) ||
+          b.getInt("peer_offset") != a.getInt("peer_offset") || b.operands[0]->type != a.operands[0]->type)
+        continue;
+      std::swap(a.attrs["tag"], b.attrs["tag"]);
+      return llvm::Error::success();
+    }
+  }
+  return fail("--testing-swap-sends: the plan has no two pipeline sends of the same shape to the same peer");
+}
+
 void record(RankDifference::Worst &w, double abs, double rel, const std::string &name) {
   w.abs = std::max(w.abs, abs);
   if (rel >= w.rel) {
@@ -101,15 +119,20 @@ void record(RankDifference::Worst &w, double abs, double rel, const std::string 
 } // namespace
 
 llvm::Expected<PlanVerifyReport> planc::verifyPlan(Compilation &c, const PlanVerifyOptions &options) {
-  // The global program: every dp rank's micro-batch.
+  // The reference is one device's step on the whole batch; the partitioned
+  // program starts from one micro-batch of every dp rank, which the pipeline
+  // pass repeats for every micro-batch.
   const PlanConfig &config = c.getConfig();
-  std::unique_ptr<Module> step = lowerToIR(c, config.train.microBatch * config.parallel.size(MeshAxis::DP));
+  int64_t perMicroBatch = config.train.microBatch * config.parallel.size(MeshAxis::DP);
+  int64_t microBatches = std::max<int64_t>(config.parallel.microBatches, 1);
+  std::unique_ptr<Module> step = lowerToIR(c, perMicroBatch * microBatches);
   if (!step) return fail("the plan could not be lowered to IR");
   if (llvm::Error e = makeTrainingStep(c, *step, options.floatType, PassManagerOptions{})) return std::move(e);
 
-  auto partitioned = cloneModule(*step);
-  if (!partitioned) return partitioned.takeError();
-  Module &part = **partitioned;
+  std::unique_ptr<Module> partitioned = lowerToIR(c, perMicroBatch);
+  if (!partitioned) return fail("the plan could not be lowered to IR");
+  Module &part = *partitioned;
+  if (llvm::Error e = makeTrainingStep(c, part, options.floatType, PassManagerOptions{})) return std::move(e);
   {
     PassManager pm(options.passes, passOptionsFromConfig(c.getConfig()));
     if (llvm::Error e = addPartitionPipeline(pm)) return std::move(e);
@@ -121,6 +144,11 @@ llvm::Expected<PlanVerifyReport> planc::verifyPlan(Compilation &c, const PlanVer
                                                         op->kind == OpKind::AllToAll || op->kind == OpKind::Send;
   if (options.dropCollective >= 0)
     if (llvm::Error e = dropReduction(part, options.dropCollective)) return std::move(e);
+  if (options.swapSends) {
+    if (llvm::Error e = swapTwoSends(part)) return std::move(e);
+    // The order is now wrong: the static check must say so.
+    if (llvm::Error e = createDeadlockCheckPass()->run(part)) report.deadlock = llvm::toString(std::move(e));
+  }
 
   auto feeds = makeFeeds(*step, options.seed);
   if (!feeds) return feeds.takeError();
@@ -217,6 +245,7 @@ void planc::printPlanVerifyReport(const PlanVerifyReport &r, llvm::raw_ostream &
     os << llvm::formatv("{0,-6}{1,-22}{2,-21}{3,-24}{4}\n", d.rank, coords, cell(d.loss), cell(d.grads),
                         cell(d.params));
   }
+  if (!r.deadlock.empty()) os << "deadlock check: " << r.deadlock << "\n";
   if (r.noiseElements)
     os << "not compared: " << r.noiseElements
        << " element(s) of updated parameters whose gradient is at the dtype's noise level "

@@ -38,6 +38,9 @@ struct PlanVerifyOptions {
   /// Testing only: removes the Nth (from 0) all-reduce or reduce-scatter the
   /// partitioner inserted, to show that a missing collective is caught.
   int dropCollective = -1;
+  /// Testing only: swaps the tags of two pipeline sends, to see the wrong
+  /// order caught by the deadlock check and the wrong data by the comparison.
+  bool swapSends = false;
   PassManagerOptions passes;            // --time-passes, --print-after-all for the partitioning
 };
 
@@ -61,7 +64,8 @@ struct PlanVerifyReport {
   /// Elements of updated parameters left out because the reference gradient
   /// there is rounding noise (counted on rank 0's blocks).
   size_t noiseElements = 0;
-  bool passed() const { return worstRel <= tolerance; }
+  std::string deadlock; // the static check's error after --testing-swap-sends
+  bool passed() const { return worstRel <= tolerance && deadlock.empty(); }
 };
 
 /// Builds, partitions, runs and compares the training step of the checked

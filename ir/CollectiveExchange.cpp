@@ -64,12 +64,14 @@ bool isMinorAxisOf(const TensorType &t, size_t d, MeshAxis axis) {
 } // namespace
 
 CollectiveExchange::CollectiveExchange(const MeshLayout &mesh)
-    : mesh(mesh), operands(mesh.numRanks(), nullptr), results(mesh.numRanks(), nullptr) {}
+    : mesh(mesh), operands(mesh.numRanks(), nullptr), results(mesh.numRanks(), nullptr),
+      joined(mesh.numRanks(), false) {}
 
 void CollectiveExchange::perform(EvalContext &, const Op &, llvm::ArrayRef<const Tensor *> in,
                                  llvm::MutableArrayRef<Tensor> out) {
   operands[current] = in.empty() ? nullptr : in[0];
   results[current] = out.empty() ? nullptr : &out[0];
+  joined[current] = true;
 }
 
 std::string CollectiveExchange::complete(const Op &op) {
@@ -86,6 +88,13 @@ std::string CollectiveExchange::complete(const Op &op) {
   std::vector<Tensor> produced(mesh.numRanks());
   for (const std::vector<int64_t> &group : mesh.groups(*axis)) {
     int64_t n = int64_t(group.size());
+    // A pipeline stage's op runs on that stage's ranks only: a point-to-point
+    // message involves the members that issued it; any other collective needs
+    // the whole group or none of it.
+    size_t members = size_t(std::count_if(group.begin(), group.end(), [&](int64_t r) { return bool(joined[r]); }));
+    if (members == 0) continue;
+    if (members != group.size() && op.kind != OpKind::Send && op.kind != OpKind::Recv)
+      return std::string("only some ranks of a '") + spelling(*axis) + "' group reach this collective";
     switch (op.kind) {
     case OpKind::AllReduce:
     case OpKind::ReduceScatter: {
@@ -146,6 +155,7 @@ std::string CollectiveExchange::complete(const Op &op) {
     case OpKind::Recv: {
       int64_t offset = at.getInt("peer_offset"), tag = at.getInt("tag");
       for (int64_t j = 0; j < n; ++j) {
+        if (!joined[group[j]]) continue;
         int64_t peer = group[((j + offset) % n + n) % n];
         if (op.kind == OpKind::Send) {
           mailbox[{peer, group[j], tag}].push_back(*operands[group[j]]);
@@ -178,6 +188,7 @@ std::string CollectiveExchange::complete(const Op &op) {
   }
   std::fill(operands.begin(), operands.end(), nullptr);
   std::fill(results.begin(), results.end(), nullptr);
+  std::fill(joined.begin(), joined.end(), false);
   return "";
 }
 

@@ -57,6 +57,7 @@ private:
   int64_t current = 0;
   std::vector<const Tensor *> operands; // per rank, null for recv
   std::vector<Tensor *> results;        // per rank, null for send
+  std::vector<bool> joined;             // per rank: issued the current op
   /// Messages in flight by (destination, source, tag), oldest first.
   std::map<std::tuple<int64_t, int64_t, int64_t>, std::deque<Tensor>> mailbox;
 };

@@ -115,13 +115,23 @@ llvm::Expected<RankTensorMaps> ir::interpretRanks(const Module &m, const MeshLay
       return fail("op " + describeOp(op) + ": " + e);
 
     // Every rank's results stay here until a collective has filled them all.
+    // An op of a pipeline stage runs on that stage's ranks only.
     std::vector<std::vector<Tensor>> outs(ranks);
+    const int64_t stage = op.has("pipeline_stage") ? op.getInt("pipeline_stage") : -1;
     for (int64_t r = 0; r < ranks; ++r) {
+      const int64_t myStage = mesh.coordinates(r)[unsigned(MeshAxis::PP)];
+      if (stage >= 0 && stage != myStage) continue;
       std::vector<const Tensor *> in;
-      for (const Value *v : op.operands) {
+      for (size_t k = 0; k < op.operands.size(); ++k) {
+        const Value *v = op.operands[k];
+        if (op.kind == OpKind::StageMerge && int64_t(k) != myStage) {
+          in.push_back(nullptr); // another stage's operand
+          continue;
+        }
         auto it = live[r].find(v);
         if (it == live[r].end())
-          return fail("op " + describeOp(op) + " reads %" + (v ? v->name : "<null>") + " before it is defined");
+          return fail("op " + describeOp(op) + " reads %" + (v ? v->name : "<null>") + " on rank " + std::to_string(r) +
+                      ", where it is not defined (made on another pipeline stage, or later)");
         in.push_back(&it->second);
       }
       for (const Value *res : op.results) outs[r].emplace_back(localShape(res->type, mesh), res->type.dtype);
@@ -150,11 +160,19 @@ llvm::Expected<RankTensorMaps> ir::interpretRanks(const Module &m, const MeshLay
   }
   if (std::string e = exchange.checkAllReceived(); !e.empty()) return fail(e);
 
+  // An output made on one pipeline stage is reported on every rank as the
+  // rank of that stage at the same other coordinates holds it.
   RankTensorMaps outputs(ranks);
   for (int64_t r = 0; r < ranks; ++r)
     for (const auto &[name, v] : m.outputs) {
-      auto it = live[r].find(v);
-      if (it == live[r].end()) return fail("output '" + name + "' (%" + v->name + ") is never computed");
+      int64_t holder = r;
+      if (v->def && v->def->has("pipeline_stage")) {
+        MeshCoords c = mesh.coordinates(r);
+        c[unsigned(MeshAxis::PP)] = v->def->getInt("pipeline_stage");
+        holder = mesh.rankOf(c);
+      }
+      auto it = live[holder].find(v);
+      if (it == live[holder].end()) return fail("output '" + name + "' (%" + v->name + ") is never computed");
       outputs[r][name] = it->second;
     }
   return outputs;

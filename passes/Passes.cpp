@@ -29,6 +29,10 @@ const std::vector<PassInfo> &planc::registeredPasses() {
        [](const PassOptions &o) { return createZeroShardingPass(o); }},
       {"propagate-sharding", "gives every value a sharding over the mesh and inserts the collectives between layouts",
        [](const PassOptions &o) { return createShardingPropagationPass(o); }},
+      {"pipeline", "clones the step per micro-batch, cuts it into pipeline stages in schedule order, adds send/recv",
+       [](const PassOptions &o) { return createPipelinePartitionPass(o); }},
+      {"check-deadlock", "proves every pair of ranks issues its messages and collectives in a matching order",
+       [](const PassOptions &) { return createDeadlockCheckPass(); }},
   };
   return passes;
 }
@@ -57,5 +61,9 @@ llvm::Error planc::addPartitionPipeline(PassManager &pm) {
   // ZeRO only chooses layouts for states and parameters; propagation then
   // makes every other layout consistent with them.
   if (llvm::Error e = pm.add("zero")) return e;
-  return pm.add("propagate-sharding");
+  if (llvm::Error e = pm.add("propagate-sharding")) return e;
+  // Micro-batches and stages last: the clones copy the layouts, and one
+  // micro-batch's step is what sharding propagation had to reason about.
+  if (llvm::Error e = pm.add("pipeline")) return e;
+  return pm.add("check-deadlock");
 }

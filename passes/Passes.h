@@ -52,13 +52,23 @@ std::unique_ptr<Pass> createZeroShardingPass(const PassOptions &options);
 /// ShardingPropagation.cpp.
 std::unique_ptr<Pass> createShardingPropagationPass(const PassOptions &options);
 
+/// Micro-batches, pipeline stages, schedule order and the send/recv between
+/// stages. Reads "pipeline_schedule", "micro_batches", "virtual_stages". See
+/// PipelinePartition.cpp.
+std::unique_ptr<Pass> createPipelinePartitionPass(const PassOptions &options);
+
+/// Proves that every pair of communicating ranks issues its messages and
+/// collectives in a matching order (no deadlock). See DeadlockCheck.cpp.
+std::unique_ptr<Pass> createDeadlockCheckPass();
+
 class PassManager;
 /// The passes that turn a lowered forward module into one training step, in
 /// order, each with the reason for its place (see Passes.cpp).
 llvm::Error addDefaultTrainingPipeline(PassManager &pm);
 
 /// The passes that partition a training step over its mesh (recompute, ZeRO
-/// layouts, sharding propagation with collective insertion), in order.
+/// layouts, sharding propagation with collective insertion, pipeline stages,
+/// the deadlock check), in order.
 llvm::Error addPartitionPipeline(PassManager &pm);
 
 } // namespace planc

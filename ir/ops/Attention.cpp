@@ -256,6 +256,22 @@ void evalDropout(EvalContext &ctx, const Op &op, llvm::ArrayRef<const Tensor *> 
   // Counted by the element's index in the global value, so a rank holding a
   // block draws exactly the global mask's block.
   std::vector<int64_t> index = ctx.globalIndices(op.operands[0]->type);
+  // One micro-batch of a batch cut into m (the pipeline pass's clones) draws
+  // the rows of the whole batch's mask it holds: {batch_split = [d, m, j]}
+  // says its rows are micro-batch j of d row blocks (dp ranks), each block
+  // holding its m micro-batches one after the other.
+  if (op.has("batch_split") && op.operands[0]->type.rank() > 0) {
+    std::vector<int64_t> split = op.getInts("batch_split");
+    const Shape &shape = op.operands[0]->type.shape;
+    int64_t rows = shape[0], width = rows ? op.operands[0]->type.numel() / rows : 0;
+    if (split.size() == 3 && split[0] > 0 && rows % split[0] == 0 && width > 0) {
+      int64_t perBlock = rows / split[0];
+      for (int64_t &g : index) {
+        int64_t r = g / width, d = r / perBlock, i = r % perBlock;
+        g = (d * split[1] * perBlock + split[2] * perBlock + i) * width + g % width;
+      }
+    }
+  }
   for (size_t i = 0; i < x.size(); ++i)
     y[i] = EvalContext::philoxUniform(key, uint64_t(index[i])) >= p ? x[i] * keepScale : 0.0;
 }

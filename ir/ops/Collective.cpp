@@ -23,6 +23,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ir/ops/OpSupport.h"
+#include "ir/MeshLayout.h"
 
 #include <algorithm>
 
@@ -143,6 +144,26 @@ void evalShardSlice(EvalContext &ctx, const Op &op, llvm::ArrayRef<const Tensor 
     std::copy_n(x.data.begin() + (o * xn + start) * inner, yn * inner, y.data.begin() + o * yn * inner);
 }
 
+// stage_merge(v_0, ..., v_{p-1}): v_i exists only on pipeline stage i's
+// ranks; every rank takes its own stage's operand. The pipeline pass types
+// the result partial over pp, so an all_reduce over pp sums the stages'
+// values (the squared gradient norms of each stage's parameters).
+std::string inferStageMerge(llvm::ArrayRef<TensorType> ops, const AttrMap &, std::vector<TensorType> &res) {
+  if (ops.empty()) return "expects at least one operand";
+  for (size_t i = 1; i < ops.size(); ++i)
+    if (ops[i].shape != ops[0].shape || ops[i].dtype != ops[0].dtype)
+      return "operand " + std::to_string(i) + " " + toString(ops[i]) + " differs from operand 0 " + toString(ops[0]);
+  res = {resultLike(ops[0])};
+  return "";
+}
+
+void evalStageMerge(EvalContext &ctx, const Op &, llvm::ArrayRef<const Tensor *> in,
+                    llvm::MutableArrayRef<Tensor> out) {
+  size_t stage = ctx.mesh ? size_t(ctx.mesh->coordinates(ctx.rank)[unsigned(MeshAxis::PP)]) : 0;
+  if (stage >= in.size() || !in[stage]) return ctx.fail("stage_merge has no operand for pipeline stage " + std::to_string(stage));
+  out[0] = *in[stage];
+}
+
 std::string inferBroadcast(llvm::ArrayRef<TensorType> ops, const AttrMap &attrs, std::vector<TensorType> &res) {
   AttrReader at(attrs);
   MeshAxis axis;
@@ -199,4 +220,5 @@ void ir::registerCollectiveOps(OpDef *t) {
   define(t, OpKind::Recv, inferRecv, evalCollective, nullptr, noFlops);
   define(t, OpKind::Broadcast, inferBroadcast, evalCollective, nullptr, noFlops);
   define(t, OpKind::ShardSlice, inferShardSlice, evalShardSlice, nullptr, noFlops);
+  define(t, OpKind::StageMerge, inferStageMerge, evalStageMerge, nullptr, noFlops);
 }
