@@ -17,6 +17,7 @@
 #include <array>
 #include <map>
 #include <memory>
+#include <unordered_map>
 #include <string>
 #include <variant>
 #include <vector>
@@ -116,8 +117,8 @@ public:
 private:
   Value *newValue(const std::string &name);
   std::vector<std::unique_ptr<Value>> values;
-  std::map<std::string, Value *> byName;
-  std::map<std::string, unsigned> nextSuffix;
+  std::unordered_map<std::string, Value *> byName; // hashed: modules reach a million values
+  std::unordered_map<std::string, unsigned> nextSuffix;
 };
 
 } // namespace planc::ir

@@ -123,6 +123,10 @@ public:
     if (llvm::Error e = assignStages()) return e;
     std::vector<std::unique_ptr<Op>> original = std::move(m.ops);
     m.ops.clear();
+    size_t expected = original.size() * size_t(so.microBatches) * 2;
+    slot.reserve(expected);
+    seq.reserve(expected);
+    m.ops.reserve(expected);
     splitInputs(original);
     cloneMicroBatches(original);
     placeOptimizer(original);
@@ -531,9 +535,16 @@ private:
 
   /// Step 3: the module in schedule order.
   void order() {
-    std::stable_sort(m.ops.begin(), m.ops.end(), [&](const std::unique_ptr<Op> &a, const std::unique_ptr<Op> &b) {
-      return sortKey(a.get()) < sortKey(b.get());
-    });
+    // Keys computed once: the module can have a million ops (gpt3-175b).
+    std::vector<std::pair<std::tuple<int64_t, int, double>, size_t>> keys;
+    keys.reserve(m.ops.size());
+    for (size_t i = 0; i < m.ops.size(); ++i) keys.push_back({sortKey(m.ops[i].get()), i});
+    std::stable_sort(keys.begin(), keys.end(),
+                     [](const auto &a, const auto &b) { return a.first < b.first; });
+    std::vector<std::unique_ptr<Op>> sorted;
+    sorted.reserve(m.ops.size());
+    for (const auto &k : keys) sorted.push_back(std::move(m.ops[k.second]));
+    m.ops = std::move(sorted);
   }
 
   Module &m;

@@ -6,12 +6,15 @@
 //===----------------------------------------------------------------------===//
 
 #include "frontend/Frontend.h"
+#include "frontend/PartitionedStep.h"
 #include "frontend/Run.h"
 #include "frontend/Verify.h"
 #include "frontend/VerifyPlan.h"
 #include "ir/MeshLayout.h"
 #include "ir/Printer.h"
+#include "ir/RankProgram.h"
 #include "ir/Verifier.h"
+#include "passes/CommSummary.h"
 #include "passes/PipelineSchedule.h"
 
 #include "llvm/Support/CommandLine.h"
@@ -39,7 +42,7 @@ COMMANDS:
   check    read, resolve and check a plan; print a summary of the model, the
            training settings, the cluster and the parallel mesh
   emit     print an intermediate form:
-           --emit=tokens|ast|ir|ir-train|mesh|schedule|schedule-svg
+           --emit=tokens|ast|ir|ir-train|ir-rank|comm|mesh|schedule|schedule-svg
   run      train the plan on the reference interpreter, printing the loss of
            every step (--target=interp)
   verify   prove the plan's partitioning: run one training step on one device
@@ -91,8 +94,24 @@ const char *kEmitHelp = R"(USAGE: planc emit --emit=<what> [options] <file.plan>
   --emit=ir-train the whole training step as IR: the forward graph, the
                   backward graph (autodiff) and the optimizer's updates, after
                   the default training pipeline
-  --time-passes   with ir-train: the time each pass took, on stderr
-  --print-after-all  with ir-train: the IR after every pass, on stderr
+  --time-passes   with ir-train: the time each pass took, on stderr (with
+                  ir-rank and comm: each partitioning pass)
+  --print-after-all  with ir-train: the IR after every pass, on stderr (with
+                  ir-rank and comm: after every partitioning pass)
+
+  --emit=ir-rank --rank <r>
+                  rank r's program of the partitioned training step (built
+                  as `planc verify` builds it): every type its local block,
+                  with no sharding; shape attributes local; every collective,
+                  send and recv with `group`, the ranks it talks to (send and
+                  recv also `peer`). For reading: it does not verify
+  --emit=comm     the communication of one partitioned training step, per
+                  rank (ranks with the same list once): every collective in
+                  program order with its axis, group size n, phase, local
+                  block, message size S and the bytes the rank sends (ring
+                  algorithms, nccl-tests conventions: all_reduce 2(n-1)/n*S;
+                  reduce_scatter, all_gather, all_to_all (n-1)/n*S; broadcast
+                  and send S), then totals by axis, phase and layer path
 
   --emit=mesh     the device mesh: the axis sizes, every rank's coordinates
                   (tp fastest-varying, then cp, ep, pp; dp slowest) and the
@@ -104,8 +123,6 @@ const char *kEmitHelp = R"(USAGE: planc emit --emit=<what> [options] <file.plan>
                   fraction measured from the replay
   --emit=schedule-svg  the same schedule as an SVG Gantt chart, one row per
                   rank
-
-Forms of later stages (per-rank IR, communication, ...) are not available yet.
   (and the options of every command: see `planc --help`)
 )";
 
@@ -130,6 +147,10 @@ OPTIONS:
   --testing-drop-collective=<n>
                     testing only: remove the n-th (from 0) all-reduce the
                     partitioner inserted, to see a missing collective caught
+  --testing-swap-sends
+                    testing only: swap the tags of two pipeline sends, to see
+                    the wrong order caught by the deadlock check and the wrong
+                    data by the comparison
   (and the options of every command: see `planc --help`)
 
 EXIT STATUS: 0 within tolerance, 1 beyond it (or a plan that cannot be
@@ -173,6 +194,7 @@ struct Options {
   RunOptions run;
   PassManagerOptions passes; // --time-passes, --print-after-all (emit ir-train, verify)
   PlanVerifyOptions verifyPlan;
+  int64_t rank = -1; // --rank (emit ir-rank)
 };
 
 int usage(const std::string &message) {
@@ -231,7 +253,7 @@ int parseArgs(int argc, char **argv, Options &o) {
       if (!valueOf(i, "--set", v)) return usage("--set needs a value: --set block.key=value");
       o.frontend.setOverrides.push_back(v);
     } else if (a.rfind("--emit", 0) == 0) {
-      if (!valueOf(i, "--emit", v)) return usage("--emit needs a value: tokens, ast, ir, ir-train, mesh, schedule or schedule-svg");
+      if (!valueOf(i, "--emit", v)) return usage("--emit needs a value: tokens, ast, ir, ir-train, ir-rank, comm, mesh, schedule or schedule-svg");
       o.emit = v;
     } else if (a.rfind("--diagnostics-format", 0) == 0) {
       if (!valueOf(i, "--diagnostics-format", v) || (v != "text" && v != "json"))
@@ -265,11 +287,15 @@ int parseArgs(int argc, char **argv, Options &o) {
       double t = std::strtod(v.c_str(), &end);
       if (*end || !(t > 0) || t > 1e300) return usage("--tolerance needs a positive number");
       o.verifyPlan.tolerance = t;
+    } else if (o.command == "verify" && a == "--testing-swap-sends") {
+      o.verifyPlan.swapSends = true;
     } else if (o.command == "verify" && a.rfind("--testing-drop-collective", 0) == 0) {
       int64_t n;
       if (!valueOf(i, "--testing-drop-collective", v) || !parseCount(v, 0, n) || n > 1000000)
         return usage("--testing-drop-collective needs a non-negative integer");
       o.verifyPlan.dropCollective = int(n);
+    } else if (o.command == "emit" && a.rfind("--rank", 0) == 0) {
+      if (!valueOf(i, "--rank", v) || !parseCount(v, 0, o.rank)) return usage("--rank needs a non-negative integer");
     } else if (a == "-Werror") {
       o.frontend.warningsAsErrors = true;
     } else if (a == "-w") {
@@ -304,13 +330,16 @@ int parseArgs(int argc, char **argv, Options &o) {
   if (o.command.empty()) return usage("no command; the commands are check, emit, run and verify");
   if (o.file.empty()) return usage("no input file");
   if (o.command == "emit") {
-    const char *forms = "tokens, ast, ir, ir-train, mesh, schedule and schedule-svg";
+    const char *forms = "tokens, ast, ir, ir-train, ir-rank, comm, mesh, schedule and schedule-svg";
     if (o.emit.empty()) return usage(std::string("emit needs --emit=<form>; the forms are ") + forms);
-    if (o.emit != "tokens" && o.emit != "ast" && o.emit != "ir" && o.emit != "ir-train" && o.emit != "mesh" &&
-        o.emit != "schedule" && o.emit != "schedule-svg")
+    if (o.emit != "tokens" && o.emit != "ast" && o.emit != "ir" && o.emit != "ir-train" && o.emit != "ir-rank" &&
+        o.emit != "comm" && o.emit != "mesh" && o.emit != "schedule" && o.emit != "schedule-svg")
       return usage("--emit=" + o.emit + " is not available; this version emits " + forms);
-    if ((o.passes.timePasses || o.passes.printAfterAll) && o.emit != "ir-train")
-      return usage("--time-passes and --print-after-all go with --emit=ir-train");
+    if ((o.passes.timePasses || o.passes.printAfterAll) && o.emit != "ir-train" && o.emit != "ir-rank" &&
+        o.emit != "comm")
+      return usage("--time-passes and --print-after-all go with --emit=ir-train, ir-rank or comm");
+    if (o.emit == "ir-rank" && o.rank < 0) return usage("--emit=ir-rank needs --rank <r>");
+    if (o.emit != "ir-rank" && o.rank >= 0) return usage("--rank goes with --emit=ir-rank");
   } else if (!o.emit.empty()) {
     return usage("--emit belongs to the emit command");
   }
@@ -348,6 +377,39 @@ int emitMeshOrSchedule(const Options &o, const PlanConfig &config) {
   if (!sim) return fail(sim.takeError());
   if (o.emit == "schedule") pipeline::printSchedule(*schedule, *sim, llvm::outs());
   else pipeline::printScheduleSVG(*schedule, *sim, llvm::outs());
+  return 0;
+}
+
+/// --emit=comm and --emit=ir-rank: views of the partitioned training step.
+int emitPartitioned(const Options &o, Compilation &c) {
+  auto fail = [](llvm::Error e) {
+    llvm::errs() << "planc: error: " << llvm::toString(std::move(e)) << "\n";
+    return 1;
+  };
+  MeshLayout mesh(c.getConfig().parallel.axisSize);
+  if (o.emit == "ir-rank" && o.rank >= mesh.numRanks()) {
+    llvm::errs() << "planc: error: --rank " << o.rank << " is out of range: the mesh has " << mesh.numRanks()
+                 << (mesh.numRanks() == 1 ? " rank (0)" : " ranks (0-" + std::to_string(mesh.numRanks() - 1) + ")")
+                 << "\n";
+    return 1;
+  }
+  PartitionedStepOptions options;
+  options.passes = o.passes;
+  auto step = buildPartitionedStep(c, options);
+  if (!step) return fail(step.takeError());
+  const ir::Module &part = *step->partitioned;
+  MeshLayout layout(part.mesh);
+  if (o.emit == "comm") {
+    printCommSummary(summarizeComm(part, layout), llvm::outs());
+    return 0;
+  }
+  MeshCoords coords = layout.coordinates(o.rank);
+  llvm::outs() << "// rank " << o.rank << " of " << layout.numRanks() << ":";
+  for (MeshAxis a : {MeshAxis::DP, MeshAxis::PP, MeshAxis::EP, MeshAxis::CP, MeshAxis::TP})
+    if (layout.size(a) > 1) llvm::outs() << " " << spelling(a) << "=" << coords[unsigned(a)];
+  llvm::outs() << "; local blocks, for reading (collectives keep their global-shape rules: this module\n"
+               << "// does not verify)\n";
+  ir::print(*ir::rankProgram(part, layout, o.rank), llvm::outs());
   return 0;
 }
 
@@ -394,6 +456,11 @@ int run(Options &o) {
     }
     ir::print(*m, llvm::outs());
     return 0;
+  }
+  if (o.command == "emit" && (o.emit == "comm" || o.emit == "ir-rank")) {
+    if (!ok || !c.check()) return 1;
+    c.getDiagnostics().finish();
+    return emitPartitioned(o, c);
   }
   if (o.command == "emit" && (o.emit == "mesh" || o.emit == "schedule" || o.emit == "schedule-svg")) {
     if (!ok || !c.check()) return 1;

@@ -1,0 +1,163 @@
+//===- tests/unit/CommSummaryTest.cpp - collectives per rank, rank programs ===//
+//
+// A hand-written partitioned module on a 2 x 2 mesh (dp, tp): the message
+// sizes S (local blocks; an all_gather's gathered output, a reduce_scatter's
+// whole input) and the bytes each rank sends by the ring formulas, worked out
+// by hand; pipeline-stage ops counted on their stage's ranks only; and the
+// per-rank program (local types, local attributes, groups).
+//
+//===----------------------------------------------------------------------===//
+
+#include "passes/CommSummary.h"
+
+#include "ir/Parser.h"
+#include "ir/Printer.h"
+#include "ir/RankProgram.h"
+
+#include <gtest/gtest.h>
+
+using namespace planc;
+using namespace planc::ir;
+
+namespace {
+
+std::unique_ptr<Module> parse(const std::string &text) {
+  auto m = parseIR(text);
+  if (!m) {
+    ADD_FAILURE() << llvm::toString(m.takeError());
+    return nullptr;
+  }
+  return std::move(*m);
+}
+
+// x: [4, 8] split over dp (rows) and tp (cols); local block [2, 4].
+// y = x @ w is a partial sum over tp: local block [2, 6] f32 = 48 bytes.
+const char *kModule = R"(
+module @t mesh(dp = 2, tp = 2) {
+  param %w : f32[8, 6]{shard(0, tp)} init normal(0.02) path "mlp.w"
+  input %x : f32[4, 8]{shard(0, dp), shard(1, tp)}
+  %y = matmul(%x, %w) : f32[4, 6]{shard(0, dp), partial(tp)} path "mlp"
+  %z = all_reduce(%y) {axis = "tp"} : f32[4, 6]{shard(0, dp)} path "mlp"
+  %s = reduce_scatter(%y) {axis = "tp", dim = 1} : f32[4, 6]{shard(0, dp), shard(1, tp)} path "mlp"
+  %g = all_gather(%s) {axis = "tp", dim = 1} : f32[4, 6]{shard(0, dp)} path "mlp"
+  %a = all_gather(%w) {axis = "tp", dim = 0, phase = "backward"} : f32[8, 6] path "mlp.w"
+  %m = all_reduce(%y) {axis = "tp", reduce = "max", phase = "optimizer"} : f32[4, 6]{shard(0, dp)}
+  %t = all_to_all(%s) {axis = "tp", split_dim = 0, concat_dim = 1} : f32[4, 6]{shard(0, dp+tp)}
+  %k = shard_slice(%z) {axis = "tp", dim = 1} : f32[4, 6]{shard(0, dp), shard(1, tp)}
+  %b = broadcast(%z) {axis = "dp", root = 0} : f32[4, 6]{shard(0, dp)}
+  %r = reshape(%z) {shape = [24]} : f32[24]{shard(0, dp)}
+  return %g as "g", %a as "a", %k as "k", %r as "r"
+}
+)";
+
+TEST(CommSummaryTest, MessageSizesAndRingBytes) {
+  auto m = parse(kModule);
+  ASSERT_TRUE(m);
+  MeshLayout mesh(m->mesh);
+  CommSummary s = summarizeComm(*m, mesh);
+  // An SPMD program: every rank has the same list.
+  ASSERT_EQ(s.lists.size(), 1u);
+  EXPECT_EQ(s.lists[0].ranks, (std::vector<int64_t>{0, 1, 2, 3}));
+  const auto &ops = s.lists[0].ops;
+  ASSERT_EQ(ops.size(), 8u);
+  struct Want {
+    OpKind kind;
+    const char *phase;
+    uint64_t S;
+    double sent;
+  } want[] = {
+      {OpKind::AllReduce, "forward", 48, 48},      // 2(n-1)/n * 48, n = 2
+      {OpKind::ReduceScatter, "forward", 48, 24},  // the whole input [2, 6]
+      {OpKind::AllGather, "forward", 48, 24},      // the gathered output [2, 6]
+      {OpKind::AllGather, "backward", 192, 96},    // [8, 6] from [4, 6] each
+      {OpKind::AllReduce, "optimizer", 48, 48},
+      {OpKind::AllToAll, "forward", 24, 12},       // the operand's block [2, 3]
+      {OpKind::ShardSlice, "forward", 48, 0},      // no communication
+      {OpKind::Broadcast, "forward", 48, 48},      // S, over dp
+  };
+  for (size_t i = 0; i < ops.size(); ++i) {
+    SCOPED_TRACE(i);
+    EXPECT_EQ(ops[i].kind, want[i].kind);
+    EXPECT_EQ(ops[i].phase, want[i].phase);
+    EXPECT_EQ(ops[i].messageBytes, want[i].S);
+    EXPECT_DOUBLE_EQ(ops[i].sentBytes, want[i].sent);
+    EXPECT_EQ(ops[i].groupSize, 2);
+  }
+  EXPECT_EQ(ops[0].path, "mlp");
+  EXPECT_EQ(ops[4].reduce, "max");
+  EXPECT_EQ(ops[7].axis, MeshAxis::DP);
+  EXPECT_EQ(ops[3].block, (Shape{8, 6}));
+
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  printCommSummary(s, os);
+  os.flush();
+  EXPECT_NE(text.find("ranks 0-3: 8 ops"), std::string::npos) << text;
+  EXPECT_NE(text.find("all_reduce(max)"), std::string::npos) << text;
+  EXPECT_NE(text.find("total: 8 ops, S 504 bytes, sent 300 bytes"), std::string::npos) << text;
+}
+
+TEST(CommSummaryTest, RingFormulas) {
+  EXPECT_DOUBLE_EQ(sentBytes(OpKind::AllReduce, 4, 1000), 1500);
+  EXPECT_DOUBLE_EQ(sentBytes(OpKind::ReduceScatter, 4, 1000), 750);
+  EXPECT_DOUBLE_EQ(sentBytes(OpKind::AllGather, 8, 800), 700);
+  EXPECT_DOUBLE_EQ(sentBytes(OpKind::AllToAll, 2, 100), 50);
+  EXPECT_DOUBLE_EQ(sentBytes(OpKind::Broadcast, 4, 100), 100);
+  EXPECT_DOUBLE_EQ(sentBytes(OpKind::Send, 2, 100), 100);
+  EXPECT_DOUBLE_EQ(sentBytes(OpKind::Recv, 2, 100), 0);
+  EXPECT_DOUBLE_EQ(sentBytes(OpKind::ShardSlice, 2, 100), 0);
+  EXPECT_DOUBLE_EQ(sentBytes(OpKind::AllReduce, 1, 100), 0);
+  EXPECT_DOUBLE_EQ(sentBytes(OpKind::AllReduce, 3, 4), 16.0 / 3);
+  EXPECT_EQ(formatRanks({0, 1, 2, 5, 7, 8}), "0-2, 5, 7-8");
+}
+
+TEST(CommSummaryTest, PipelineStagesDifferByRank) {
+  auto m = parse(R"(
+module @p mesh(pp = 2) {
+  input %x : f32[4, 8]
+  send(%x) {axis = "pp", peer_offset = 1, pipeline_stage = 0, tag = 0}
+  %r = recv() {axis = "pp", dtype = "f32", peer_offset = -1, pipeline_stage = 1, shape = [4, 8], tag = 0} : f32[4, 8]
+  %y = all_reduce(%r) {axis = "pp"} : f32[4, 8]
+  return %y as "y"
+}
+)");
+  ASSERT_TRUE(m);
+  CommSummary s = summarizeComm(*m, MeshLayout(m->mesh));
+  ASSERT_EQ(s.lists.size(), 2u);
+  EXPECT_EQ(s.lists[0].ranks, std::vector<int64_t>{0});
+  ASSERT_EQ(s.lists[0].ops.size(), 2u);
+  EXPECT_EQ(s.lists[0].ops[0].kind, OpKind::Send);
+  EXPECT_DOUBLE_EQ(s.lists[0].ops[0].sentBytes, 128);
+  EXPECT_EQ(s.lists[1].ranks, std::vector<int64_t>{1});
+  EXPECT_EQ(s.lists[1].ops[0].kind, OpKind::Recv);
+  EXPECT_EQ(s.lists[1].ops[0].messageBytes, 128u);
+  EXPECT_DOUBLE_EQ(s.lists[1].ops[0].sentBytes, 0);
+
+  // Rank 1's program has the recv (from rank 0), not the send.
+  auto r1 = rankProgram(*m, MeshLayout(m->mesh), 1);
+  std::string text = toText(*r1);
+  EXPECT_EQ(text.find("send("), std::string::npos) << text;
+  EXPECT_NE(text.find("group = [0, 1], peer = 0"), std::string::npos) << text;
+}
+
+TEST(RankProgramTest, LocalTypesAttributesAndGroups) {
+  auto m = parse(kModule);
+  ASSERT_TRUE(m);
+  MeshLayout mesh(m->mesh);
+  // Rank 3: dp = 1, tp = 1.
+  auto r = rankProgram(*m, mesh, 3);
+  EXPECT_EQ(r->name, "t.rank3");
+  EXPECT_EQ(r->mesh, (std::array<int64_t, kNumMeshAxes>{1, 1, 1, 1, 1}));
+  EXPECT_EQ(r->lookup("x")->type, TensorType({2, 4}, DType::F32));
+  EXPECT_EQ(r->lookup("w")->type, TensorType({4, 6}, DType::F32));
+  EXPECT_EQ(r->lookup("a")->type, TensorType({8, 6}, DType::F32));
+  EXPECT_EQ(r->lookup("r")->type, TensorType({12}, DType::F32));
+  EXPECT_EQ(r->lookup("r")->def->getInts("shape"), (std::vector<int64_t>{12}));
+  EXPECT_EQ(r->lookup("z")->def->getInts("group"), (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(r->lookup("b")->def->getInts("group"), (std::vector<int64_t>{1, 3}));
+  EXPECT_FALSE(r->lookup("y")->def->has("group"));
+  // The original is untouched.
+  EXPECT_EQ(m->lookup("x")->type.shape, (Shape{4, 8}));
+}
+
+} // namespace
