@@ -78,6 +78,12 @@ std::optional<OpKind> ir::parseOpKind(llvm::StringRef name) {
 // Module
 //===----------------------------------------------------------------------===//
 
+void Module::reserve(size_t moreOps, size_t moreValues) {
+  ops.reserve(ops.size() + moreOps);
+  values.reserve(values.size() + moreValues);
+  byName.reserve(byName.size() + moreValues);
+}
+
 Value *Module::newValue(const std::string &name) {
   values.push_back(std::make_unique<Value>());
   Value *v = values.back().get();
@@ -123,13 +129,15 @@ Op *Module::append(OpKind kind, std::vector<Value *> operands, std::vector<Tenso
 std::string Module::uniqueName(const std::string &hint) {
   // The counter per hint only skips suffixes known to be taken; asking for a
   // name reserves nothing, so asking twice gives the same answer.
+  // A free hint needs no counter (most are: a counter per name would double
+  // the bookkeeping of large modules).
+  if (!hint.empty() && !byName.count(hint)) return hint;
   unsigned &next = nextSuffix[hint];
   // Unnamed values are numbered %0, %1, ... in creation order.
   if (hint.empty()) {
     while (byName.count(std::to_string(next))) ++next;
     return std::to_string(next);
   }
-  if (!byName.count(hint)) return hint;
   if (next == 0) next = 1;
   while (byName.count(hint + "." + std::to_string(next))) ++next;
   return hint + "." + std::to_string(next);

@@ -113,6 +113,8 @@ public:
   Value *output(llvm::StringRef name) const;
 
   std::vector<std::unique_ptr<Value>> &allValues() { return values; }
+  /// Room for that many more ops and values (a pass that clones a lot).
+  void reserve(size_t moreOps, size_t moreValues);
 
 private:
   Value *newValue(const std::string &name);
