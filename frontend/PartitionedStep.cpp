@@ -15,7 +15,7 @@ llvm::Expected<PartitionedStep> planc::buildPartitionedStep(Compilation &c, cons
   auto fail = [](const llvm::Twine &message) {
     return llvm::createStringError(llvm::inconvertibleErrorCode(), message.str());
   };
-  // The global program: every dp rank's micro-batch.
+  // The global program of one micro-batch: every dp rank's micro-batch.
   const PlanConfig &config = c.getConfig();
   std::unique_ptr<Module> step = lowerToIR(c, config.train.microBatch * config.parallel.size(MeshAxis::DP));
   if (!step) return fail("the plan could not be lowered to IR");
@@ -29,6 +29,8 @@ llvm::Expected<PartitionedStep> planc::buildPartitionedStep(Compilation &c, cons
   }
   PassManager pm(options.passes, passOptionsFromConfig(config));
   if (llvm::Error e = addPartitionPipeline(pm)) return e;
+  if (options.unroll)
+    if (llvm::Error e = addUnrollPipeline(pm)) return e;
   if (llvm::Error e = pm.run(*step)) return e;
   result.partitioned = std::move(step);
   return result;

@@ -4,7 +4,9 @@
 // it: the checked model lowered for the global batch of all dp ranks
 // (micro_batch x dp rows), turned into a training step (autodiff, optimizer,
 // clean-up), then partitioned as the parallel block says (recompute, ZeRO
-// layouts, sharding propagation with the collectives between layouts). The
+// layouts, sharding propagation with the collectives between layouts,
+// pipeline stages with their send/recv) and, unless asked not to, unrolled
+// over the micro-batches in schedule order. The
 // result keeps global shapes; its types carry the shardings, and
 // ir/LocalBlocks.h, ir/LocalAttrs.h and ir/RankProgram.h give per-rank views.
 //
@@ -30,6 +32,9 @@ struct PartitionedStepOptions {
   PassManagerOptions passes;
   /// Also hand back the global step before partitioning (a copy).
   bool keepUnpartitioned = false;
+  /// Repeat the step per micro-batch in schedule order (what runs); false:
+  /// the placed step of one micro-batch (what the partitioner decides).
+  bool unroll = true;
 };
 
 struct PartitionedStep {

@@ -1,6 +1,7 @@
 //===- frontend/VerifyPlan.cpp - `planc verify` ---------------------------===//
 
 #include "frontend/VerifyPlan.h"
+#include "frontend/PartitionedStep.h"
 #include "frontend/Run.h"
 #include "frontend/TrainOptions.h"
 
@@ -129,15 +130,12 @@ llvm::Expected<PlanVerifyReport> planc::verifyPlan(Compilation &c, const PlanVer
   if (!step) return fail("the plan could not be lowered to IR");
   if (llvm::Error e = makeTrainingStep(c, *step, options.floatType, PassManagerOptions{})) return std::move(e);
 
-  std::unique_ptr<Module> partitioned = lowerToIR(c, perMicroBatch);
-  if (!partitioned) return fail("the plan could not be lowered to IR");
-  Module &part = *partitioned;
-  if (llvm::Error e = makeTrainingStep(c, part, options.floatType, PassManagerOptions{})) return std::move(e);
-  {
-    PassManager pm(options.passes, passOptionsFromConfig(c.getConfig()));
-    if (llvm::Error e = addPartitionPipeline(pm)) return std::move(e);
-    if (llvm::Error e = pm.run(part)) return std::move(e);
-  }
+  PartitionedStepOptions stepOptions;
+  stepOptions.floatType = options.floatType;
+  stepOptions.passes = options.passes;
+  auto built = buildPartitionedStep(c, stepOptions);
+  if (!built) return built.takeError();
+  Module &part = *built->partitioned;
   PlanVerifyReport report;
   report.mesh = part.mesh;
   for (const auto &op : part.ops) report.collectives += isReduction(op->kind) || op->kind == OpKind::AllGather ||

@@ -13,7 +13,11 @@
 //   - no rank can go on (every waiting rank waits for a message or a
 //     collective that the others will never issue);
 //   - a message is never received.
-// Each error names the two ranks and the two ops. Collectives over other
+// Each error names the two ranks and the two ops. A rolled module (placed by
+// `pipeline`, one micro-batch) is replayed as the schedule runs it: each
+// rank's instructions in order, each with its stage's messages of that kind,
+// tagged per micro-batch as `unroll-microbatches` tags them; the optimizer's
+// messages after all of them. Collectives over other
 // axes (tp, dp) are issued by every member of their group in the same
 // program order — the members of a group are on the same stage and run the
 // same ops — so they match by construction and are not replayed.
@@ -21,6 +25,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/Passes.h"
+#include "passes/PipelineAttrs.h"
 
 #include "ir/MeshLayout.h"
 #include "ir/Printer.h"
@@ -65,39 +70,117 @@ bool isPpCollective(const Op &op) {
 
 class DeadlockCheckPass : public Pass {
 public:
+  explicit DeadlockCheckPass(PassOptions o) : options(std::move(o)) {}
+
   llvm::Error run(Module &m) override {
     const int P = int(m.mesh[unsigned(MeshAxis::PP)]);
-    std::vector<std::vector<Event>> programs(static_cast<size_t>(P));
+    std::vector<const Op *> comms;
+    bool unrolled = false;
     for (const auto &up : m.ops) {
       const Op &op = *up;
-      bool comm = op.kind == OpKind::Send || op.kind == OpKind::Recv || isPpCollective(op);
-      if (!comm) continue;
+      unrolled |= op.has("micro_batch");
+      if (op.kind != OpKind::Send && op.kind != OpKind::Recv && !isPpCollective(op)) continue;
       if ((op.kind == OpKind::Send || op.kind == OpKind::Recv) && op.getString("axis") != "pp")
         return fail(where(op) + " is a point-to-point message over '" + op.getString("axis") +
                     "'; only pipeline (pp) messages are checked");
-      for (int r = 0; r < P; ++r) {
-        if (op.has("pipeline_stage") && op.getInt("pipeline_stage") != r) continue;
-        Event e;
-        e.op = &op;
-        if (isPpCollective(op)) {
-          e.kind = Event::Collective;
-        } else {
-          e.kind = op.kind == OpKind::Send ? Event::Send : Event::Recv;
-          e.peer = int(((r + op.getInt("peer_offset")) % P + P) % P);
-          e.tag = op.getInt("tag");
-        }
-        programs[size_t(r)].push_back(e);
-      }
+      comms.push_back(&op);
     }
+    std::vector<std::vector<Event>> programs(static_cast<size_t>(P));
+    if (unrolled || P == 1) {
+      for (const Op *op : comms)
+        for (int r = 0; r < P; ++r) add(programs, *op, r, P, 0);
+      return replay(programs, P, MeshLayout(m.mesh));
+    }
+    // Rolled: the schedule says in which order each rank runs its work.
+    pipeline::ScheduleOptions so = scheduleOptionsFrom(options, P);
+    auto schedule = pipeline::buildSchedule(so);
+    if (!schedule) return schedule.takeError();
+    int64_t maxTag = 0;
+    std::map<std::pair<int, Work>, std::vector<const Op *>> byWork; // (virtual stage, work)
+    std::vector<const Op *> optimizer;
+    for (const Op *op : comms) {
+      if (op->kind == OpKind::Send) maxTag = std::max(maxTag, op->getInt("tag"));
+      Work w = workOf(*op);
+      if (w == Work::Optimizer || virtualStageOf(*op) < 0) optimizer.push_back(op);
+      else byWork[{virtualStageOf(*op), w == Work::WeightGrad && so.style != pipeline::ScheduleStyle::ZeroBubble
+                                             ? Work::Backward
+                                             : w}]
+               .push_back(op);
+    }
+    for (int r = 0; r < P; ++r) {
+      for (const pipeline::Instr &in : schedule->ranks[size_t(r)]) {
+        if (!in.isCompute()) continue;
+        Work w = in.kind == pipeline::InstrKind::Forward    ? Work::Forward
+                 : in.kind == pipeline::InstrKind::WeightGrad ? Work::WeightGrad
+                                                            : Work::Backward;
+        auto it = byWork.find({schedule->virtualStage(r, in.chunk), w});
+        if (it == byWork.end()) continue;
+        for (const Op *op : it->second) add(programs, *op, r, P, int64_t(in.microBatch) * maxTag);
+      }
+      for (const Op *op : optimizer) add(programs, *op, r, P, 0);
+    }
+    receiveInSendOrder(programs);
     return replay(programs, P, MeshLayout(m.mesh));
   }
 
 private:
+  /// What `unroll-microbatches` does to the programs it writes: on each
+  /// channel the receives follow the sender's order, a receive moving up to
+  /// just before a later message's receive where the schedule had it after.
+  static void receiveInSendOrder(std::vector<std::vector<Event>> &programs) {
+    const int P = int(programs.size());
+    std::vector<std::vector<double>> pos(programs.size());
+    for (size_t r = 0; r < programs.size(); ++r)
+      for (size_t i = 0; i < programs[r].size(); ++i) pos[r].push_back(double(i));
+    for (int dst = 0; dst < P; ++dst)
+      for (int src = 0; src < P; ++src) {
+        std::vector<int64_t> sent; // tags in send order
+        for (const Event &e : programs[size_t(src)])
+          if (e.kind == Event::Send && e.peer == dst) sent.push_back(e.tag);
+        std::map<int64_t, size_t> recvAt; // tag -> index in dst's program
+        for (size_t i = 0; i < programs[size_t(dst)].size(); ++i) {
+          const Event &e = programs[size_t(dst)][i];
+          if (e.kind == Event::Recv && e.peer == src) recvAt[e.tag] = i;
+        }
+        for (size_t k = sent.size(); k-- > 1;) {
+          auto a = recvAt.find(sent[k - 1]), b = recvAt.find(sent[k]);
+          if (a == recvAt.end() || b == recvAt.end()) continue;
+          double &pa = pos[size_t(dst)][a->second], pb = pos[size_t(dst)][b->second];
+          if (pa > pb) pa = pb - 1e-3;
+        }
+      }
+    for (size_t r = 0; r < programs.size(); ++r) {
+      std::vector<size_t> idx(programs[r].size());
+      for (size_t i = 0; i < idx.size(); ++i) idx[i] = i;
+      std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return pos[r][a] < pos[r][b]; });
+      std::vector<Event> sorted;
+      for (size_t i : idx) sorted.push_back(programs[r][i]);
+      programs[r] = std::move(sorted);
+    }
+  }
+
+  /// `op` as an event of rank `r`'s program, if that rank runs it.
+  static void add(std::vector<std::vector<Event>> &programs, const Op &op, int r, int P, int64_t tagShift) {
+    if (op.has("pipeline_stage") && op.getInt("pipeline_stage") != r) return;
+    Event e;
+    e.op = &op;
+    if (isPpCollective(op)) {
+      e.kind = Event::Collective;
+    } else {
+      e.kind = op.kind == OpKind::Send ? Event::Send : Event::Recv;
+      e.peer = int(((r + op.getInt("peer_offset")) % P + P) % P);
+      e.tag = op.getInt("tag") + tagShift;
+    }
+    programs[size_t(r)].push_back(e);
+  }
+
   static std::string rankName(int stage, const MeshLayout &mesh) {
     MeshCoords c{};
     c[unsigned(MeshAxis::PP)] = stage;
     return "rank " + std::to_string(mesh.rankOf(c)) + " (pp=" + std::to_string(stage) + ")";
   }
+
+  PassOptions options;
 
   static llvm::Error replay(const std::vector<std::vector<Event>> &programs, int P, const MeshLayout &mesh) {
     std::vector<size_t> head(static_cast<size_t>(P), 0);
@@ -167,4 +250,6 @@ private:
 
 } // namespace
 
-std::unique_ptr<Pass> planc::createDeadlockCheckPass() { return std::make_unique<DeadlockCheckPass>(); }
+std::unique_ptr<Pass> planc::createDeadlockCheckPass(const PassOptions &options) {
+  return std::make_unique<DeadlockCheckPass>(options);
+}

@@ -29,10 +29,12 @@ const std::vector<PassInfo> &planc::registeredPasses() {
        [](const PassOptions &o) { return createZeroShardingPass(o); }},
       {"propagate-sharding", "gives every value a sharding over the mesh and inserts the collectives between layouts",
        [](const PassOptions &o) { return createShardingPropagationPass(o); }},
-      {"pipeline", "clones the step per micro-batch, cuts it into pipeline stages in schedule order, adds send/recv",
+      {"pipeline", "cuts the step into pipeline stages and schedule instructions, adds send/recv between stages",
        [](const PassOptions &o) { return createPipelinePartitionPass(o); }},
+      {"unroll-microbatches", "repeats the step per micro-batch in schedule order (gradient accumulation)",
+       [](const PassOptions &o) { return createUnrollMicroBatchesPass(o); }},
       {"check-deadlock", "proves every pair of ranks issues its messages and collectives in a matching order",
-       [](const PassOptions &) { return createDeadlockCheckPass(); }},
+       [](const PassOptions &o) { return createDeadlockCheckPass(o); }},
   };
   return passes;
 }
@@ -62,8 +64,15 @@ llvm::Error planc::addPartitionPipeline(PassManager &pm) {
   // makes every other layout consistent with them.
   if (llvm::Error e = pm.add("zero")) return e;
   if (llvm::Error e = pm.add("propagate-sharding")) return e;
-  // Micro-batches and stages last: the clones copy the layouts, and one
-  // micro-batch's step is what sharding propagation had to reason about.
+  // Stages last: they split ops that already have their layouts.
   if (llvm::Error e = pm.add("pipeline")) return e;
+  // Checked on the rolled step with the schedule: cheap for any model size.
+  return pm.add("check-deadlock");
+}
+
+llvm::Error planc::addUnrollPipeline(PassManager &pm) {
+  // Micro-batches last of all: the clones copy layouts and placement, and one
+  // micro-batch's step is what every earlier pass had to reason about.
+  if (llvm::Error e = pm.add("unroll-microbatches")) return e;
   return pm.add("check-deadlock");
 }

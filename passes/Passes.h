@@ -52,14 +52,19 @@ std::unique_ptr<Pass> createZeroShardingPass(const PassOptions &options);
 /// ShardingPropagation.cpp.
 std::unique_ptr<Pass> createShardingPropagationPass(const PassOptions &options);
 
-/// Micro-batches, pipeline stages, schedule order and the send/recv between
-/// stages. Reads "pipeline_schedule", "micro_batches", "virtual_stages". See
-/// PipelinePartition.cpp.
+/// Pipeline stages, the schedule instruction of every op and the send/recv
+/// between stages, for one micro-batch. Reads "pipeline_schedule",
+/// "micro_batches", "virtual_stages". See PipelinePartition.cpp.
 std::unique_ptr<Pass> createPipelinePartitionPass(const PassOptions &options);
 
+/// The step of every micro-batch, in schedule order (gradient accumulation
+/// when pp = 1). Same options. See UnrollMicroBatches.cpp.
+std::unique_ptr<Pass> createUnrollMicroBatchesPass(const PassOptions &options);
+
 /// Proves that every pair of communicating ranks issues its messages and
-/// collectives in a matching order (no deadlock). See DeadlockCheck.cpp.
-std::unique_ptr<Pass> createDeadlockCheckPass();
+/// collectives in a matching order (no deadlock), on an unrolled module or
+/// on a placed one with the schedule the options name. See DeadlockCheck.cpp.
+std::unique_ptr<Pass> createDeadlockCheckPass(const PassOptions &options = {});
 
 class PassManager;
 /// The passes that turn a lowered forward module into one training step, in
@@ -70,6 +75,10 @@ llvm::Error addDefaultTrainingPipeline(PassManager &pm);
 /// layouts, sharding propagation with collective insertion, pipeline stages,
 /// the deadlock check), in order.
 llvm::Error addPartitionPipeline(PassManager &pm);
+
+/// After addPartitionPipeline, for running the step: every micro-batch in
+/// schedule order, checked again for deadlocks.
+llvm::Error addUnrollPipeline(PassManager &pm);
 
 } // namespace planc
 
