@@ -19,7 +19,7 @@ llvm::Expected<PartitionedStep> planc::buildPartitionedStep(Compilation &c, cons
   const PlanConfig &config = c.getConfig();
   std::unique_ptr<Module> step = lowerToIR(c, config.train.microBatch * config.parallel.size(MeshAxis::DP));
   if (!step) return fail("the plan could not be lowered to IR");
-  if (llvm::Error e = makeTrainingStep(c, *step, options.floatType, PassManagerOptions{})) return e;
+  if (llvm::Error e = makeTrainingStep(c, *step, options.floatType, options.passes)) return e;
 
   PartitionedStep result;
   if (options.keepUnpartitioned) {

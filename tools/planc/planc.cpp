@@ -42,7 +42,8 @@ COMMANDS:
   check    read, resolve and check a plan; print a summary of the model, the
            training settings, the cluster and the parallel mesh
   emit     print an intermediate form:
-           --emit=tokens|ast|ir|ir-train|ir-rank|comm|mesh|schedule|schedule-svg
+           --emit=tokens|ast|ir|ir-train|ir-partitioned|ir-rank|comm|mesh|
+                  schedule|schedule-svg
   run      train the plan on the reference interpreter, printing the loss of
            every step (--target=interp)
   verify   prove the plan's partitioning: run one training step on one device
@@ -95,9 +96,18 @@ const char *kEmitHelp = R"(USAGE: planc emit --emit=<what> [options] <file.plan>
                   backward graph (autodiff) and the optimizer's updates, after
                   the default training pipeline
   --time-passes   with ir-train: the time each pass took, on stderr (with
-                  ir-rank and comm: each partitioning pass)
+                  ir-partitioned, ir-rank and comm: each partitioning pass)
   --print-after-all  with ir-train: the IR after every pass, on stderr (with
-                  ir-rank and comm: after every partitioning pass)
+                  ir-partitioned, ir-rank and comm: after every partitioning
+                  pass)
+
+  --emit=ir-partitioned
+                  the training step as the partitioner leaves it: one SPMD
+                  module with global shapes, a sharding on every value, the
+                  collectives between layouts, and with pp > 1 every op
+                  placed on its pipeline stage and schedule instruction
+                  (pipeline_stage, work) with send/recv between stages; one
+                  micro-batch (ir-rank and comm show every micro-batch)
 
   --emit=ir-rank --rank <r>
                   rank r's program of the partitioned training step (built
@@ -253,7 +263,9 @@ int parseArgs(int argc, char **argv, Options &o) {
       if (!valueOf(i, "--set", v)) return usage("--set needs a value: --set block.key=value");
       o.frontend.setOverrides.push_back(v);
     } else if (a.rfind("--emit", 0) == 0) {
-      if (!valueOf(i, "--emit", v)) return usage("--emit needs a value: tokens, ast, ir, ir-train, ir-rank, comm, mesh, schedule or schedule-svg");
+      if (!valueOf(i, "--emit", v))
+        return usage("--emit needs a value: tokens, ast, ir, ir-train, ir-partitioned, ir-rank, comm, mesh, schedule or "
+                     "schedule-svg");
       o.emit = v;
     } else if (a.rfind("--diagnostics-format", 0) == 0) {
       if (!valueOf(i, "--diagnostics-format", v) || (v != "text" && v != "json"))
@@ -330,14 +342,15 @@ int parseArgs(int argc, char **argv, Options &o) {
   if (o.command.empty()) return usage("no command; the commands are check, emit, run and verify");
   if (o.file.empty()) return usage("no input file");
   if (o.command == "emit") {
-    const char *forms = "tokens, ast, ir, ir-train, ir-rank, comm, mesh, schedule and schedule-svg";
+    const char *forms = "tokens, ast, ir, ir-train, ir-partitioned, ir-rank, comm, mesh, schedule and schedule-svg";
     if (o.emit.empty()) return usage(std::string("emit needs --emit=<form>; the forms are ") + forms);
     if (o.emit != "tokens" && o.emit != "ast" && o.emit != "ir" && o.emit != "ir-train" && o.emit != "ir-rank" &&
-        o.emit != "comm" && o.emit != "mesh" && o.emit != "schedule" && o.emit != "schedule-svg")
+        o.emit != "ir-partitioned" && o.emit != "comm" && o.emit != "mesh" && o.emit != "schedule" &&
+        o.emit != "schedule-svg")
       return usage("--emit=" + o.emit + " is not available; this version emits " + forms);
     if ((o.passes.timePasses || o.passes.printAfterAll) && o.emit != "ir-train" && o.emit != "ir-rank" &&
-        o.emit != "comm")
-      return usage("--time-passes and --print-after-all go with --emit=ir-train, ir-rank or comm");
+        o.emit != "comm" && o.emit != "ir-partitioned")
+      return usage("--time-passes and --print-after-all go with --emit=ir-train, ir-partitioned, ir-rank or comm");
     if (o.emit == "ir-rank" && o.rank < 0) return usage("--emit=ir-rank needs --rank <r>");
     if (o.emit != "ir-rank" && o.rank >= 0) return usage("--rank goes with --emit=ir-rank");
   } else if (!o.emit.empty()) {
@@ -380,7 +393,7 @@ int emitMeshOrSchedule(const Options &o, const PlanConfig &config) {
   return 0;
 }
 
-/// --emit=comm and --emit=ir-rank: views of the partitioned training step.
+/// --emit=ir-partitioned, comm and ir-rank: views of the partitioned step.
 int emitPartitioned(const Options &o, Compilation &c) {
   auto fail = [](llvm::Error e) {
     llvm::errs() << "planc: error: " << llvm::toString(std::move(e)) << "\n";
@@ -395,9 +408,14 @@ int emitPartitioned(const Options &o, Compilation &c) {
   }
   PartitionedStepOptions options;
   options.passes = o.passes;
+  options.unroll = o.emit != "ir-partitioned";
   auto step = buildPartitionedStep(c, options);
   if (!step) return fail(step.takeError());
   const ir::Module &part = *step->partitioned;
+  if (o.emit == "ir-partitioned") {
+    ir::print(part, llvm::outs());
+    return 0;
+  }
   MeshLayout layout(part.mesh);
   if (o.emit == "comm") {
     printCommSummary(summarizeComm(part, layout), llvm::outs());
@@ -457,7 +475,7 @@ int run(Options &o) {
     ir::print(*m, llvm::outs());
     return 0;
   }
-  if (o.command == "emit" && (o.emit == "comm" || o.emit == "ir-rank")) {
+  if (o.command == "emit" && (o.emit == "comm" || o.emit == "ir-rank" || o.emit == "ir-partitioned")) {
     if (!ok || !c.check()) return 1;
     c.getDiagnostics().finish();
     return emitPartitioned(o, c);
