@@ -47,6 +47,8 @@ PassOptions planc::passOptionsFromConfig(const PlanConfig &config) {
                                                                                     : "1f1b"},
       {"micro_batches", std::to_string(std::max<int64_t>(config.parallel.microBatches, 1))},
       {"virtual_stages", std::to_string(config.parallel.virtualStages)},
+      {"bucket_bytes", std::to_string(config.parallel.bucketBytes)},
+      {"overlap_grad_reduce", config.parallel.overlapGradReduce ? "true" : "false"},
   };
   return p;
 }

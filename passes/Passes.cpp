@@ -29,6 +29,8 @@ const std::vector<PassInfo> &planc::registeredPasses() {
        [](const PassOptions &o) { return createZeroShardingPass(o); }},
       {"propagate-sharding", "gives every value a sharding over the mesh and inserts the collectives between layouts",
        [](const PassOptions &o) { return createShardingPropagationPass(o); }},
+      {"grad-buckets", "groups the data-parallel gradient reductions into buckets issued during backward",
+       [](const PassOptions &o) { return createGradientBucketsPass(o); }},
       {"pipeline", "cuts the step into pipeline stages and schedule instructions, adds send/recv between stages",
        [](const PassOptions &o) { return createPipelinePartitionPass(o); }},
       {"unroll-microbatches", "repeats the step per micro-batch in schedule order (gradient accumulation)",
@@ -64,6 +66,8 @@ llvm::Error planc::addPartitionPipeline(PassManager &pm) {
   // makes every other layout consistent with them.
   if (llvm::Error e = pm.add("zero")) return e;
   if (llvm::Error e = pm.add("propagate-sharding")) return e;
+  // Gradient sync in buckets during backward, once every layout is known.
+  if (llvm::Error e = pm.add("grad-buckets")) return e;
   // Stages last: they split ops that already have their layouts.
   if (llvm::Error e = pm.add("pipeline")) return e;
   // Checked on the rolled step with the schedule: cheap for any model size.

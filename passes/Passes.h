@@ -52,6 +52,11 @@ std::unique_ptr<Pass> createZeroShardingPass(const PassOptions &options);
 /// ShardingPropagation.cpp.
 std::unique_ptr<Pass> createShardingPropagationPass(const PassOptions &options);
 
+/// Data-parallel gradient reductions in buckets, each issued right after its
+/// last gradient is made. Reads "bucket_bytes", "overlap_grad_reduce". See
+/// GradientBuckets.cpp.
+std::unique_ptr<Pass> createGradientBucketsPass(const PassOptions &options);
+
 /// Pipeline stages, the schedule instruction of every op and the send/recv
 /// between stages, for one micro-batch. Reads "pipeline_schedule",
 /// "micro_batches", "virtual_stages". See PipelinePartition.cpp.

@@ -251,9 +251,9 @@ private:
       for (Value *v : op.operands)
         if (int st = stageOf(v); st >= 0) ranks.insert(rankOf(st));
       if (ranks.size() < 2) continue;
-      bool onlyOptimizer = llvm::all_of(op.results, [&](const Value *r) {
-        return llvm::all_of(users[r], [](const Op *u) { return workOf(*u) == Work::Optimizer; });
-      });
+      // A bucketed gradient reduction (grad-buckets) is the optimizer's too.
+      auto forOptimizer = [](const Op *u) { return workOf(*u) == Work::Optimizer || u->has("bucket"); };
+      bool onlyOptimizer = llvm::all_of(op.results, [&](const Value *r) { return llvm::all_of(users[r], forOptimizer); });
       if (!onlyOptimizer) continue;
       op.attrs["phase"] = std::string("optimizer");
       op.attrs.erase("work");
@@ -261,6 +261,14 @@ private:
       for (Value *v : op.operands)
         if (int st = stageOf(v); st >= 0 && first < 0) first = st;
       place(op, first, Work::Optimizer);
+      for (const Value *r : op.results)
+        for (const Op *u : users[r])
+          if (workOf(*u) != Work::Optimizer) {
+            Op &sync = const_cast<Op &>(*u);
+            sync.attrs["phase"] = std::string("optimizer");
+            sync.attrs.erase("work");
+            place(sync, first, Work::Optimizer);
+          }
     }
   }
 

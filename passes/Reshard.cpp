@@ -68,8 +68,18 @@ Value *Resharder::to(Value *v, const Sharding &wanted, const OpStamp &stamp, boo
   if (auto it = memo.find(memoKey); it != memo.end()) return it->second;
 
   Value *x = v;
+  // A reduction completes the producer's partial sums: it is the producer's
+  // communication (Megatron's all-reduce after the row-parallel matmul), so
+  // it carries the producer's location and layer path; moves and gathers
+  // serve the consumer.
+  OpStamp reduceStamp = stamp;
+  if (v->def) {
+    reduceStamp.loc = v->def->loc;
+    reduceStamp.path = v->def->path;
+  }
   auto step = [&](OpKind kind, AttrMap attrs) {
-    Op *op = emit(kind, {x}, std::move(attrs), stamp);
+    const OpStamp &s = kind == OpKind::AllReduce || kind == OpKind::ReduceScatter ? reduceStamp : stamp;
+    Op *op = emit(kind, {x}, std::move(attrs), s);
     if (op) x = op->results[0];
     return op != nullptr;
   };

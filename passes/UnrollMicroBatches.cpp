@@ -141,7 +141,7 @@ private:
     const int mb = so.microBatches;
     std::unordered_set<const Value *> readLater; // by the optimizer or an output
     for (const auto &op : original)
-      if (workOf(*op) == Work::Optimizer)
+      if (workOf(*op) == Work::Optimizer || (mb > 1 && op->has("bucket")))
         for (Value *v : op->operands) readLater.insert(v);
     for (const auto &out : m.outputs) readLater.insert(out.second);
     int64_t maxTag = 0;
@@ -159,6 +159,8 @@ private:
         Op &op = *up;
         Work work = workOf(op);
         if (work == Work::Optimizer) continue;
+        // A bucketed gradient sync runs once, on the summed gradients.
+        if (mb > 1 && op.has("bucket")) continue;
         int vs = virtualStageOf(op);
         Op *clone;
         if (mb == 1) {
@@ -200,6 +202,29 @@ private:
           it->second = add->results[0];
         }
       }
+    }
+    // Each bucket in the last micro-batch, right after the latest of its
+    // summed gradients.
+    std::map<int64_t, SortKey> bucketReady;
+    for (auto &up : original)
+      if (up && up->has("bucket") && workOf(*up) != Work::Optimizer)
+        for (Value *v : up->operands)
+          if (auto it = total.find(v); it != total.end() && it->second->def) {
+            SortKey k = keys[it->second->def];
+            auto [b, fresh] = bucketReady.emplace(up->getInt("bucket"), k);
+            if (!fresh && b->second < k) b->second = k;
+          }
+    for (auto &up : original) {
+      if (!up || !up->has("bucket") || workOf(*up) == Work::Optimizer) continue;
+      for (Value *&v : up->operands)
+        if (auto it = total.find(v); it != total.end()) v = it->second;
+      Op *op = up.get();
+      m.ops.push_back(std::move(up));
+      op->attrs["micro_batch"] = int64_t(mb - 1);
+      SortKey k = bucketReady.count(op->getInt("bucket")) ? bucketReady[op->getInt("bucket")]
+                                                          : SortKey{times.of(virtualStageOf(*op), workOf(*op), mb - 1), 0, 0};
+      std::get<2>(k) += 1e-4 * double(++bucketOrder);
+      keys[op] = k;
     }
     for (auto &up : original) {
       if (!up || workOf(*up) != Work::Optimizer) continue;
@@ -278,6 +303,7 @@ private:
   InstructionTimes times;
   int64_t rowBlocks = 1; // the dp blocks of the batch rows
   double order_ = 0;
+  int bucketOrder = 0;
   std::map<std::pair<const Value *, int>, Value *> view;
   std::unordered_map<const Op *, SortKey> keys;
   std::vector<Op *> messages;
