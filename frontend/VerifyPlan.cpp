@@ -190,7 +190,10 @@ llvm::Expected<PlanVerifyReport> planc::verifyPlan(Compilation &c, const PlanVer
     // in exact arithmetic), the update's direction is noise in either run.
     // Those elements of the updated parameter are counted, not compared.
     std::vector<Tensor> noiseMask;
-    if (n.startswith("new.") && !n.endswith(".adam_m") && !n.endswith(".adam_v")) {
+    bool adam = false;
+    if (const Value *v = step->output(name); v && v->def)
+      adam = v->def->kind == OpKind::AdamUpdate || v->def->kind == OpKind::Adam8bitUpdate;
+    if (adam && n.startswith("new.") && !n.endswith(".adam_m") && !n.endswith(".adam_v")) {
       auto grad = reference->find("grad." + n.drop_front(4).str());
       if (grad != reference->end() && grad->second.shape == ref->second.shape) {
         double gmax = 0;

@@ -35,8 +35,8 @@ struct PlanVerifyOptions {
   ir::DType floatType = ir::DType::F64; // every float of the model
   uint64_t seed = 1234;                 // parameters, batch and dropout masks
   double tolerance = 0;                 // relative; 0: 1e-9 for f64, 1e-5 otherwise
-  /// Testing only: removes the Nth (from 0) all-reduce or reduce-scatter the
-  /// partitioner inserted, to show that a missing collective is caught.
+  /// Testing only: removes the Nth (from 0) sum all-reduce the partitioner
+  /// inserted, to show that a missing collective is caught.
   int dropCollective = -1;
   /// Testing only: swaps the tags of two pipeline sends, to see the wrong
   /// order caught by the deadlock check and the wrong data by the comparison.

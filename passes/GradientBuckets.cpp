@@ -14,15 +14,16 @@
 //    bucket's collectives as one group), and the bucket's reductions sit
 //    together right after the op making its last gradient, in backward
 //    (`phase = "backward"`);
-//  - with option overlap_grad_reduce = false the reductions stay after
-//    backward, where the optimizer first reads them, with their buckets.
+//  - with option overlap_grad_reduce = false, and under ZeRO-1 (which keeps
+//    whole gradients until the step), the reductions stay after backward,
+//    where the optimizer first reads them, with their buckets.
 //
 // With several micro-batches, `unroll-microbatches` issues a bucket once,
 // in the last micro-batch after its gradients are summed (Megatron syncs on
 // the last micro-batch only).
 //
-// Needs: sharding propagation has run. Reads "bucket_bytes" (default 25 MiB)
-// and "overlap_grad_reduce" (default true).
+// Needs: sharding propagation has run. Reads "bucket_bytes" (default 25 MiB),
+// "overlap_grad_reduce" (default true) and "zero_stage".
 //
 //===----------------------------------------------------------------------===//
 
@@ -44,7 +45,9 @@ class GradientBucketsPass : public Pass {
 public:
   explicit GradientBucketsPass(const PassOptions &o)
       : bucketBytes(std::strtoull(o.get("bucket_bytes", "26214400").c_str(), nullptr, 10)),
-        overlap(o.get("overlap_grad_reduce", "true") != "false") {}
+        // ZeRO-1 keeps whole gradients until the optimizer step (only its
+        // states are split): its reduce-scatters stay after backward.
+        overlap(o.get("overlap_grad_reduce", "true") != "false" && o.get("zero_stage", "0") != "1") {}
 
   llvm::Error run(Module &m) override {
     if (m.mesh[unsigned(MeshAxis::DP)] == 1) return llvm::Error::success();

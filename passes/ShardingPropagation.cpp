@@ -40,8 +40,9 @@
 // and of the target logit), a mean over split rows (the local loss divided by
 // the global count), global_norm (sums of squares per layout, all-reduced
 // over their axes), and the optimizer updates (in the layout of their states,
-// so ZeRO-sharded states update only their shard; under ZeRO-1 gradients
-// are all-reduced whole first, under ZeRO-2/3 reduce-scattered). New
+// so ZeRO-sharded states update only their shard, the gradients
+// reduce-scattered into it: 2(n-1)/n of the gradient bytes, as an
+// all-reduce). New
 // parameter values are gathered back to the parameter's layout, and the loss
 // is all-reduced so every rank holds it.
 //
@@ -546,8 +547,8 @@ private:
     std::map<std::vector<MeshAxis>, std::vector<Value *>> groups;
     for (Value *g : op.operands) {
       Sharding target = wholeOf(g->type.sharding, g->type.rank());
-      if (auto h = hint.find(g); h != hint.end() && zeroStage >= 2) target = h->second;
-      Value *moved = move(g, target, stamp, zeroStage == 1);
+      if (auto h = hint.find(g); h != hint.end() && zeroStage >= 1) target = h->second;
+      Value *moved = move(g, target, stamp);
       if (!moved) return;
       std::vector<MeshAxis> axes;
       for (const auto &d : moved->type.sharding.dims) axes.insert(axes.end(), d.begin(), d.end());
@@ -575,13 +576,15 @@ private:
     const Value *layoutOf = op.kind == OpKind::Adam8bitUpdate ? op.operands[0] : op.operands[2];
     Sharding layout = wholeOf(layoutOf->type.sharding, layoutOf->type.rank());
     if (op.kind == OpKind::Adam8bitUpdate) {
-      // Block-quantised states keep the parameter's layout (not ZeRO-split).
+      // Block-quantised states keep the parameter's layout less any ZeRO-3
+      // split: the update runs on the whole parameter (gathered over dp).
+      layout = withoutAxis(layout, MeshAxis::DP);
       Decision dec;
       for (size_t i = 0; i < op.operands.size(); ++i)
         dec.operands.push_back(i < 2 ? layout : wholeOf(op.operands[i]->type.sharding, op.operands[i]->type.rank()));
       for (size_t r = 0; r < op.results.size(); ++r)
         dec.results.push_back(r == 0 ? layout : wholeOf(op.operands[r + 1]->type.sharding, op.results[r]->type.rank()));
-      return apply(op, dec, zeroStage == 1);
+      return apply(op, dec);
     }
     Decision dec;
     for (Value *v : op.operands)
@@ -590,7 +593,7 @@ private:
     if (layout.dims.empty())
       for (auto &s : dec.operands) s = Sharding::replicated(0);
     for (Value *v : op.results) dec.results.push_back(normalized(layout, v->type.rank()));
-    apply(op, dec, zeroStage == 1);
+    apply(op, dec);
   }
 
   void applyConstraint(Op &op) {

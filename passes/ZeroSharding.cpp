@@ -3,17 +3,19 @@
 // ZeRO (Rajbhandari et al., SC20) is a choice of layouts over dp, which
 // sharding propagation then makes consistent with collectives:
 //   stage 1: every optimizer state (Adam's m and v, SGD's momentum) is split
-//            over dp, so each rank updates 1/dp of every parameter; the
-//            gradients are all-reduced whole and the new parameter shards
-//            all-gathered;
-//   stage 2: the same layouts; the gradients are reduce-scattered straight
-//            into the update's shard (propagation reads zero_stage >= 2);
+//            over dp, so each rank updates 1/dp of every parameter: the
+//            gradients are reduce-scattered into that shard after backward
+//            (whole gradient buffers live until then) and the new parameter
+//            shards all-gathered -- the volume of one all-reduce (ZeRO's 2 Psi);
+//   stage 2: the same layouts, and the reduce-scatters are issued in buckets
+//            during backward (grad-buckets), so a gradient is released as
+//            soon as its bucket is reduced;
 //   stage 3: the parameters too are split over dp: gathered before each use
 //            in forward and again in backward, the gradient reduce-scattered.
 // A tensor is split along its first dim that divides over dp (after any tp
 // split of that dim, dp minor-most); one with no such dim (a scalar, odd
 // sizes) stays whole on every rank. 8-bit Adam's block-quantised states keep
-// the parameter's layout.
+// the parameter's layout (stage 3 still splits the parameter).
 //
 // Needs: the optimizer pass's update ops. Reads option "zero_stage" (0-3).
 //
@@ -43,7 +45,7 @@ public:
       std::vector<Value *> split;
       if (op->kind == OpKind::AdamUpdate) split = {op->operands[2], op->operands[3]};
       else if (op->kind == OpKind::SgdUpdate) split = {op->operands[2]};
-      else continue;
+      else if (op->kind != OpKind::Adam8bitUpdate) continue;
       if (stage == 3) split.push_back(op->operands[0]);
       for (Value *v : split)
         if (v->kind == Value::Kind::Param) splitAlongFirstFit(m, v, dp);
