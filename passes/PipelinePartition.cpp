@@ -75,6 +75,7 @@ public:
     if (llvm::Error e = assignStages()) return e;
     placeOptimizer();
     deferCrossStageGradientSums();
+    replicateSharedUpdates();
     fixLateReaders();
     if (llvm::Error e = insertMessages()) return e;
     matchChannelOrder();
@@ -269,6 +270,68 @@ private:
             sync.attrs.erase("work");
             place(sync, first, Work::Optimizer);
           }
+    }
+  }
+
+  /// A parameter read on several pipeline ranks (a tied embedding) has a
+  /// copy on each; every copy must see the same update, so the optimizer ops
+  /// that make its new value run on each of those ranks (Megatron updates
+  /// both embedding copies with the summed gradient). The copies carry
+  /// `replica = true`: the rank's own next value of the parameter.
+  void replicateSharedUpdates() {
+    std::unordered_map<const Value *, std::set<int>> readers;
+    for (const auto &op : m.ops) {
+      auto p = placed.find(op.get());
+      if (p == placed.end() || p->second.first < 0 || p->second.second == Work::Optimizer) continue;
+      for (const Value *v : op->operands)
+        if (v->kind == Value::Kind::Param) readers[v].insert(rankOf(p->second.first));
+    }
+    std::unordered_map<const Value *, size_t> position;
+    for (size_t i = 0; i < m.ops.size(); ++i)
+      for (const Value *r : m.ops[i]->results) position[r] = i;
+    for (const auto &[name, out] : m.outputs) {
+      llvm::StringRef n(name);
+      if (!n.consume_front("new.") || !out->def) continue;
+      const Value *param = m.lookup(n.str());
+      auto r = param ? readers.find(param) : readers.end();
+      if (r == readers.end() || r->second.size() < 2) continue;
+      // The optimizer ops that make the new value, in module order.
+      std::set<size_t> slice;
+      std::vector<const Value *> work{out};
+      while (!work.empty()) {
+        const Value *v = work.back();
+        work.pop_back();
+        auto at = position.find(v);
+        if (at == position.end() || slice.count(at->second)) continue;
+        const Op &op = *m.ops[at->second];
+        auto p = placed.find(&op);
+        if (p == placed.end() || p->second.second != Work::Optimizer || p->second.first < 0) continue;
+        slice.insert(at->second);
+        for (const Value *o : op.operands) work.push_back(o);
+      }
+      int home = rankOf(placed.at(out->def).first);
+      for (int rank : r->second) {
+        if (rank == home) continue;
+        std::unordered_map<const Value *, Value *> remap;
+        for (size_t i : slice) {
+          const Op &op = *m.ops[i];
+          if (rankOf(placed.at(&op).first) == rank) continue; // already there
+          std::vector<Value *> operands;
+          for (Value *o : op.operands) operands.push_back(remap.count(o) ? remap[o] : o);
+          std::vector<TensorType> types;
+          for (Value *res : op.results) types.push_back(res->type);
+          std::string suffix = ".pp" + std::to_string(rank);
+          Op *copy = m.append(op.kind, operands, types, op.attrs, op.results.empty() ? "" : op.results[0]->name + suffix);
+          for (size_t k = 1; k < copy->results.size(); ++k)
+            m.rename(copy->results[k], m.uniqueName(op.results[k]->name + suffix));
+          for (size_t k = 0; k < op.results.size(); ++k) remap[op.results[k]] = copy->results[k];
+          copy->attrs["replica"] = true;
+          if (op.kind == OpKind::Send || op.kind == OpKind::Recv) copy->attrs.erase("tag");
+          copy->loc = op.loc;
+          copy->path = op.path;
+          place(*copy, rank, Work::Optimizer);
+        }
+      }
     }
   }
 

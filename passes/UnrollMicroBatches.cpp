@@ -281,8 +281,10 @@ private:
         if (keys[recv] < keys[next]) continue;
         keys[recv] = keys[next];
         std::get<2>(keys[recv]) -= 1e-3;
-        recv->attrs["micro_batch"] = next->attrs["micro_batch"];
-        recv->attrs["work"] = next->attrs["work"];
+        for (const char *a : {"micro_batch", "work"}) {
+          if (auto it = next->attrs.find(a); it != next->attrs.end()) recv->attrs[a] = it->second;
+          else recv->attrs.erase(a);
+        }
       }
     }
   }
