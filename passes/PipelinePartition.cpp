@@ -3,10 +3,11 @@
 // Cuts a partitioned training step (one micro-batch) into pipeline stages:
 //
 //  1. Stages. The repeated layers (ops whose layer path has an index,
-//     blocks.3.mlp -> blocks.3) are cut into p * v equal chunks in order;
-//     chunk k is virtual stage k, run by pipeline rank k mod p (Megatron's
-//     interleaving; v = 1: rank k). Ops before the first layer (embedding)
-//     belong to stage 0, after the last (final norm, head, loss) to the last.
+//     blocks.3.mlp -> blocks.3) are cut into p * v contiguous chunks balanced
+//     by forward FLOPs (the embedding counting to the first chunk, the head
+//     and loss to the last); chunk k is virtual stage k, run by pipeline rank
+//     k mod p (Megatron's interleaving; v = 1: rank k). Ops before the first
+//     layer belong to stage 0, after the last to the last.
 //     An op's `stage` attribute (@stage in the plan) overrides this. Backward
 //     ops follow the forward op they differentiate (same layer path); an
 //     update runs on the stage of its gradient.
@@ -120,17 +121,17 @@ private:
       firstLayerOp = std::min(firstLayerOp, i);
     }
     const int S = numStages();
-    if (layers.empty() || layers.size() % size_t(S) != 0)
+    if (layers.size() < size_t(S))
       return fail(std::to_string(layers.size()) + " repeated layers cannot be cut into " + std::to_string(S) +
-                  " equal pipeline chunks (pp x virtual stages)");
-    size_t perChunk = layers.size() / size_t(S);
+                  " pipeline chunks (pp x virtual stages) of at least one layer each");
+    std::vector<int> chunkOf = balanceByFlops(layers, layerIndex, firstLayerOp, S);
     std::unordered_map<std::string, int> pathStage;
     std::unordered_map<const Op *, int> stage;
     for (size_t i = 0; i < m.ops.size(); ++i) {
       const Op &op = *m.ops[i];
       if (workOf(op) != Work::Forward) continue;
       std::string layer = layerOf(op.path);
-      int vs = layer.empty() ? (i < firstLayerOp ? 0 : S - 1) : int(layerIndex[layer] / perChunk);
+      int vs = layer.empty() ? (i < firstLayerOp ? 0 : S - 1) : chunkOf[layerIndex[layer]];
       if (op.has("stage")) vs = int(std::clamp<int64_t>(op.getInt("stage"), 0, S - 1));
       stage[&op] = vs;
       pathStage.emplace(op.path, vs);
@@ -141,7 +142,7 @@ private:
       auto it = pathStage.find(op->path);
       std::string layer = layerOf(op->path);
       stage[op.get()] = it != pathStage.end()                          ? it->second
-                        : !layer.empty() && layerIndex.count(layer) ? int(layerIndex[layer] / perChunk)
+                        : !layer.empty() && layerIndex.count(layer) ? chunkOf[layerIndex[layer]]
                                                                      : S - 1;
     }
     // Zero-bubble: backward work that nothing sent upstream depends on is W.
@@ -175,6 +176,60 @@ private:
       place(*op, stage[op.get()], w);
     }
     return llvm::Error::success();
+  }
+
+  /// The chunk of every layer: contiguous runs of layers, at least one per
+  /// chunk, that minimise the largest chunk's forward FLOPs, counting the ops
+  /// before the first layer (embedding) in chunk 0 and after the last (head,
+  /// loss) in the last chunk. Equal layers and light ends give equal chunks.
+  std::vector<int> balanceByFlops(const std::vector<std::string> &layers,
+                                  const std::unordered_map<std::string, size_t> &layerIndex, size_t firstLayerOp,
+                                  int S) {
+    const size_t L = layers.size();
+    std::vector<double> flops(L, 0);
+    double head = 0, tail = 0;
+    for (size_t i = 0; i < m.ops.size(); ++i) {
+      const Op &op = *m.ops[i];
+      if (workOf(op) != Work::Forward || !opDef(op.kind).flops) continue;
+      double f = opDef(op.kind).flops(op);
+      std::string layer = layerOf(op.path);
+      if (!layer.empty()) flops[layerIndex.at(layer)] += f;
+      else if (i < firstLayerOp) head += f;
+      else tail += f;
+    }
+    // best[k][j]: the least largest chunk for layers [0, j) in k chunks.
+    std::vector<double> prefix(L + 1, 0);
+    for (size_t j = 0; j < L; ++j) prefix[j + 1] = prefix[j] + flops[j];
+    auto cost = [&](size_t from, size_t to, int chunk) {
+      double c = prefix[to] - prefix[from];
+      if (chunk == 0) c += head;
+      if (chunk == S - 1) c += tail;
+      return c;
+    };
+    const double inf = 1e300;
+    std::vector<std::vector<double>> best(size_t(S) + 1, std::vector<double>(L + 1, inf));
+    std::vector<std::vector<size_t>> cut(size_t(S) + 1, std::vector<size_t>(L + 1, 0));
+    best[0][0] = 0;
+    for (int k = 1; k <= S; ++k)
+      for (size_t j = size_t(k); j <= L; ++j)
+        for (size_t i = size_t(k - 1); i < j; ++i) {
+          double c = std::max(best[size_t(k - 1)][i], cost(i, j, k - 1));
+          // Ties go to the more even split (the later cut), so uniform
+          // layers split equally.
+          if (c < best[size_t(k)][j] * (1 - 1e-12) ||
+              (c <= best[size_t(k)][j] * (1 + 1e-12) && i > cut[size_t(k)][j] && j * size_t(k - 1) >= i * size_t(k))) {
+            best[size_t(k)][j] = c;
+            cut[size_t(k)][j] = i;
+          }
+        }
+    std::vector<int> chunkOf(L, 0);
+    size_t j = L;
+    for (int k = S; k >= 1; --k) {
+      size_t i = cut[size_t(k)][j];
+      for (size_t l = i; l < j; ++l) chunkOf[l] = k - 1;
+      j = i;
+    }
+    return chunkOf;
   }
 
   /// Updates on their gradient's stage; the norm summed per stage (step 4).
