@@ -49,6 +49,7 @@ PassOptions planc::passOptionsFromConfig(const PlanConfig &config) {
       {"virtual_stages", std::to_string(config.parallel.virtualStages)},
       {"bucket_bytes", std::to_string(config.parallel.bucketBytes)},
       {"overlap_grad_reduce", config.parallel.overlapGradReduce ? "true" : "false"},
+      {"overlap_param_gather", config.parallel.overlapParamGather ? "true" : "false"},
   };
   return p;
 }

@@ -52,6 +52,10 @@ std::unique_ptr<Pass> createZeroShardingPass(const PassOptions &options);
 /// ShardingPropagation.cpp.
 std::unique_ptr<Pass> createShardingPropagationPass(const PassOptions &options);
 
+/// ZeRO-3: each parameter gather issued one use ahead of its use (prefetch).
+/// Reads "overlap_param_gather". See ParamPrefetch.cpp.
+std::unique_ptr<Pass> createParamPrefetchPass(const PassOptions &options);
+
 /// Data-parallel gradient reductions in buckets, each issued right after its
 /// last gradient is made. Reads "bucket_bytes", "overlap_grad_reduce". See
 /// GradientBuckets.cpp.
