@@ -157,6 +157,8 @@ struct ParallelConfig {
 };
 
 struct PlanConfig {
+  /// --dim name=value: integer `let`s of the model given another value.
+  std::map<std::string, int64_t> dimOverrides;
   TrainConfig train;
   ClusterConfig cluster;
   ParallelConfig parallel;

@@ -266,6 +266,38 @@ bool Compilation::registerDecls(const ast::SourceFile &file, bool isMain) {
   return ok;
 }
 
+bool Compilation::readDimOverrides() {
+  bool ok = true;
+  for (const std::string &text : options.dimOverrides) {
+    std::string name = "<--dim " + text + ">";
+    unsigned id = sm.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(text, name), llvm::SMLoc());
+    llvm::StringRef buf = sm.getMemoryBuffer(id)->getBuffer();
+    llvm::SMRange whole(llvm::SMLoc::getFromPointer(buf.begin()), llvm::SMLoc::getFromPointer(buf.end()));
+    auto [lhs, rhs] = buf.split('=');
+    lhs = lhs.trim();
+    int64_t value = 0;
+    if (lhs.empty() || rhs.trim().getAsInteger(10, value) || value < 1) {
+      diags.report(DiagID::err_dim_syntax, whole) << text;
+      ok = false;
+      continue;
+    }
+    // Only the model's own integer `let`s: a layer's dims follow from them.
+    bool found = false;
+    if (program.model)
+      for (const auto &item : program.model->body)
+        if (auto *l = llvm::dyn_cast<ast::LetItem>(item.get()))
+          for (const auto &b : l->bindings)
+            found |= b.name == lhs;
+    if (!found) {
+      diags.report(DiagID::err_dim_unknown, whole) << (program.model ? program.model->name : "") << lhs;
+      ok = false;
+      continue;
+    }
+    config.dimOverrides[lhs.str()] = value;
+  }
+  return ok;
+}
+
 bool Compilation::check() {
   if (!program.mainFile) return false;
   std::vector<SetOverride *> raw;
@@ -280,6 +312,7 @@ bool Compilation::check() {
     overrides.push_back(std::move(o));
   }
   config = interpretConfig(program.train, program.cluster, program.parallel, raw, diags);
+  ok &= readDimOverrides();
   config.hasTrain = program.train != nullptr;
   config.hasCluster = program.cluster != nullptr;
   config.hasParallel = program.parallel != nullptr;

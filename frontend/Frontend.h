@@ -33,6 +33,7 @@ namespace planc {
 
 struct FrontendOptions {
   std::vector<std::string> setOverrides;  // "parallel.zero=2"
+  std::vector<std::string> dimOverrides;  // "hidden=64": a model-level `let` replaced (shrinking a model)
   std::string stdlibDir;                  // empty: the library built into planc
   bool warningsAsErrors = false;
   bool suppressWarnings = false;
@@ -82,6 +83,8 @@ public:
 private:
   bool loadImports(ast::SourceFile &file, std::vector<std::string> &stack);
   bool registerDecls(const ast::SourceFile &file, bool isMain);
+  /// The --dim options into config.dimOverrides; false after an error.
+  bool readDimOverrides();
   unsigned addBuffer(llvm::StringRef name, llvm::StringRef text, llvm::SMRange from);
 
   FrontendOptions options;

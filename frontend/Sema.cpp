@@ -182,6 +182,13 @@ void Elaborator::execItem(const ast::Item &item, Scope &scope, bool inLayer, Val
         report(DiagID::err_expected_kind, b.value->range) << "a constant" << describe(v);
         v = Value::error();
       }
+      // --dim name=value replaces a model-level integer dim (a smaller model
+      // for `planc verify`); the frontend checked that the name is one.
+      if (!inLayer)
+        if (auto it = config.dimOverrides.find(b.name); it != config.dimOverrides.end()) {
+          if (v.kind == Value::Kind::Int) v = Value::integer(it->second, v.origin);
+          else if (!v.isError()) report(DiagID::err_dim_unknown, b.nameRange) << model.name << b.name;
+        }
       scope.define(b.name, {v, b.nameRange, true});
     }
     return;

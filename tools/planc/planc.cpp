@@ -53,6 +53,9 @@ OPTIONS (every command):
   --set <block.key=value>       override a setting of the train, cluster or
                                 parallel block (repeatable), e.g.
                                 --set parallel.zero=2 --set train.optimizer.lr=1e-4
+  --dim <name=value>            give an integer `let` of the model another value
+                                (repeatable), e.g. shrink a model for `planc verify`:
+                                --dim hidden=64 --dim layers=2 --dim vocab=256
   --diagnostics-format=<fmt>    text (default) or json (one object per line)
   --color=<when>                auto (default: only on a terminal), always, never
   -Werror                       treat warnings as errors
@@ -262,6 +265,9 @@ int parseArgs(int argc, char **argv, Options &o) {
     if (a == "--set" || a.rfind("--set=", 0) == 0) {
       if (!valueOf(i, "--set", v)) return usage("--set needs a value: --set block.key=value");
       o.frontend.setOverrides.push_back(v);
+    } else if (a == "--dim" || a.rfind("--dim=", 0) == 0) {
+      if (!valueOf(i, "--dim", v)) return usage("--dim needs a value: --dim name=value");
+      o.frontend.dimOverrides.push_back(v);
     } else if (a.rfind("--emit", 0) == 0) {
       if (!valueOf(i, "--emit", v))
         return usage("--emit needs a value: tokens, ast, ir, ir-train, ir-partitioned, ir-rank, comm, mesh, schedule or "
