@@ -11,6 +11,21 @@
 using namespace planc;
 using namespace planc::ir;
 
+/// The passes' remarks as diagnostics at the .plan lines they name.
+static void reportRemarks(Compilation &c, const Module &m) {
+  llvm::SourceMgr &sm = c.getSourceMgr();
+  for (const Remark &r : m.remarks) {
+    if (r.kind != "constraint_reshards" || r.args.size() != 4) continue;
+    llvm::SMLoc at;
+    for (unsigned id = 1; id <= sm.getNumBuffers() && r.loc.isKnown(); ++id)
+      if (sm.getMemoryBuffer(id)->getBufferIdentifier() == r.loc.file) {
+        at = sm.FindLocForLineAndColumn(id, r.loc.line, r.loc.column);
+        break;
+      }
+    c.getDiagnostics().report(DiagID::warn_constraint_reshards, at) << r.args[0] << r.args[1] << r.args[2] << r.args[3];
+  }
+}
+
 llvm::Expected<PartitionedStep> planc::buildPartitionedStep(Compilation &c, const PartitionedStepOptions &options) {
   auto fail = [](const llvm::Twine &message) {
     return llvm::createStringError(llvm::inconvertibleErrorCode(), message.str());
@@ -32,6 +47,7 @@ llvm::Expected<PartitionedStep> planc::buildPartitionedStep(Compilation &c, cons
   if (options.unroll)
     if (llvm::Error e = addUnrollPipeline(pm)) return e;
   if (llvm::Error e = pm.run(*step)) return e;
+  reportRemarks(c, *step);
   result.partitioned = std::move(step);
   return result;
 }

@@ -89,9 +89,19 @@ int operandCount(OpKind kind);
 unsigned resultCount(OpKind kind);
 std::optional<OpKind> parseOpKind(llvm::StringRef name);
 
+/// Something a pass wants the user to know about, at the .plan line that
+/// caused it: `kind` names the message (the driver renders it as a
+/// diagnostic), `args` fill it in. Remarks are not part of the textual IR.
+struct Remark {
+  Location loc;
+  std::string kind;
+  std::vector<std::string> args;
+};
+
 class Module {
 public:
   std::string name;
+  std::vector<Remark> remarks;
   /// The mesh the shardings refer to (size per axis, 1 where absent).
   std::array<int64_t, kNumMeshAxes> mesh{1, 1, 1, 1, 1};
 

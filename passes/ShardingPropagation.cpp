@@ -144,6 +144,7 @@ public:
       if (!rs.error.empty()) return fail(describe(o) + ": " + rs.error);
       if (keep) {
         m.ops.push_back(std::move(op));
+        meanOverSplitDims(o);
         applyConstraint(o);
         if (!rs.error.empty()) return fail(describe(o) + ": " + rs.error);
       }
@@ -397,17 +398,21 @@ private:
     }
     Decision dec = decide(op, *L);
     apply(op, dec);
-    if (op.kind == OpKind::ReduceMean) meanOverSplitDims(op, *L, dec);
+    if (op.kind == OpKind::ReduceMean) {
+      int64_t n = 1;
+      for (int label = 0; label < L->numLabels; ++label)
+        if (L->summed[size_t(label)]) n *= devices(dec.assign[size_t(label)]);
+      if (n > 1) meanSplitOver[&op] = n;
+    }
     return true;
   }
 
-  /// A mean over split dims: each rank's mean of its rows, over the number
-  /// of ranks, is its addend of the global mean.
-  void meanOverSplitDims(Op &op, const DimLabels &L, const Decision &dec) {
-    int64_t n = 1;
-    for (int label = 0; label < L.numLabels; ++label)
-      if (L.summed[size_t(label)]) n *= devices(dec.assign[size_t(label)]);
-    if (n == 1) return;
+  /// A mean over split dims (after the op is in place): each rank's mean of
+  /// its rows, over the number of ranks, is its addend of the global mean.
+  void meanOverSplitDims(Op &op) {
+    auto it = meanSplitOver.find(&op);
+    if (it == meanSplitOver.end()) return;
+    int64_t n = it->second;
     Op *s = rs.emit(OpKind::Scale, {op.results[0]}, {{"factor", 1.0 / double(n)}}, OpStamp::of(op));
     if (!s) return;
     s->results[0]->type.sharding = op.results[0]->type.sharding;
@@ -614,8 +619,24 @@ private:
         for (MeshAxis a : cur.dims[d])
           if (!splitsAnywhere(want, a)) want.dims[d].push_back(a);
     if (want == cur) return;
+    size_t before = m.ops.size();
     Value *moved = move(op.results[0], want, OpStamp::of(op));
-    if (moved) replaced[op.results[0]] = moved;
+    if (!moved) return;
+    replaced[op.results[0]] = moved;
+    // A constraint that costs communication is worth a word at its line: the
+    // layout the producer gives and the one asked for, and what it takes.
+    std::string moves;
+    for (size_t i = before; i < m.ops.size(); ++i)
+      if (m.ops[i]->kind != OpKind::ShardSlice)
+        moves += (moves.empty() ? "" : ", ") + std::string(spelling(m.ops[i]->kind)) + " over " +
+                 m.ops[i]->getString("axis");
+    auto spelled = [](const Sharding &sh) {
+      std::string t = toString(sh);
+      if (t.size() >= 2 && t.front() == '{' && t.back() == '}') t = t.substr(1, t.size() - 2);
+      return t.empty() ? std::string("replicated") : t;
+    };
+    if (!moves.empty())
+      m.remarks.push_back({op.loc, "constraint_reshards", {spelled(want), "%" + op.results[0]->name, spelled(cur), moves}});
   }
 
   static bool splitsAnywhere(const Sharding &s, MeshAxis a) {
@@ -650,6 +671,7 @@ private:
   std::unordered_set<const Value *> paramDerived;
   std::unordered_map<const Value *, Sharding> hint;
   std::unordered_map<Value *, Value *> replaced;
+  std::unordered_map<const Op *, int64_t> meanSplitOver; // reduce_mean -> devices its mean is split over
   std::unordered_map<const Value *, std::pair<Value *, Value *>> vocabStats; // logits -> (row max, sum of exp)
 };
 
