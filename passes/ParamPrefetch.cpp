@@ -8,7 +8,9 @@
 // compute. This pass does the same with a prefetch depth of one: within each
 // phase, the gathers are taken in the order of their first use (the prefetch
 // order), and gather k moves up to just before the first use of gather k-1,
-// so it runs while the layer before it computes. A gather reads only its
+// so it runs while the layer before it computes (a gather already there, a
+// bias read by the same op as its weight, stays and is not marked `prefetch`).
+// A gather reads only its
 // parameter, so moving it up keeps every value defined before its use.
 //
 // Needs: sharding propagation. Reads option "overlap_param_gather" (default
