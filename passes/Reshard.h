@@ -42,9 +42,9 @@ public:
   explicit Resharder(ir::Module &m) : m(m) {}
 
   /// `v` laid out as `target`. `allReduceFirst` reduces a partial sum with an
-  /// all-reduce even where a reduce-scatter would do (ZeRO-1 keeps whole
-  /// gradients). Returns null and sets `error` for a layout no collective
-  /// reaches (a partial sum that `v` is not).
+  /// all-reduce even where a reduce-scatter would do (for a caller that keeps
+  /// the whole sum as well). Returns null and sets `error` for a layout no
+  /// collective reaches (a partial sum that `v` is not).
   ir::Value *to(ir::Value *v, const ir::Sharding &target, const OpStamp &stamp, bool allReduceFirst = false,
                 const std::string &key = "");
 

@@ -348,14 +348,14 @@ private:
     return it == stamp.attrs.end() ? "forward" : std::get<std::string>(it->second);
   }
 
-  Value *move(Value *v, const Sharding &target, const OpStamp &stamp, bool allReduceFirst = false) {
-    return rs.to(v, target, stamp, allReduceFirst, moveKey(v, stamp));
+  Value *move(Value *v, const Sharding &target, const OpStamp &stamp) {
+    return rs.to(v, target, stamp, /*allReduceFirst=*/false, moveKey(v, stamp));
   }
 
-  void apply(Op &op, const Decision &dec, bool allReduceFirst = false) {
+  void apply(Op &op, const Decision &dec) {
     OpStamp stamp = OpStamp::of(op);
     for (size_t i = 0; i < op.operands.size(); ++i) {
-      Value *moved = move(op.operands[i], dec.operands[i], stamp, allReduceFirst);
+      Value *moved = move(op.operands[i], dec.operands[i], stamp);
       if (!moved) return;
       op.operands[i] = moved;
     }
