@@ -10,6 +10,7 @@
 #include "frontend/Run.h"
 #include "frontend/Verify.h"
 #include "frontend/VerifyPlan.h"
+#include "frontend/Ledger.h"
 #include "ir/MeshLayout.h"
 #include "ir/Printer.h"
 #include "ir/RankProgram.h"
@@ -42,8 +43,8 @@ COMMANDS:
   check    read, resolve and check a plan; print a summary of the model, the
            training settings, the cluster and the parallel mesh
   emit     print an intermediate form:
-           --emit=tokens|ast|ir|ir-train|ir-partitioned|ir-rank|comm|mesh|
-                  schedule|schedule-svg
+           --emit=tokens|ast|ir|ir-train|ir-partitioned|ir-rank|comm|memory|
+                  mesh|schedule|schedule-svg
   run      train the plan on the reference interpreter, printing the loss of
            every step (--target=interp)
   verify   prove the plan's partitioning: run one training step on one device
@@ -125,6 +126,14 @@ const char *kEmitHelp = R"(USAGE: planc emit --emit=<what> [options] <file.plan>
                   algorithms, nccl-tests conventions: all_reduce 2(n-1)/n*S;
                   reduce_scatter, all_gather, all_to_all (n-1)/n*S; broadcast
                   and send S), then totals by axis, phase and layer path
+  --emit=memory   the memory planner's result (passes/MemoryPlan.h): per
+                  pipeline stage, the bytes live at the rank's peak by
+                  category (parameters, gradients, optimizer state,
+                  activations, temporaries, communication), the peak, the
+                  arena the planner placed and its fragmentation, and the op
+                  at which the peak rank peaks. Buffers are the IR's values:
+                  under mixed precision the f32 master weights count as
+                  parameters and the gradients are f32 (docs/memory.md)
 
   --emit=mesh     the device mesh: the axis sizes, every rank's coordinates
                   (tp fastest-varying, then cp, ep, pp; dp slowest) and the
@@ -270,8 +279,8 @@ int parseArgs(int argc, char **argv, Options &o) {
       o.frontend.dimOverrides.push_back(v);
     } else if (a.rfind("--emit", 0) == 0) {
       if (!valueOf(i, "--emit", v))
-        return usage("--emit needs a value: tokens, ast, ir, ir-train, ir-partitioned, ir-rank, comm, mesh, schedule or "
-                     "schedule-svg");
+        return usage("--emit needs a value: tokens, ast, ir, ir-train, ir-partitioned, ir-rank, comm, memory, mesh, "
+                     "schedule or schedule-svg");
       o.emit = v;
     } else if (a.rfind("--diagnostics-format", 0) == 0) {
       if (!valueOf(i, "--diagnostics-format", v) || (v != "text" && v != "json"))
@@ -348,10 +357,11 @@ int parseArgs(int argc, char **argv, Options &o) {
   if (o.command.empty()) return usage("no command; the commands are check, emit, run and verify");
   if (o.file.empty()) return usage("no input file");
   if (o.command == "emit") {
-    const char *forms = "tokens, ast, ir, ir-train, ir-partitioned, ir-rank, comm, mesh, schedule and schedule-svg";
+    const char *forms = "tokens, ast, ir, ir-train, ir-partitioned, ir-rank, comm, memory, mesh, schedule and schedule-svg";
     if (o.emit.empty()) return usage(std::string("emit needs --emit=<form>; the forms are ") + forms);
     if (o.emit != "tokens" && o.emit != "ast" && o.emit != "ir" && o.emit != "ir-train" && o.emit != "ir-rank" &&
-        o.emit != "ir-partitioned" && o.emit != "comm" && o.emit != "mesh" && o.emit != "schedule" &&
+        o.emit != "ir-partitioned" && o.emit != "comm" && o.emit != "memory" && o.emit != "mesh" &&
+        o.emit != "schedule" &&
         o.emit != "schedule-svg")
       return usage("--emit=" + o.emit + " is not available; this version emits " + forms);
     if ((o.passes.timePasses || o.passes.printAfterAll) && o.emit != "ir-train" && o.emit != "ir-rank" &&
@@ -396,6 +406,17 @@ int emitMeshOrSchedule(const Options &o, const PlanConfig &config) {
   if (!sim) return fail(sim.takeError());
   if (o.emit == "schedule") pipeline::printSchedule(*schedule, *sim, llvm::outs());
   else pipeline::printScheduleSVG(*schedule, *sim, llvm::outs());
+  return 0;
+}
+
+/// --emit=memory: the memory planner's result for every pipeline stage.
+int emitMemory(Compilation &c) {
+  auto plan = planMemoryOf(c);
+  if (!plan) {
+    llvm::errs() << "planc: error: " << llvm::toString(plan.takeError()) << "\n";
+    return 1;
+  }
+  printLedger(*plan, c.getConfig().cluster.device.memoryBytes, llvm::outs());
   return 0;
 }
 
@@ -480,6 +501,11 @@ int run(Options &o) {
     }
     ir::print(*m, llvm::outs());
     return 0;
+  }
+  if (o.command == "emit" && o.emit == "memory") {
+    if (!ok || !c.check()) return 1;
+    c.getDiagnostics().finish();
+    return emitMemory(c);
   }
   if (o.command == "emit" && (o.emit == "comm" || o.emit == "ir-rank" || o.emit == "ir-partitioned")) {
     if (!ok || !c.check()) return 1;

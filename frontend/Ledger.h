@@ -1,0 +1,30 @@
+//===- frontend/Ledger.h - the memory ledger of `planc check` ---*- C++ -*-===//
+//
+// The per-rank memory of a plan, from its partitioned step and schedule
+// (passes/MemoryPlan.h): one row per pipeline stage (the ranks of a stage run
+// the same program) with parameters, gradients, optimizer state,
+// activations, temporaries and communication buffers at the peak, the peak
+// and the arena the planner placed, against the device's memory; then where
+// the peak rank peaks.
+//
+//===----------------------------------------------------------------------===//
+#ifndef PLANC_FRONTEND_LEDGER_H
+#define PLANC_FRONTEND_LEDGER_H
+
+#include "frontend/Frontend.h"
+#include "passes/MemoryPlan.h"
+
+#include "llvm/Support/Error.h"
+#include "llvm/Support/raw_ostream.h"
+
+namespace planc {
+
+/// Partitions the checked plan of `c` and plans its memory.
+llvm::Expected<memory::MemoryPlan> planMemoryOf(Compilation &c);
+
+/// The ledger as a table against `deviceBytes` (0: no device memory known).
+void printLedger(const memory::MemoryPlan &plan, uint64_t deviceBytes, llvm::raw_ostream &os);
+
+} // namespace planc
+
+#endif

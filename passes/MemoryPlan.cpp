@@ -1,0 +1,319 @@
+//===- passes/MemoryPlan.cpp - liveness and arena placement per rank ------===//
+
+#include "passes/MemoryPlan.h"
+#include "passes/PipelineAttrs.h"
+
+#include "ir/LocalBlocks.h"
+#include "ir/MeshLayout.h"
+
+#include <algorithm>
+#include "llvm/ADT/StringRef.h"
+#include <map>
+#include <unordered_map>
+#include <unordered_set>
+
+using namespace planc;
+using namespace planc::ir;
+using namespace planc::memory;
+
+const char *memory::spelling(Category c) {
+  switch (c) {
+  case Category::Parameters: return "parameters";
+  case Category::Gradients: return "gradients";
+  case Category::OptimizerState: return "optimizer state";
+  case Category::Activations: return "activations";
+  case Category::Temporaries: return "temporaries";
+  case Category::Communication: return "communication";
+  }
+  return "";
+}
+
+const StagePlan &MemoryPlan::peakStage() const {
+  return *std::max_element(stages.begin(), stages.end(),
+                           [](const StagePlan &a, const StagePlan &b) { return a.peak < b.peak; });
+}
+
+namespace {
+
+constexpr uint64_t kAlign = 64;
+
+/// One rank's arena: buffers at fixed offsets, first fit in address order.
+class Arena {
+public:
+  uint64_t allocate(uint64_t size) {
+    for (auto it = holes.begin(); it != holes.end(); ++it)
+      if (it->second >= size) {
+        uint64_t at = it->first, left = it->second - size;
+        holes.erase(it);
+        if (left) holes[at + size] = left;
+        return at;
+      }
+    // Grow, absorbing a hole that ends at the top.
+    uint64_t at = end;
+    if (!holes.empty()) {
+      auto last = std::prev(holes.end());
+      if (last->first + last->second == end) {
+        at = last->first;
+        holes.erase(last);
+      }
+    }
+    end = std::max(end, at + size);
+    return at;
+  }
+  void release(uint64_t at, uint64_t size) {
+    auto [it, inserted] = holes.emplace(at, size);
+    (void)inserted;
+    if (auto next = std::next(it); next != holes.end() && at + size == next->first) {
+      it->second += next->second;
+      holes.erase(next);
+    }
+    if (it != holes.begin())
+      if (auto prev = std::prev(it); prev->first + prev->second == at) {
+        prev->second += it->second;
+        holes.erase(it);
+      }
+  }
+  uint64_t size() const { return end; }
+
+private:
+  std::map<uint64_t, uint64_t> holes; // offset -> size
+  uint64_t end = 0;
+};
+
+bool isUpdate(OpKind k) { return k == OpKind::AdamUpdate || k == OpKind::SgdUpdate || k == OpKind::Adam8bitUpdate; }
+
+bool isCommunication(OpKind k) {
+  switch (k) {
+  case OpKind::AllReduce: case OpKind::ReduceScatter: case OpKind::AllGather: case OpKind::AllToAll:
+  case OpKind::Broadcast: case OpKind::Recv: case OpKind::ShardSlice: case OpKind::StageMerge:
+    return true;
+  default:
+    return false;
+  }
+}
+
+/// A buffer instance: a value in one micro-batch (-1: once per step).
+using Key = std::pair<const Value *, int>;
+struct KeyHash {
+  size_t operator()(const Key &k) const { return std::hash<const Value *>()(k.first) * 31 + size_t(k.second + 1); }
+};
+
+class StagePlanner {
+public:
+  StagePlanner(const Module &m, const MeshLayout &mesh, const pipeline::PipelineSchedule &schedule, int stage)
+      : m(m), mesh(mesh), schedule(schedule), stage(stage) {}
+
+  StagePlan run() {
+    StagePlan plan;
+    plan.stage = stage;
+    for (int64_t r = 0; r < mesh.numRanks(); ++r)
+      if (mesh.coordinates(r)[unsigned(MeshAxis::PP)] == stage) plan.ranks.push_back(r);
+    collect();
+    sequence();
+    findLastUses();
+    simulate(plan);
+    return plan;
+  }
+
+private:
+  uint64_t bytesOf(const Value *v) const {
+    Shape local = localShape(v->type, mesh);
+    uint64_t n = 1;
+    for (int64_t d : local) n *= uint64_t(d);
+    uint64_t b = n * byteSize(v->type.dtype);
+    return (b + kAlign - 1) / kAlign * kAlign;
+  }
+
+  /// The ops this pipeline rank runs, by instruction group, and the roles of
+  /// values that decide their category and lifetime.
+  void collect() {
+    for (const Value *p : m.params) paramDerived.insert(p);
+    for (const auto &up : m.ops) {
+      bool fromParams = !up->operands.empty() && workOf(*up) == Work::Forward;
+      for (const Value *v : up->operands) fromParams &= paramDerived.count(v) > 0;
+      if (fromParams)
+        for (const Value *r : up->results) paramDerived.insert(r);
+    }
+    for (const Value *p : m.params) paramDerived.erase(p);
+    for (const auto &up : m.ops) {
+      const Op &op = *up;
+      if (op.has("pipeline_stage") && op.getInt("pipeline_stage") != stage) continue;
+      Work w = workOf(op);
+      if (w == Work::Optimizer) {
+        optimizer.push_back(&op);
+      } else {
+        int vs = virtualStageOf(op);
+        groups[{vs < 0 ? stage : vs, w == Work::WeightGrad && !weightGradInSchedule() ? Work::Backward : w}].push_back(&op);
+      }
+      for (const Value *v : op.operands)
+        if (!v->def) onRank.insert(v);
+      if (isUpdate(op.kind)) {
+        size_t first = 2, last = op.kind == OpKind::AdamUpdate ? 3 : op.kind == OpKind::SgdUpdate ? 2 : 5;
+        for (size_t i = first; i <= last && i < op.operands.size(); ++i) states.insert(op.operands[i]);
+      }
+      // Read by the optimizer or a bucketed gradient sync: summed over the
+      // micro-batches into one buffer.
+      if (w == Work::Optimizer || op.has("bucket"))
+        for (const Value *v : op.operands) readOnce.insert(v);
+      if (w == Work::Backward || w == Work::WeightGrad)
+        for (const Value *v : op.operands) readInBackward.insert(v);
+    }
+    // Outputs other than the gradients (which a runtime does not keep: they
+    // are reported for checking) live to the end of the step.
+    for (const auto &out : m.outputs)
+      if (!llvm::StringRef(out.first).startswith("grad.")) readOnce.insert(out.second);
+  }
+
+  bool weightGradInSchedule() const { return schedule.options.style == pipeline::ScheduleStyle::ZeroBubble; }
+
+  /// The ops in the order this rank runs them: its instructions, then the
+  /// optimizer.
+  void sequence() {
+    for (const pipeline::Instr &in : schedule.ranks[size_t(stage)]) {
+      if (!in.isCompute()) continue;
+      Work w = in.kind == pipeline::InstrKind::Forward      ? Work::Forward
+               : in.kind == pipeline::InstrKind::WeightGrad ? Work::WeightGrad
+                                                            : Work::Backward;
+      auto it = groups.find({schedule.virtualStage(stage, in.chunk), w});
+      if (it == groups.end()) continue;
+      for (const Op *op : it->second) steps.push_back({op, in.microBatch, w});
+    }
+    for (const Op *op : optimizer) steps.push_back({op, -1, Work::Optimizer});
+  }
+
+  /// Values summed over the micro-batches (gradients, the loss) and values of
+  /// the optimizer are one buffer per step.
+  Key keyOf(const Value *v, int mb) const {
+    if (!v->def || readOnce.count(v) || workOf(*v->def) == Work::Optimizer || paramDerived.count(v)) return {v, -1};
+    return {v, mb};
+  }
+
+  void findLastUses() {
+    for (size_t i = 0; i < steps.size(); ++i)
+      for (const Value *v : steps[i].op->operands)
+        if (v->def) lastUse[keyOf(v, steps[i].mb)] = i;
+  }
+
+  Category categoryOf(const Value *v, Work made) const {
+    if (readOnce.count(v) && (made == Work::Backward || made == Work::WeightGrad)) return Category::Gradients;
+    // A value of parameters alone (a bf16 copy, a transpose, a ZeRO-3
+    // gather) is made once per step, not per micro-batch.
+    if (paramDerived.count(v)) return Category::Parameters;
+    if (v->def && isCommunication(v->def->kind)) return Category::Communication;
+    if (made == Work::Forward && readInBackward.count(v)) return Category::Activations;
+    return Category::Temporaries;
+  }
+
+  void simulate(StagePlan &plan) {
+    Arena arena;
+    CategoryBytes live{};
+    uint64_t total = 0;
+    struct Placed {
+      uint64_t at, size;
+      Category category;
+    };
+    std::unordered_map<Key, Placed, KeyHash> placed;
+    auto allocate = [&](Key k, Category c, const Op *by, int mb, Work w) {
+      uint64_t size = bytesOf(k.first);
+      placed[k] = {arena.allocate(size), size, c};
+      live[size_t(c)] += size;
+      total += size;
+      ++plan.buffers;
+      plan.timeline.push_back(total);
+      if (total > plan.peak) {
+        plan.peak = total;
+        plan.atPeak = live;
+        plan.peakOp = by ? std::string(ir::spelling(by->kind)) + (by->results.empty() ? "" : " %" + by->results[0]->name)
+                         : "%" + k.first->name;
+        plan.peakPath = by ? by->path : "";
+        plan.peakMicroBatch = mb;
+        plan.peakWork = planc::spelling(w);
+      }
+    };
+    auto release = [&](Key k) {
+      auto it = placed.find(k);
+      if (it == placed.end()) return;
+      arena.release(it->second.at, it->second.size);
+      live[size_t(it->second.category)] -= it->second.size;
+      total -= it->second.size;
+      placed.erase(it);
+    };
+    // Parameters, states and inputs this rank reads live for the whole step.
+    std::vector<const Value *> resident;
+    for (const Value *p : m.params)
+      if (onRank.count(p)) resident.push_back(p);
+    for (const Value *in : m.inputs)
+      if (onRank.count(in)) resident.push_back(in);
+    for (const Value *v : resident)
+      allocate({v, -1}, states.count(v) ? Category::OptimizerState
+                        : v->kind == Value::Kind::Param ? Category::Parameters
+                                                        : Category::Temporaries,
+               nullptr, -1, Work::Forward);
+    for (size_t i = 0; i < steps.size(); ++i) {
+      const Step &s = steps[i];
+      // An all-reduce of a buffer read by nothing after it reduces in place.
+      if (s.op->kind == OpKind::AllReduce && s.op->operands[0]->def) {
+        Key from = keyOf(s.op->operands[0], s.mb), to = keyOf(s.op->results[0], s.mb);
+        auto it = placed.find(from);
+        if (it != placed.end() && lastUse[from] == i && !placed.count(to)) {
+          Placed p = it->second;
+          placed.erase(it);
+          live[size_t(p.category)] -= p.size;
+          p.category = categoryOf(s.op->results[0], s.work);
+          live[size_t(p.category)] += p.size;
+          placed[to] = p;
+          continue;
+        }
+      }
+      // An update writes its parameter and states in place.
+      if (!isUpdate(s.op->kind))
+        for (const Value *r : s.op->results) {
+          Key k = keyOf(r, s.mb);
+          if (placed.count(k)) continue; // a sum over micro-batches, made by the first
+          allocate(k, categoryOf(r, s.work), s.op, s.mb, s.work);
+        }
+      for (const Value *v : s.op->operands) {
+        if (!v->def) continue;
+        Key k = keyOf(v, s.mb);
+        if (lastUse[k] == i && !(k.second < 0 && readOnce.count(v) && s.work != Work::Optimizer)) release(k);
+      }
+      for (const Value *r : s.op->results) {
+        Key k = keyOf(r, s.mb);
+        if (!lastUse.count(k) && !readOnce.count(r)) release(k); // nothing reads it here
+      }
+    }
+    plan.arena = arena.size();
+  }
+
+  struct Step {
+    const Op *op;
+    int mb;
+    Work work;
+  };
+  const Module &m;
+  const MeshLayout &mesh;
+  const pipeline::PipelineSchedule &schedule;
+  int stage;
+  std::map<std::pair<int, Work>, std::vector<const Op *>> groups;
+  std::vector<const Op *> optimizer;
+  std::unordered_set<const Value *> onRank, states, readOnce, readInBackward, paramDerived;
+  std::vector<Step> steps;
+  std::unordered_map<Key, size_t, KeyHash> lastUse;
+};
+
+} // namespace
+
+llvm::Expected<MemoryPlan> memory::planMemory(const Module &m, const pipeline::ScheduleOptions &options) {
+  pipeline::ScheduleOptions so = options;
+  so.stages = int(m.mesh[unsigned(MeshAxis::PP)]);
+  for (const auto &op : m.ops)
+    if (op->has("micro_batch"))
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "the memory plan reads the placed step of one micro-batch, not an unrolled one");
+  auto schedule = pipeline::buildSchedule(so);
+  if (!schedule) return schedule.takeError();
+  MeshLayout mesh(m.mesh);
+  MemoryPlan plan;
+  for (int s = 0; s < so.stages; ++s) plan.stages.push_back(StagePlanner(m, mesh, *schedule, s).run());
+  return plan;
+}
