@@ -42,9 +42,10 @@
 // over their axes), and the optimizer updates (in the layout of their states,
 // so ZeRO-sharded states update only their shard, the gradients
 // reduce-scattered into it: 2(n-1)/n of the gradient bytes, as an
-// all-reduce). New
-// parameter values are gathered back to the parameter's layout, and the loss
-// is all-reduced so every rank holds it.
+// all-reduce). New parameter values are gathered back to the parameter's
+// layout, and the loss is all-reduced so every rank holds it. A
+// `sharding_constraint` that costs communication leaves a remark (the driver
+// warns at the annotation, naming both layouts).
 //
 //===----------------------------------------------------------------------===//
 
