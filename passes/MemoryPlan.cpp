@@ -162,6 +162,22 @@ private:
     // are reported for checking) live to the end of the step.
     for (const auto &out : m.outputs)
       if (!llvm::StringRef(out.first).startswith("grad.")) readOnce.insert(out.second);
+    // Mixed precision: a parameter that forward and backward read only
+    // through a cast to a narrower dtype is a master copy, part of the
+    // optimizer's state (ZeRO's K = 12 counts it there); the narrow copy is
+    // the parameter.
+    std::unordered_map<const Value *, bool> onlyNarrowed;
+    for (const auto &up : m.ops) {
+      if (workOf(*up) == Work::Optimizer) continue;
+      for (const Value *v : up->operands) {
+        if (v->kind != Value::Kind::Param) continue;
+        bool narrowing = up->kind == OpKind::Cast && byteSize(up->results[0]->type.dtype) < byteSize(v->type.dtype);
+        auto [it, fresh] = onlyNarrowed.emplace(v, narrowing);
+        if (!fresh) it->second = it->second && narrowing;
+      }
+    }
+    for (const auto &[v, narrowed] : onlyNarrowed)
+      if (narrowed) states.insert(v);
   }
 
   bool weightGradInSchedule() const { return schedule.options.style == pipeline::ScheduleStyle::ZeroBubble; }

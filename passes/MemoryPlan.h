@@ -13,7 +13,8 @@
 // Categories: parameters (and frozen weights), gradients (the values the
 // optimizer reads, summed over micro-batches, live from the first
 // micro-batch's backward to the update), optimizer state (the update ops'
-// state operands), activations (forward values backward reads), temporaries
+// state operands, and under mixed precision the f32 master weights, which
+// the model reads only through a narrowing cast), activations (forward values backward reads), temporaries
 // (everything else), communication (results of collectives and receives
 // that are none of the above). Updates write their parameter and states in
 // place. Ranks of one pipeline stage run the same program on blocks of the
