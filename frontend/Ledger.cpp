@@ -4,7 +4,11 @@
 #include "frontend/PartitionedStep.h"
 #include "frontend/Units.h"
 
+#include <algorithm>
+
 #include "llvm/Support/FormatVariadic.h"
+
+#include <nlohmann/json.hpp>
 
 using namespace planc;
 using namespace planc::memory;
@@ -58,4 +62,42 @@ void planc::printLedger(const MemoryPlan &plan, uint64_t deviceBytes, llvm::raw_
     os << "; " << formatBytes(peak.arena) << " of " << formatBytes(deviceBytes) << " ("
        << llvm::formatv("{0:P1}", double(peak.arena) / double(deviceBytes)) << ")";
   os << "\n";
+  // Memory over time: the largest live total in each sixteenth of the steps.
+  const std::vector<uint64_t> &t = peak.timeline;
+  if (t.size() >= 16) {
+    os << "  over time (pp=" << peak.stage << ", largest live bytes per sixteenth of its allocations):\n   ";
+    for (size_t k = 0; k < 16; ++k) {
+      uint64_t most = 0;
+      for (size_t i = k * t.size() / 16; i < (k + 1) * t.size() / 16; ++i) most = std::max(most, t[i]);
+      os << " " << formatBytes(most);
+    }
+    os << "\n";
+  }
+}
+
+void planc::printLedgerJson(const MemoryPlan &plan, uint64_t deviceBytes, llvm::raw_ostream &os) {
+  nlohmann::json j;
+  j["device_bytes"] = deviceBytes;
+  j["peak_stage"] = plan.peakStage().stage;
+  j["stages"] = nlohmann::json::array();
+  for (const StagePlan &s : plan.stages) {
+    nlohmann::json st;
+    st["stage"] = s.stage;
+    st["ranks"] = s.ranks;
+    nlohmann::json cats;
+    for (size_t c = 0; c < kNumCategories; ++c) {
+      std::string key = spelling(Category(c));
+      std::replace(key.begin(), key.end(), ' ', '_');
+      cats[key] = s.atPeak[c];
+    }
+    st["at_peak"] = cats;
+    st["peak_bytes"] = s.peak;
+    st["arena_bytes"] = s.arena;
+    st["fragmentation"] = s.fragmentation();
+    st["buffers"] = s.buffers;
+    st["peak_at"] = {{"op", s.peakOp}, {"path", s.peakPath}, {"micro_batch", s.peakMicroBatch}, {"work", s.peakWork}};
+    st["timeline_bytes"] = s.timeline;
+    j["stages"].push_back(st);
+  }
+  os << j.dump(1) << "\n";
 }

@@ -22,8 +22,12 @@ namespace planc {
 /// Partitions the checked plan of `c` and plans its memory.
 llvm::Expected<memory::MemoryPlan> planMemoryOf(Compilation &c);
 
-/// The ledger as a table against `deviceBytes` (0: no device memory known).
+/// The ledger as a table against `deviceBytes` (0: no device memory known),
+/// then the peak stage's live bytes over its steps in 16 equal slices.
 void printLedger(const memory::MemoryPlan &plan, uint64_t deviceBytes, llvm::raw_ostream &os);
+
+/// The same as one JSON object (docs/memory.md has the schema).
+void printLedgerJson(const memory::MemoryPlan &plan, uint64_t deviceBytes, llvm::raw_ostream &os);
 
 } // namespace planc
 

@@ -134,6 +134,8 @@ const char *kEmitHelp = R"(USAGE: planc emit --emit=<what> [options] <file.plan>
                   at which the peak rank peaks. Buffers are the IR's values:
                   under mixed precision the f32 master weights count as
                   parameters and the gradients are f32 (docs/memory.md)
+  --json          with memory: the same as one JSON object (docs/memory.md),
+                  with every stage's live bytes after each allocation
 
   --emit=mesh     the device mesh: the axis sizes, every rank's coordinates
                   (tp fastest-varying, then cp, ep, pp; dp slowest) and the
@@ -217,6 +219,7 @@ struct Options {
   PassManagerOptions passes; // --time-passes, --print-after-all (emit ir-train, verify)
   PlanVerifyOptions verifyPlan;
   int64_t rank = -1; // --rank (emit ir-rank)
+  bool memoryJson = false; // --json (emit memory)
 };
 
 int usage(const std::string &message) {
@@ -314,6 +317,8 @@ int parseArgs(int argc, char **argv, Options &o) {
       double t = std::strtod(v.c_str(), &end);
       if (*end || !(t > 0) || t > 1e300) return usage("--tolerance needs a positive number");
       o.verifyPlan.tolerance = t;
+    } else if (o.command == "emit" && a == "--json") {
+      o.memoryJson = true;
     } else if (o.command == "verify" && a == "--testing-swap-sends") {
       o.verifyPlan.swapSends = true;
     } else if (o.command == "verify" && a.rfind("--testing-drop-collective", 0) == 0) {
@@ -368,6 +373,7 @@ int parseArgs(int argc, char **argv, Options &o) {
         o.emit != "comm" && o.emit != "ir-partitioned")
       return usage("--time-passes and --print-after-all go with --emit=ir-train, ir-partitioned, ir-rank or comm");
     if (o.emit == "ir-rank" && o.rank < 0) return usage("--emit=ir-rank needs --rank <r>");
+    if (o.memoryJson && o.emit != "memory") return usage("--json goes with --emit=memory");
     if (o.emit != "ir-rank" && o.rank >= 0) return usage("--rank goes with --emit=ir-rank");
   } else if (!o.emit.empty()) {
     return usage("--emit belongs to the emit command");
@@ -410,13 +416,14 @@ int emitMeshOrSchedule(const Options &o, const PlanConfig &config) {
 }
 
 /// --emit=memory: the memory planner's result for every pipeline stage.
-int emitMemory(Compilation &c) {
+int emitMemory(Compilation &c, bool json) {
   auto plan = planMemoryOf(c);
   if (!plan) {
     llvm::errs() << "planc: error: " << llvm::toString(plan.takeError()) << "\n";
     return 1;
   }
-  printLedger(*plan, c.getConfig().cluster.device.memoryBytes, llvm::outs());
+  if (json) printLedgerJson(*plan, c.getConfig().cluster.device.memoryBytes, llvm::outs());
+  else printLedger(*plan, c.getConfig().cluster.device.memoryBytes, llvm::outs());
   return 0;
 }
 
@@ -505,7 +512,7 @@ int run(Options &o) {
   if (o.command == "emit" && o.emit == "memory") {
     if (!ok || !c.check()) return 1;
     c.getDiagnostics().finish();
-    return emitMemory(c);
+    return emitMemory(c, o.memoryJson);
   }
   if (o.command == "emit" && (o.emit == "comm" || o.emit == "ir-rank" || o.emit == "ir-partitioned")) {
     if (!ok || !c.check()) return 1;
