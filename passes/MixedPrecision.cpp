@@ -11,7 +11,9 @@
 // "compute_dtype": f32 (or absent: the pass changes nothing), bf16 or f16.
 //
 // Guarantees after, for compute dtype C:
-//  - every float parameter and input keeps its dtype; the first op that needs
+//  - a frozen float parameter wider than C is stored in C (it has no update,
+//    so no master copy);
+//  - every other float parameter and input keeps its dtype; the first op that needs
 //    it in another dtype gets one `cast` (per value and dtype) right before
 //    it, so a parameter read by several ops is cast once;
 //  - each op with a float operand (and each float `fill`) runs in its target
@@ -92,6 +94,12 @@ llvm::Error MixedPrecisionPass::run(Module &m) {
   for (const auto &op : m.ops)
     if (op->getString("phase") == "backward" || op->getString("phase") == "optimizer")
       return fail("mixed-precision runs on the forward graph, before autodiff; the module has " + toText(*op));
+
+  // A frozen parameter (a LoRA base, a frozen embedding) has no gradient and
+  // no update, so it needs no f32 master copy: it is stored in the compute
+  // dtype itself (half the bytes, and no cast per step).
+  for (Value *p : m.params)
+    if (p->frozen && isFloat(p->type.dtype) && byteSize(p->type.dtype) > byteSize(compute)) p->type.dtype = compute;
 
   // The ops are re-emitted in order, each preceded by the casts it needs.
   std::vector<std::unique_ptr<Op>> old = std::move(m.ops);
