@@ -96,7 +96,14 @@ void planc::printLedgerJson(const MemoryPlan &plan, uint64_t deviceBytes, llvm::
     st["fragmentation"] = s.fragmentation();
     st["buffers"] = s.buffers;
     st["peak_at"] = {{"op", s.peakOp}, {"path", s.peakPath}, {"micro_batch", s.peakMicroBatch}, {"work", s.peakWork}};
-    st["timeline_bytes"] = s.timeline;
+    // At most 1024 points: the largest live total in each slice of the
+    // allocations (a large model makes millions).
+    const size_t points = std::min<size_t>(s.timeline.size(), 1024);
+    std::vector<uint64_t> timeline(points, 0);
+    for (size_t k = 0; k < points; ++k)
+      for (size_t i = k * s.timeline.size() / points; i < (k + 1) * s.timeline.size() / points; ++i)
+        timeline[k] = std::max(timeline[k], s.timeline[i]);
+    st["timeline_bytes"] = timeline;
     j["stages"].push_back(st);
   }
   os << j.dump(1) << "\n";

@@ -135,7 +135,7 @@ const char *kEmitHelp = R"(USAGE: planc emit --emit=<what> [options] <file.plan>
                   under mixed precision the f32 master weights count as
                   parameters and the gradients are f32 (docs/memory.md)
   --json          with memory: the same as one JSON object (docs/memory.md),
-                  with every stage's live bytes after each allocation
+                  with every stage's memory over time (at most 1024 points)
 
   --emit=mesh     the device mesh: the axis sizes, every rank's coordinates
                   (tp fastest-varying, then cp, ep, pp; dp slowest) and the
