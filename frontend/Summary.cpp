@@ -97,5 +97,5 @@ void planc::printSummary(const Compilation &c, llvm::raw_ostream &os) {
     os << " with " << par.microBatches << (par.microBatches == 1 ? " micro-batch" : " micro-batches");
   }
   os << ", recompute " << spelling(par.recompute) << "\n";
-  os << "memory: the per-rank ledger is not computed yet\n";
+  os << "memory: per rank by planc emit --emit=memory; not yet checked against the device\n";
 }
