@@ -32,6 +32,12 @@ llvm::Expected<PartitionedStep> planc::buildPartitionedStep(Compilation &c, cons
   };
   // The global program of one micro-batch: every dp rank's micro-batch.
   const PlanConfig &config = c.getConfig();
+  // The plan check lets a model without repeated layers name pp > 1 (its
+  // settings are checked on their own); partitioning it has nothing to cut.
+  if (config.parallel.size(MeshAxis::PP) > 1 && c.getModel().numLayers == 0 && c.getModel().stages.empty())
+    return fail("the mesh has pp = " + std::to_string(config.parallel.size(MeshAxis::PP)) + ", but model '" +
+                c.getProgram().model->name +
+                "' has no repeated layers to cut into pipeline stages (write the layers in a `repeat`)");
   std::unique_ptr<Module> step = lowerToIR(c, config.train.microBatch * config.parallel.size(MeshAxis::DP));
   if (!step) return fail("the plan could not be lowered to IR");
   if (llvm::Error e = makeTrainingStep(c, *step, options.floatType, options.passes)) return e;
