@@ -3,17 +3,12 @@
 #include "frontend/VerifyPlan.h"
 #include "frontend/PartitionedStep.h"
 #include "frontend/Run.h"
-#include "frontend/TrainOptions.h"
+#include "passes/Passes.h"
 
-#include "ir/ConvertFloats.h"
 #include "ir/Interpreter.h"
 #include "ir/LocalBlocks.h"
 #include "ir/MultiRank.h"
-#include "ir/Parser.h"
-#include "ir/Printer.h"
-#include "passes/Passes.h"
 
-#include "llvm/Support/Format.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <cmath>
@@ -61,10 +56,6 @@ llvm::Expected<TensorMap> makeFeeds(const Module &m, uint64_t seed) {
     feeds[in->name] = std::move(t);
   }
   return feeds;
-}
-
-llvm::Expected<std::unique_ptr<Module>> cloneModule(const Module &m) {
-  return parseIR(toText(m), "<training step>");
 }
 
 bool isReduction(OpKind k) { return k == OpKind::AllReduce || k == OpKind::ReduceScatter; }
@@ -128,7 +119,7 @@ llvm::Expected<PlanVerifyReport> planc::verifyPlan(Compilation &c, const PlanVer
   int64_t microBatches = std::max<int64_t>(config.parallel.microBatches, 1);
   std::unique_ptr<Module> step = lowerToIR(c, perMicroBatch * microBatches);
   if (!step) return fail("the plan could not be lowered to IR");
-  if (llvm::Error e = makeTrainingStep(c, *step, options.floatType, PassManagerOptions{})) return std::move(e);
+  if (llvm::Error e = makeTrainingStep(c, *step, options.floatType, PassManagerOptions{})) return e;
 
   PartitionedStepOptions stepOptions;
   stepOptions.floatType = options.floatType;
@@ -141,9 +132,9 @@ llvm::Expected<PlanVerifyReport> planc::verifyPlan(Compilation &c, const PlanVer
   for (const auto &op : part.ops) report.collectives += isReduction(op->kind) || op->kind == OpKind::AllGather ||
                                                         op->kind == OpKind::AllToAll || op->kind == OpKind::Send;
   if (options.dropCollective >= 0)
-    if (llvm::Error e = dropReduction(part, options.dropCollective)) return std::move(e);
+    if (llvm::Error e = dropReduction(part, options.dropCollective)) return e;
   if (options.swapSends) {
-    if (llvm::Error e = swapTwoSends(part)) return std::move(e);
+    if (llvm::Error e = swapTwoSends(part)) return e;
     // The order is now wrong: the static check must say so.
     if (llvm::Error e = createDeadlockCheckPass()->run(part)) report.deadlock = llvm::toString(std::move(e));
   }
