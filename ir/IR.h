@@ -87,6 +87,11 @@ const char *spelling(OpKind kind);
 /// From Ops.def: the operand count (-1 for a variadic op) and the result count.
 int operandCount(OpKind kind);
 unsigned resultCount(OpKind kind);
+/// The ops that move data between ranks or pick a rank's block: the
+/// collectives, send, recv, broadcast and shard_slice.
+bool isCommunication(OpKind kind);
+/// The optimizer's parameter updates (SGD, Adam, 8-bit Adam).
+bool isOptimizerUpdate(OpKind kind);
 std::optional<OpKind> parseOpKind(llvm::StringRef name);
 
 /// Something a pass wants the user to know about, at the .plan line that

@@ -16,16 +16,6 @@ using namespace planc::ir;
 
 namespace {
 
-bool communicates(OpKind k) {
-  switch (k) {
-  case OpKind::AllReduce: case OpKind::ReduceScatter: case OpKind::AllGather: case OpKind::AllToAll:
-  case OpKind::Send: case OpKind::Recv: case OpKind::Broadcast: case OpKind::ShardSlice:
-    return true;
-  default:
-    return false;
-  }
-}
-
 } // namespace
 
 std::unique_ptr<Module> ir::rankProgram(const Module &partitioned, const MeshLayout &mesh, int64_t rank) {
@@ -39,7 +29,7 @@ std::unique_ptr<Module> ir::rankProgram(const Module &partitioned, const MeshLay
   // Attributes first: localAttrs reads the global result types.
   for (auto &op : m->ops) {
     AttrMap attrs = localAttrs(*op, mesh);
-    if (communicates(op->kind)) {
+    if (isCommunication(op->kind)) {
       if (std::optional<MeshAxis> axis = parseMeshAxis(op->getString("axis"))) {
         for (const auto &g : mesh.groups(*axis)) {
           if (std::find(g.begin(), g.end(), rank) == g.end()) continue;

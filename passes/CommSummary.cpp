@@ -1,6 +1,7 @@
 //===- passes/CommSummary.cpp - the collectives of a step, per rank -------===//
 
 #include "passes/CommSummary.h"
+#include "passes/Recompute.h"
 
 #include "ir/LocalBlocks.h"
 
@@ -13,15 +14,6 @@
 using namespace planc;
 using namespace planc::ir;
 
-bool planc::isCommunicationOp(OpKind k) {
-  switch (k) {
-  case OpKind::AllReduce: case OpKind::ReduceScatter: case OpKind::AllGather: case OpKind::AllToAll:
-  case OpKind::Send: case OpKind::Recv: case OpKind::Broadcast: case OpKind::ShardSlice:
-    return true;
-  default:
-    return false;
-  }
-}
 
 double planc::sentBytes(OpKind kind, int64_t n, uint64_t s) {
   if (n <= 1) return 0;
@@ -77,7 +69,7 @@ CommSummary planc::summarizeComm(const Module &m, const MeshLayout &mesh) {
     std::vector<CommOp> ops;
     int64_t stage = mesh.coordinates(r)[unsigned(MeshAxis::PP)];
     for (const auto &op : m.ops)
-      if (isCommunicationOp(op->kind) && runsOn(*op, stage)) ops.push_back(commOpOf(*op, mesh, r));
+      if (isCommunication(op->kind) && runsOn(*op, stage)) ops.push_back(commOpOf(*op, mesh, r));
     auto same = std::find_if(s.lists.begin(), s.lists.end(), [&](const RankCommList &l) { return l.ops == ops; });
     if (same != s.lists.end()) {
       same->ranks.push_back(r);
@@ -117,15 +109,8 @@ std::string opName(const CommOp &c) {
 /// The layer instance of a path: up to its first numeric component
 /// (blocks.3.attention -> blocks.3), or the whole path.
 std::string layerOf(llvm::StringRef path) {
-  llvm::SmallVector<llvm::StringRef, 8> parts;
-  path.split(parts, '.');
-  std::string out;
-  for (llvm::StringRef p : parts) {
-    out += (out.empty() ? "" : ".") + p.str();
-    unsigned n;
-    if (!p.getAsInteger(10, n)) return out;
-  }
-  return path.str();
+  std::string layer = repeatedLayerOf(path);
+  return layer.empty() ? path.str() : layer;
 }
 
 struct Total {

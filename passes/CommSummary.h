@@ -42,10 +42,6 @@
 
 namespace planc {
 
-/// Is `kind` one of the communication ops (the collectives, send, recv,
-/// broadcast and shard_slice)?
-bool isCommunicationOp(ir::OpKind kind);
-
 /// One communication op as one rank runs it.
 struct CommOp {
   ir::OpKind kind = ir::OpKind::AllReduce;

@@ -80,17 +80,9 @@ private:
   uint64_t end = 0;
 };
 
-bool isUpdate(OpKind k) { return k == OpKind::AdamUpdate || k == OpKind::SgdUpdate || k == OpKind::Adam8bitUpdate; }
-
-bool isCommunication(OpKind k) {
-  switch (k) {
-  case OpKind::AllReduce: case OpKind::ReduceScatter: case OpKind::AllGather: case OpKind::AllToAll:
-  case OpKind::Broadcast: case OpKind::Recv: case OpKind::ShardSlice: case OpKind::StageMerge:
-    return true;
-  default:
-    return false;
-  }
-}
+/// Results that count as communication buffers: what collectives and
+/// receives make, and stage_merge's cross-stage sum.
+bool makesCommunicationBuffer(OpKind k) { return isCommunication(k) || k == OpKind::StageMerge; }
 
 /// A buffer instance: a value in one micro-batch (-1: once per step).
 using Key = std::pair<const Value *, int>;
@@ -147,7 +139,7 @@ private:
       }
       for (const Value *v : op.operands)
         if (!v->def) onRank.insert(v);
-      if (isUpdate(op.kind)) {
+      if (isOptimizerUpdate(op.kind)) {
         size_t first = 2, last = op.kind == OpKind::AdamUpdate ? 3 : op.kind == OpKind::SgdUpdate ? 2 : 5;
         for (size_t i = first; i <= last && i < op.operands.size(); ++i) states.insert(op.operands[i]);
       }
@@ -215,7 +207,7 @@ private:
     // A value of parameters alone (a bf16 copy, a transpose, a ZeRO-3
     // gather) is made once per step, not per micro-batch.
     if (paramDerived.count(v)) return Category::Parameters;
-    if (v->def && isCommunication(v->def->kind)) return Category::Communication;
+    if (v->def && makesCommunicationBuffer(v->def->kind)) return Category::Communication;
     if (made == Work::Forward && readInBackward.count(v)) return Category::Activations;
     return Category::Temporaries;
   }
@@ -282,7 +274,7 @@ private:
         }
       }
       // An update writes its parameter and states in place.
-      if (!isUpdate(s.op->kind))
+      if (!isOptimizerUpdate(s.op->kind))
         for (const Value *r : s.op->results) {
           Key k = keyOf(r, s.mb);
           if (placed.count(k)) continue; // a sum over micro-batches, made by the first

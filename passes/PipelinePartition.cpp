@@ -31,6 +31,7 @@
 
 #include "passes/Passes.h"
 #include "passes/PipelineAttrs.h"
+#include "passes/Recompute.h"
 
 #include "ir/OpDef.h"
 
@@ -51,17 +52,6 @@ llvm::Error fail(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message.str());
 }
 
-/// "blocks.3" for "blocks.3.attention": the path up to its first index.
-std::string layerOf(llvm::StringRef path) {
-  llvm::SmallVector<llvm::StringRef, 8> parts;
-  path.split(parts, '.');
-  std::string prefix;
-  for (llvm::StringRef p : parts) {
-    prefix += (prefix.empty() ? "" : ".") + p.str();
-    if (!p.empty() && llvm::all_of(p, [](char c) { return c >= '0' && c <= '9'; })) return prefix;
-  }
-  return "";
-}
 
 class Partition {
 public:
@@ -112,7 +102,7 @@ private:
     for (size_t i = 0; i < m.ops.size(); ++i) {
       const Op &op = *m.ops[i];
       if (workOf(op) != Work::Forward) continue;
-      std::string layer = layerOf(op.path);
+      std::string layer = repeatedLayerOf(op.path);
       if (layer.empty()) continue;
       if (!layerIndex.count(layer)) {
         layerIndex[layer] = layers.size();
@@ -130,7 +120,7 @@ private:
     for (size_t i = 0; i < m.ops.size(); ++i) {
       const Op &op = *m.ops[i];
       if (workOf(op) != Work::Forward) continue;
-      std::string layer = layerOf(op.path);
+      std::string layer = repeatedLayerOf(op.path);
       int vs = layer.empty() ? (i < firstLayerOp ? 0 : S - 1) : chunkOf[layerIndex[layer]];
       if (op.has("stage")) vs = int(std::clamp<int64_t>(op.getInt("stage"), 0, S - 1));
       stage[&op] = vs;
@@ -140,7 +130,7 @@ private:
       Work w = workOf(*op);
       if (w != Work::Backward) continue;
       auto it = pathStage.find(op->path);
-      std::string layer = layerOf(op->path);
+      std::string layer = repeatedLayerOf(op->path);
       stage[op.get()] = it != pathStage.end()                          ? it->second
                         : !layer.empty() && layerIndex.count(layer) ? chunkOf[layerIndex[layer]]
                                                                      : S - 1;
@@ -192,7 +182,7 @@ private:
       const Op &op = *m.ops[i];
       if (workOf(op) != Work::Forward || !opDef(op.kind).flops) continue;
       double f = opDef(op.kind).flops(op);
-      std::string layer = layerOf(op.path);
+      std::string layer = repeatedLayerOf(op.path);
       if (!layer.empty()) flops[layerIndex.at(layer)] += f;
       else if (i < firstLayerOp) head += f;
       else tail += f;

@@ -70,20 +70,6 @@ llvm::Error fail(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message.str());
 }
 
-bool isCommunication(OpKind k) {
-  switch (k) {
-  case OpKind::AllReduce: case OpKind::ReduceScatter: case OpKind::AllGather: case OpKind::AllToAll:
-  case OpKind::Send: case OpKind::Recv: case OpKind::Broadcast: case OpKind::ShardSlice:
-    return true;
-  default:
-    return false;
-  }
-}
-
-bool isUpdate(OpKind k) {
-  return k == OpKind::AdamUpdate || k == OpKind::SgdUpdate || k == OpKind::Adam8bitUpdate;
-}
-
 /// "shard(2, tp)" as lowering writes a `@shard` on a value.
 std::optional<Sharding> parseConstraint(llvm::StringRef text, size_t rank) {
   text = text.trim();
@@ -201,7 +187,7 @@ private:
   void computeHints() {
     for (auto it = m.ops.rbegin(); it != m.ops.rend(); ++it) {
       const Op &op = **it;
-      if (isUpdate(op.kind)) {
+      if (isOptimizerUpdate(op.kind)) {
         const Value *layout = op.kind == OpKind::AdamUpdate  ? op.operands[2]
                               : op.kind == OpKind::SgdUpdate ? op.operands[2]
                                                              : op.operands[0];

@@ -11,6 +11,7 @@
 #include "passes/CommSummary.h"
 
 #include "ir/Parser.h"
+#include "OpTestHelpers.h"
 #include "ir/Printer.h"
 #include "ir/RankProgram.h"
 
@@ -21,14 +22,7 @@ using namespace planc::ir;
 
 namespace {
 
-std::unique_ptr<Module> parse(const std::string &text) {
-  auto m = parseIR(text);
-  if (!m) {
-    ADD_FAILURE() << llvm::toString(m.takeError());
-    return nullptr;
-  }
-  return std::move(*m);
-}
+using planc::ir::testing::parse;
 
 // x: [4, 8] split over dp (rows) and tp (cols); local block [2, 4].
 // y = x @ w is a partial sum over tp: local block [2, 6] f32 = 48 bytes.

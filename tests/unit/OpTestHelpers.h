@@ -10,12 +10,24 @@
 #include "ir/Builder.h"
 #include "ir/Interpreter.h"
 #include "ir/OpDef.h"
+#include "ir/Parser.h"
 
 #include <gtest/gtest.h>
 
 #include <random>
 
 namespace planc::ir::testing {
+
+/// A module from textual IR, or null after reporting the parse error as a
+/// test failure.
+inline std::unique_ptr<Module> parse(const std::string &text) {
+  auto m = parseIR(text);
+  if (!m) {
+    ADD_FAILURE() << llvm::toString(m.takeError());
+    return nullptr;
+  }
+  return std::move(*m);
+}
 
 inline Tensor tensor(Shape shape, std::vector<double> values, DType dtype = DType::F64) {
   Tensor t(std::move(shape), dtype);

@@ -18,6 +18,7 @@
 
 #include "ir/MultiRank.h"
 #include "ir/Parser.h"
+#include "OpTestHelpers.h"
 #include "ir/Verifier.h"
 
 #include <gtest/gtest.h>
@@ -29,14 +30,7 @@ using namespace planc::ir;
 
 namespace {
 
-std::unique_ptr<Module> parse(const std::string &text) {
-  auto m = parseIR(text);
-  if (!m) {
-    ADD_FAILURE() << llvm::toString(m.takeError());
-    return nullptr;
-  }
-  return std::move(*m);
-}
+using planc::ir::testing::parse;
 
 /// The op defining value `name`.
 const Op &opOf(const Module &m, const std::string &name) {
