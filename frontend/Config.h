@@ -59,6 +59,7 @@ struct OptimizerConfig {
 struct PrecisionConfig {
   std::string compute = "f32"; // f32, bf16, f16, fp8_e4m3
   std::string master = "f32";  // dtype of the optimizer's copy of the weights
+  std::string grads;           // dtype of the gradients the optimizer reads; empty: the compute dtype
   LossScaling lossScaling = LossScaling::None;
   double initialScale = 65536.0; // fp16 dynamic scaling
   int64_t growthInterval = 2000;

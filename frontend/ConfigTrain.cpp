@@ -178,7 +178,7 @@ void readPrecision(const Entry &e, PrecisionConfig &out, Reader &r) {
     // bf16 and fp8 training (per-tensor scaled) do without one.
     p.lossScaling = p.compute == "f16" ? LossScaling::Dynamic : LossScaling::None;
   }
-  Bound args = r.bind(p.compute, *s, {"master", "loss_scale"}, 0, key.example);
+  Bound args = r.bind(p.compute, *s, {"master", "grads", "loss_scale"}, 0, key.example);
   if (const Field *f = get(args, "master")) {
     static const StringRef masters[] = {"f64", "f32", "bf16", "f16"};
     if (auto k = r.choiceOf(f->value, "master", "master dtype", masters)) {
@@ -188,6 +188,19 @@ void readPrecision(const Entry &e, PrecisionConfig &out, Reader &r) {
             << Reader::describe(f->value);
       else
         p.master = masters[*k].str();
+    }
+  }
+  if (const Field *f = get(args, "grads")) {
+    // The gradients the backward pass sums and the optimizer reads: the
+    // compute dtype (ZeRO's and DeepSpeed's 2 bytes per parameter) or f32
+    // (Megatron-LM's fp32 main gradients).
+    static const StringRef gradDtypes[] = {"f32", "bf16", "f16"};
+    if (auto k = r.choiceOf(f->value, "grads", "gradient dtype", gradDtypes)) {
+      if (dtypeBits(gradDtypes[*k]) < dtypeBits(p.compute) || (gradDtypes[*k] != "f32" && gradDtypes[*k] != p.compute))
+        r.diags.report(DiagID::err_setting_value, f->value->range)
+            << "grads" << ("f32 or the compute dtype " + p.compute) << Reader::describe(f->value);
+      else
+        p.grads = gradDtypes[*k].str();
     }
   }
   if (const Field *f = get(args, "loss_scale")) readLossScale(*f, p, r);

@@ -33,6 +33,9 @@ PassOptions planc::passOptionsFromConfig(const PlanConfig &config) {
       // The mixed-precision and loss-scaling passes (passes/MixedPrecision.cpp,
       // passes/LossScaling.cpp); fp8 compute is not lowered by them.
       {"compute_dtype", t.precision.compute},
+      {"grad_dtype", !t.precision.grads.empty()                                  ? t.precision.grads
+                     : t.precision.compute == "bf16" || t.precision.compute == "f16" ? t.precision.compute
+                                                                                     : "f32"},
       {"loss_scaling", scalings[unsigned(t.precision.lossScaling)]},
       {"loss_scale_init", number(t.precision.initialScale)},
       {"loss_scale_window", std::to_string(t.precision.growthInterval)},

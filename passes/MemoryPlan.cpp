@@ -7,6 +7,7 @@
 #include "ir/MeshLayout.h"
 
 #include <algorithm>
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringRef.h"
 #include <map>
 #include <unordered_map>
@@ -104,17 +105,20 @@ public:
     sequence();
     findLastUses();
     simulate(plan);
+    plan.modelStates = countModelStates();
     return plan;
   }
 
 private:
-  uint64_t bytesOf(const Value *v) const {
+  /// The rank-local block's bytes, unpadded.
+  uint64_t dataBytesOf(const Value *v) const {
     Shape local = localShape(v->type, mesh);
     uint64_t n = 1;
     for (int64_t d : local) n *= uint64_t(d);
-    uint64_t b = n * byteSize(v->type.dtype);
-    return (b + kAlign - 1) / kAlign * kAlign;
+    return n * byteSize(v->type.dtype);
   }
+  /// What the buffer takes in the arena: padded to the alignment.
+  uint64_t bytesOf(const Value *v) const { return (dataBytesOf(v) + kAlign - 1) / kAlign * kAlign; }
 
   /// The ops this pipeline rank runs, by instruction group, and the roles of
   /// values that decide their category and lifetime.
@@ -170,7 +174,57 @@ private:
     }
     for (const auto &[v, narrowed] : onlyNarrowed)
       if (narrowed) states.insert(v);
+    // The narrow copy of a master weight: stored as cast, unless every use
+    // is a gather kept for the step (ZeRO-1/2 under mixed precision): then
+    // the cast is that gather's send buffer and the gathered copy is stored.
+    std::unordered_map<const Value *, std::vector<const Op *>> narrowUsers;
+    for (const auto &up : m.ops)
+      for (const Value *v : up->operands)
+        if (v->def && v->def->kind == OpKind::Cast && v->def->operands[0]->kind == Value::Kind::Param)
+          narrowUsers[v].push_back(up.get());
+    for (const auto &up : m.ops) {
+      const Op &op = *up;
+      if (op.kind != OpKind::Cast || op.operands[0]->kind != Value::Kind::Param || !states.count(op.operands[0]))
+        continue;
+      const Value *c = op.results[0];
+      std::vector<const Value *> gathers;
+      bool onlyGathered = true;
+      for (const Op *user : narrowUsers[c]) {
+        bool kept = user->kind == OpKind::AllGather && !user->has("transient");
+        onlyGathered &= kept;
+        if (kept) gathers.push_back(user->results[0]);
+      }
+      if (onlyGathered && !gathers.empty()) {
+        staging.insert(c);
+        stored.insert(gathers.begin(), gathers.end());
+      } else {
+        stored.insert(c);
+      }
+    }
   }
+
+  /// ZeRO's accounting of this rank's model states (StagePlan::modelStates).
+  CategoryBytes countModelStates() const {
+    CategoryBytes out{};
+    for (const Value *p : m.params)
+      if (onRank.count(p))
+        out[size_t(states.count(p) ? Category::OptimizerState : Category::Parameters)] += dataBytesOf(p);
+    for (const Value *v : stored)
+      if (v->def && onStage(*v->def)) out[size_t(Category::Parameters)] += dataBytesOf(v);
+    for (const Op *op : optimizer) {
+      if (!isOptimizerUpdate(op->kind)) continue;
+      // The gradient as held: back through the optimizer's own widening,
+      // clipping and reductions to the value backward leaves.
+      const Value *g = op->operands[1];
+      while (g->def && workOf(*g->def) == Work::Optimizer && !g->def->operands.empty() &&
+             (g->def->kind == OpKind::Cast || g->def->kind == OpKind::Mul || isCommunication(g->def->kind)))
+        g = g->def->operands[0];
+      out[size_t(Category::Gradients)] += dataBytesOf(g);
+    }
+    return out;
+  }
+
+  bool onStage(const Op &op) const { return !op.has("pipeline_stage") || op.getInt("pipeline_stage") == stage; }
 
   bool weightGradInSchedule() const { return schedule.options.style == pipeline::ScheduleStyle::ZeroBubble; }
 
@@ -204,6 +258,9 @@ private:
 
   Category categoryOf(const Value *v, Work made) const {
     if (readOnce.count(v) && (made == Work::Backward || made == Work::WeightGrad)) return Category::Gradients;
+    // A ZeRO-3 gather (released after its phase) and the send buffer of a
+    // gather are communication, not the stored parameter.
+    if (staging.count(v) || (v->def && v->def->has("transient"))) return Category::Communication;
     // A value of parameters alone (a bf16 copy, a transpose, a ZeRO-3
     // gather) is made once per step, not per micro-batch.
     if (paramDerived.count(v)) return Category::Parameters;
@@ -304,7 +361,7 @@ private:
   int stage;
   std::map<std::pair<int, Work>, std::vector<const Op *>> groups;
   std::vector<const Op *> optimizer;
-  std::unordered_set<const Value *> onRank, states, readOnce, readInBackward, paramDerived;
+  std::unordered_set<const Value *> onRank, states, readOnce, readInBackward, paramDerived, staging, stored;
   std::vector<Step> steps;
   std::unordered_map<Key, size_t, KeyHash> lastUse;
 };

@@ -53,6 +53,14 @@ struct StagePlan {
   uint64_t arena = 0;            // the placed arena's size (>= peak)
   uint64_t buffers = 0;          // buffers placed
   std::vector<uint64_t> timeline; // live bytes after every allocation (the memory over time)
+  /// ZeRO's model states, counted from the program rather than at the peak:
+  /// parameters as stored for the step (the narrow copy of each master
+  /// weight, whole where it is gathered once per step, the shard under
+  /// ZeRO-3; parameters without a master), gradients as held until the
+  /// update (before a reduction the optimizer phase does; after one that
+  /// backward does), optimizer state (master weights, moments) -- indexed
+  /// by Category, unpadded (as the formulas count); the other entries are 0.
+  CategoryBytes modelStates{};
   double fragmentation() const { return peak ? double(arena) / double(peak) - 1.0 : 0.0; }
 };
 

@@ -35,8 +35,11 @@
 //    flattened parameter, are replicated) and location, path "<p path>.<state>";
 //  - outputs "new.<p path>" for every updated parameter and "new.<state path>"
 //    for every state, the values named %new.<name>;
-//  - every added op has `phase = "optimizer"`; the forward and backward graphs
-//    and the existing outputs are unchanged.
+//  - option "grad_dtype" (bf16, f16): a gradient that autodiff widened from
+//    that dtype with a final cast is read narrow: output "grad.<path>" is the
+//    narrow sum and the cast to the parameter's dtype is an optimizer op;
+//  - every added op has `phase = "optimizer"`; the forward graph, the
+//    backward graph's ops and the other outputs are unchanged.
 //
 //===----------------------------------------------------------------------===//
 
@@ -222,6 +225,24 @@ llvm::Error OptimizerLoweringPass::run(Module &m) {
     trained.push_back({p, g});
     allF64 &= p->type.dtype == DType::F64;
   }
+  // Gradients kept narrow (option "grad_dtype", e.g. bf16 under bf16 mixed
+  // precision): autodiff widens a master weight's gradient with a cast at the
+  // end of backward; the optimizer reads the narrow sum instead (half the
+  // bytes held from backward to the update and synchronised over dp, ZeRO's
+  // 2 bytes per parameter) and widens it per parameter right before its
+  // update, as DeepSpeed's mixed-precision optimizer does. The backward cast
+  // is left unused (canonicalize removes it).
+  if (std::optional<DType> narrow = parseDType(options.get("grad_dtype", "")))
+    for (auto &[p, g] : trained) {
+      Op *def = g->def;
+      if (!def || def->kind != OpKind::Cast || def->operands[0]->type.dtype != *narrow ||
+          byteSize(*narrow) >= byteSize(g->type.dtype))
+        continue;
+      for (auto &out : m.outputs)
+        if (out.second == g) out.second = def->operands[0];
+      g = def->operands[0];
+    }
+
   // Schedules and norms in f64 only when the whole model is (gradient checks,
   // reference runs); otherwise f32, which every update op accepts.
   const DType scalarType = allF64 ? DType::F64 : DType::F32;
@@ -260,22 +281,22 @@ llvm::Error OptimizerLoweringPass::run(Module &m) {
     return c;
   };
 
+  Value *clipFactor = nullptr;
   if (s.clipGradNorm > 0 && !trained.empty()) {
     std::vector<Value *> grads;
     for (auto &[p, g] : trained) grads.push_back(g);
     Value *norm = b.value(OpKind::GlobalNorm, grads, {}, "grad_norm");
     m.outputs.push_back({"grad_norm", norm});
-    Value *factor = b.value(OpKind::ClipScale, {norm}, {{"max_norm", s.clipGradNorm}}, "clip_scale");
-    for (auto &[p, g] : trained) {
-      b.loc = p->loc;
-      b.path = layerOf(*p);
-      g = b.mul(g, as(factor, g->type.dtype));
-    }
+    clipFactor = b.value(OpKind::ClipScale, {norm}, {{"max_norm", s.clipGradNorm}}, "clip_scale");
   }
 
   for (auto &[p, g] : trained) {
     b.loc = p->loc;
     b.path = layerOf(*p);
+    // A narrow gradient is widened to its parameter's dtype first, so the
+    // clipping and the update compute on the master's precision.
+    if (g->type.dtype != p->type.dtype) g = b.value(OpKind::Cast, {g}, {{"dtype", std::string(spelling(p->type.dtype))}});
+    if (clipFactor) g = b.mul(g, as(clipFactor, g->type.dtype));
     const std::string name = p->name, path = pathOf(*p);
     TensorType like = p->type; // state has the parameter's shape and sharding
     if (s.kind == "sgd" && s.momentum == 0) {

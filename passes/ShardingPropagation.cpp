@@ -138,7 +138,20 @@ public:
     }
     fixOutputs();
     if (!rs.error.empty()) return fail(rs.error);
+    removeUnusedTransposes();
     return llvm::Error::success();
+  }
+
+  /// A transpose whose moves all went through its operand (see move) is read
+  /// by nothing: it is dropped, so no rank computes or holds it.
+  void removeUnusedTransposes() {
+    if (transposedMoves.empty()) return;
+    std::unordered_set<const Value *> used;
+    for (const auto &op : m.ops) used.insert(op->operands.begin(), op->operands.end());
+    for (const auto &out : m.outputs) used.insert(out.second);
+    llvm::erase_if(m.ops, [&](const std::unique_ptr<Op> &op) {
+      return op->kind == OpKind::Transpose && paramDerived.count(op->results[0]) && !used.count(op->results[0]);
+    });
   }
 
 private:
@@ -236,7 +249,11 @@ private:
       if (h == hint.end()) continue;
       for (size_t d = 0; d < L.results[r].size() && d < h->second.dims.size(); ++d) {
         std::vector<MeshAxis> axes = h->second.dims[d];
-        axes.erase(std::remove(axes.begin(), axes.end(), MeshAxis::DP), axes.end());
+        // A cast on the way to the update (the optimizer widening a bf16
+        // gradient) may take the update's dp split: the gradient is then
+        // reduce-scattered narrow, before it, and the cast runs on the shard.
+        if (op.kind != OpKind::Cast || zeroStage < 1)
+          axes.erase(std::remove(axes.begin(), axes.end(), MeshAxis::DP), axes.end());
         if (!axes.empty()) sources.push_back({4e18, L.results[r][d], axes});
       }
     }
@@ -328,15 +345,42 @@ private:
     return true;
   }
 
-  /// The memo key of a move: ZeRO-3 gathers a parameter again per phase.
+  /// The memo key of a move: ZeRO-3 gathers a parameter again per phase (and
+  /// releases it after); below stage 3 a gathered parameter (the narrow copy
+  /// of a split master) is kept for the whole step.
   std::string moveKey(const Value *v, const OpStamp &stamp) const {
-    if (!paramDerived.count(v)) return "";
+    if (!paramDerived.count(v) || zeroStage < 3) return "";
     auto it = stamp.attrs.find("phase");
     return it == stamp.attrs.end() ? "forward" : std::get<std::string>(it->second);
   }
 
   Value *move(Value *v, const Sharding &target, const OpStamp &stamp) {
-    return rs.to(v, target, stamp, /*allReduceFirst=*/false, moveKey(v, stamp));
+    std::string key = moveKey(v, stamp);
+    // A transposed parameter (the tied embedding read as the head) is moved
+    // by moving the parameter and transposing again, so one gather serves
+    // both uses instead of a second gather of the transpose.
+    if (Op *t = v->def; t && t->kind == OpKind::Transpose && paramDerived.count(v) &&
+                        normalized(v->type.sharding, v->type.rank()) != normalized(target, v->type.rank())) {
+      auto memoKey = std::make_tuple(static_cast<const Value *>(v), toString(target), key);
+      if (auto it = transposedMoves.find(memoKey); it != transposedMoves.end()) return it->second;
+      std::vector<int64_t> perm = t->getInts("perm");
+      Sharding want = normalized(target, v->type.rank()), source = want;
+      for (size_t d = 0; d < perm.size() && d < want.dims.size(); ++d) source.dims[size_t(perm[d])] = want.dims[d];
+      Value *moved = move(t->operands[0], source, stamp);
+      if (!moved) return nullptr;
+      Op *again = rs.emit(OpKind::Transpose, {moved}, t->attrs, stamp);
+      if (!again) return nullptr;
+      again->loc = t->loc;
+      again->path = t->path;
+      again->results[0]->type.sharding = want;
+      return transposedMoves[memoKey] = again->results[0];
+    }
+    if (key.empty()) return rs.to(v, target, stamp, /*allReduceFirst=*/false, key);
+    // A ZeRO-3 gather lives for one phase: `transient` tells the memory
+    // planner it is a communication buffer, not the stored parameter.
+    OpStamp gather = stamp;
+    gather.attrs["transient"] = true;
+    return rs.to(v, target, gather, /*allReduceFirst=*/false, key);
   }
 
   void apply(Op &op, const Decision &dec) {
@@ -657,6 +701,7 @@ private:
   int zeroStage;
   std::unordered_set<const Value *> paramDerived;
   std::unordered_map<const Value *, Sharding> hint;
+  std::map<std::tuple<const Value *, std::string, std::string>, Value *> transposedMoves;
   std::unordered_map<Value *, Value *> replaced;
   std::unordered_map<const Op *, int64_t> meanSplitOver; // reduce_mean -> devices its mean is split over
   std::unordered_map<const Value *, std::pair<Value *, Value *>> vocabStats; // logits -> (row max, sum of exp)

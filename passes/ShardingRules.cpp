@@ -84,6 +84,12 @@ std::optional<DimLabels> planc::dimLabelsOf(const Op &op) {
   case OpKind::Dropout: {
     DimLabels L = r.elementwise();
     L.linearIn[0] = isLinearUnary(op.kind);
+    // A partial sum is reduced before a cast that widens it: the collective
+    // then moves the narrow bytes (bf16 gradients are reduced in bf16 before
+    // the optimizer widens them, as DeepSpeed does).
+    if (op.kind == OpKind::Cast && n == 1 && !op.results.empty() &&
+        byteSize(op.results[0]->type.dtype) > byteSize(op.operands[0]->type.dtype))
+      L.linearIn[0] = false;
     return L;
   }
   case OpKind::Add:

@@ -15,7 +15,10 @@
 // A tensor is split along its first dim that divides over dp (after any tp
 // split of that dim, dp minor-most); one with no such dim (a scalar, odd
 // sizes) stays whole on every rank. 8-bit Adam's block-quantised states keep
-// the parameter's layout (stage 3 still splits the parameter).
+// the parameter's layout (stage 3 still splits the parameter). Under mixed
+// precision the f32 master weights are optimizer state: stage 1 splits them,
+// and the narrow copy made from the shard is all-gathered once per step
+// (DeepSpeed gathers it after the update; the volume is the same).
 //
 // Needs: the optimizer pass's update ops. Reads option "zero_stage" (0-3).
 //
@@ -26,6 +29,7 @@
 #include "llvm/ADT/STLExtras.h"
 
 #include <cstdlib>
+#include <unordered_map>
 
 using namespace planc;
 using namespace planc::ir;
@@ -41,12 +45,27 @@ public:
       return llvm::createStringError(llvm::inconvertibleErrorCode(), "zero_stage must be 0, 1, 2 or 3");
     int64_t dp = m.mesh[unsigned(MeshAxis::DP)];
     if (stage == 0 || dp == 1) return llvm::Error::success();
+    // Master weights: parameters the model reads only through a cast to a
+    // narrower dtype (mixed precision). The master copy is optimizer state
+    // (ZeRO's K = 12 counts it with the moments), so stage 1 splits it too;
+    // the narrow copy the model reads is gathered whole once per step.
+    std::unordered_map<const Value *, bool> onlyNarrowed;
+    for (const auto &op : m.ops) {
+      if (op->getString("phase") == "optimizer") continue;
+      for (const Value *v : op->operands) {
+        if (v->kind != Value::Kind::Param) continue;
+        bool narrowing = op->kind == OpKind::Cast && byteSize(op->results[0]->type.dtype) < byteSize(v->type.dtype);
+        auto [it, fresh] = onlyNarrowed.emplace(v, narrowing);
+        if (!fresh) it->second = it->second && narrowing;
+      }
+    }
     for (const auto &op : m.ops) {
       std::vector<Value *> split;
       if (op->kind == OpKind::AdamUpdate) split = {op->operands[2], op->operands[3]};
       else if (op->kind == OpKind::SgdUpdate) split = {op->operands[2]};
       else if (op->kind != OpKind::Adam8bitUpdate) continue;
-      if (stage == 3) split.push_back(op->operands[0]);
+      auto master = onlyNarrowed.find(op->operands[0]);
+      if (stage == 3 || (master != onlyNarrowed.end() && master->second)) split.push_back(op->operands[0]);
       for (Value *v : split)
         if (v->kind == Value::Kind::Param) splitAlongFirstFit(m, v, dp);
     }
