@@ -85,86 +85,57 @@ private:
 /// receives make, and stage_merge's cross-stage sum.
 bool makesCommunicationBuffer(OpKind k) { return isCommunication(k) || k == OpKind::StageMerge; }
 
-/// A buffer instance: a value in one micro-batch (-1: once per step).
-using Key = std::pair<const Value *, int>;
-struct KeyHash {
-  size_t operator()(const Key &k) const { return std::hash<const Value *>()(k.first) * 31 + size_t(k.second + 1); }
-};
+/// What every pipeline rank's plan needs to know about the module, computed
+/// once: each op's work and placement (attributes, looked up by name) and
+/// the values whose role does not depend on the rank.
+struct ModuleFacts {
+  struct OpFacts {
+    Work work = Work::Forward;
+    int pipelineStage = -1; // -1: every stage
+    int virtualStage = -1;
+    bool bucket = false, transient = false;
+  };
+  std::unordered_map<const Op *, OpFacts> ops;
+  // Values of parameters alone (a bf16 copy, a transpose, a gather), made
+  // once per step.
+  std::unordered_set<const Value *> paramDerived;
+  // Optimizer state: the update ops' state operands and the master weights.
+  std::unordered_set<const Value *> states;
+  // Narrow copies of master weights as stored, and gathers' send buffers.
+  std::unordered_set<const Value *> stored, staging;
 
-class StagePlanner {
-public:
-  StagePlanner(const Module &m, const MeshLayout &mesh, const pipeline::PipelineSchedule &schedule, int stage)
-      : m(m), mesh(mesh), schedule(schedule), stage(stage) {}
-
-  StagePlan run() {
-    StagePlan plan;
-    plan.stage = stage;
-    for (int64_t r = 0; r < mesh.numRanks(); ++r)
-      if (mesh.coordinates(r)[unsigned(MeshAxis::PP)] == stage) plan.ranks.push_back(r);
-    collect();
-    sequence();
-    findLastUses();
-    simulate(plan);
-    plan.modelStates = countModelStates();
-    return plan;
-  }
-
-private:
-  /// The rank-local block's bytes, unpadded.
-  uint64_t dataBytesOf(const Value *v) const {
-    Shape local = localShape(v->type, mesh);
-    uint64_t n = 1;
-    for (int64_t d : local) n *= uint64_t(d);
-    return n * byteSize(v->type.dtype);
-  }
-  /// What the buffer takes in the arena: padded to the alignment.
-  uint64_t bytesOf(const Value *v) const { return (dataBytesOf(v) + kAlign - 1) / kAlign * kAlign; }
-
-  /// The ops this pipeline rank runs, by instruction group, and the roles of
-  /// values that decide their category and lifetime.
-  void collect() {
+  explicit ModuleFacts(const Module &m) {
+    for (const auto &up : m.ops) {
+      const Op &op = *up;
+      OpFacts f;
+      f.work = workOf(op);
+      if (op.has("pipeline_stage")) f.pipelineStage = int(op.getInt("pipeline_stage"));
+      f.virtualStage = virtualStageOf(op);
+      f.bucket = op.has("bucket");
+      f.transient = op.has("transient");
+      ops.emplace(&op, f);
+    }
     for (const Value *p : m.params) paramDerived.insert(p);
     for (const auto &up : m.ops) {
-      bool fromParams = !up->operands.empty() && workOf(*up) == Work::Forward;
+      bool fromParams = !up->operands.empty() && ops.at(up.get()).work == Work::Forward;
       for (const Value *v : up->operands) fromParams &= paramDerived.count(v) > 0;
       if (fromParams)
         for (const Value *r : up->results) paramDerived.insert(r);
     }
     for (const Value *p : m.params) paramDerived.erase(p);
-    for (const auto &up : m.ops) {
-      const Op &op = *up;
-      if (op.has("pipeline_stage") && op.getInt("pipeline_stage") != stage) continue;
-      Work w = workOf(op);
-      if (w == Work::Optimizer) {
-        optimizer.push_back(&op);
-      } else {
-        int vs = virtualStageOf(op);
-        groups[{vs < 0 ? stage : vs, w == Work::WeightGrad && !weightGradInSchedule() ? Work::Backward : w}].push_back(&op);
-      }
-      for (const Value *v : op.operands)
-        if (!v->def) onRank.insert(v);
-      if (isOptimizerUpdate(op.kind)) {
+    for (const auto &up : m.ops)
+      if (isOptimizerUpdate(up->kind)) {
+        const Op &op = *up;
         size_t first = 2, last = op.kind == OpKind::AdamUpdate ? 3 : op.kind == OpKind::SgdUpdate ? 2 : 5;
         for (size_t i = first; i <= last && i < op.operands.size(); ++i) states.insert(op.operands[i]);
       }
-      // Read by the optimizer or a bucketed gradient sync: summed over the
-      // micro-batches into one buffer.
-      if (w == Work::Optimizer || op.has("bucket"))
-        for (const Value *v : op.operands) readOnce.insert(v);
-      if (w == Work::Backward || w == Work::WeightGrad)
-        for (const Value *v : op.operands) readInBackward.insert(v);
-    }
-    // Outputs other than the gradients (which a runtime does not keep: they
-    // are reported for checking) live to the end of the step.
-    for (const auto &out : m.outputs)
-      if (!llvm::StringRef(out.first).startswith("grad.")) readOnce.insert(out.second);
     // Mixed precision: a parameter that forward and backward read only
     // through a cast to a narrower dtype is a master copy, part of the
     // optimizer's state (ZeRO's K = 12 counts it there); the narrow copy is
     // the parameter.
     std::unordered_map<const Value *, bool> onlyNarrowed;
     for (const auto &up : m.ops) {
-      if (workOf(*up) == Work::Optimizer) continue;
+      if (ops.at(up.get()).work == Work::Optimizer) continue;
       for (const Value *v : up->operands) {
         if (v->kind != Value::Kind::Param) continue;
         bool narrowing = up->kind == OpKind::Cast && byteSize(up->results[0]->type.dtype) < byteSize(v->type.dtype);
@@ -190,7 +161,7 @@ private:
       std::vector<const Value *> gathers;
       bool onlyGathered = true;
       for (const Op *user : narrowUsers[c]) {
-        bool kept = user->kind == OpKind::AllGather && !user->has("transient");
+        bool kept = user->kind == OpKind::AllGather && !ops.at(user).transient;
         onlyGathered &= kept;
         if (kept) gathers.push_back(user->results[0]);
       }
@@ -201,6 +172,69 @@ private:
         stored.insert(c);
       }
     }
+  }
+  Work workOfOp(const Op &op) const { return ops.at(&op).work; }
+};
+
+class StagePlanner {
+public:
+  StagePlanner(const Module &m, const ModuleFacts &facts, const MeshLayout &mesh,
+               const pipeline::PipelineSchedule &schedule, int stage)
+      : m(m), facts(facts), paramDerived(facts.paramDerived), states(facts.states), staging(facts.staging),
+        stored(facts.stored), mesh(mesh), schedule(schedule), stage(stage) {}
+
+  StagePlan run() {
+    StagePlan plan;
+    plan.stage = stage;
+    for (int64_t r = 0; r < mesh.numRanks(); ++r)
+      if (mesh.coordinates(r)[unsigned(MeshAxis::PP)] == stage) plan.ranks.push_back(r);
+    collect();
+    indexValues();
+    sequence();
+    findLastUses();
+    simulate(plan);
+    plan.modelStates = countModelStates();
+    return plan;
+  }
+
+private:
+  /// The rank-local block's bytes, unpadded.
+  uint64_t dataBytesOf(const Value *v) const {
+    Shape local = localShape(v->type, mesh);
+    uint64_t n = 1;
+    for (int64_t d : local) n *= uint64_t(d);
+    return n * byteSize(v->type.dtype);
+  }
+  /// What the buffer takes in the arena: padded to the alignment.
+  uint64_t bytesOf(const Value *v) const { return (dataBytesOf(v) + kAlign - 1) / kAlign * kAlign; }
+
+  /// The ops this pipeline rank runs, by instruction group, and the roles of
+  /// values that decide their category and lifetime.
+  void collect() {
+    for (const auto &up : m.ops) {
+      const Op &op = *up;
+      const ModuleFacts::OpFacts &f = facts.ops.at(&op);
+      if (f.pipelineStage >= 0 && f.pipelineStage != stage) continue;
+      Work w = f.work;
+      if (w == Work::Optimizer) {
+        optimizer.push_back(&op);
+      } else {
+        int vs = f.virtualStage;
+        groups[{vs < 0 ? stage : vs, w == Work::WeightGrad && !weightGradInSchedule() ? Work::Backward : w}].push_back(&op);
+      }
+      for (const Value *v : op.operands)
+        if (!v->def) onRank.insert(v);
+      // Read by the optimizer or a bucketed gradient sync: summed over the
+      // micro-batches into one buffer.
+      if (w == Work::Optimizer || f.bucket)
+        for (const Value *v : op.operands) readOnce.insert(v);
+      if (w == Work::Backward || w == Work::WeightGrad)
+        for (const Value *v : op.operands) readInBackward.insert(v);
+    }
+    // Outputs other than the gradients (which a runtime does not keep: they
+    // are reported for checking) live to the end of the step.
+    for (const auto &out : m.outputs)
+      if (!llvm::StringRef(out.first).startswith("grad.")) readOnce.insert(out.second);
   }
 
   /// ZeRO's accounting of this rank's model states (StagePlan::modelStates).
@@ -216,7 +250,7 @@ private:
       // The gradient as held: back through the optimizer's own widening,
       // clipping and reductions to the value backward leaves.
       const Value *g = op->operands[1];
-      while (g->def && workOf(*g->def) == Work::Optimizer && !g->def->operands.empty() &&
+      while (g->def && facts.workOfOp(*g->def) == Work::Optimizer && !g->def->operands.empty() &&
              (g->def->kind == OpKind::Cast || g->def->kind == OpKind::Mul || isCommunication(g->def->kind)))
         g = g->def->operands[0];
       out[size_t(Category::Gradients)] += dataBytesOf(g);
@@ -224,9 +258,45 @@ private:
     return out;
   }
 
-  bool onStage(const Op &op) const { return !op.has("pipeline_stage") || op.getInt("pipeline_stage") == stage; }
+  bool onStage(const Op &op) const {
+    int placed = facts.ops.at(&op).pipelineStage;
+    return placed < 0 || placed == stage;
+  }
 
   bool weightGradInSchedule() const { return schedule.options.style == pipeline::ScheduleStyle::ZeroBubble; }
+
+  /// Every value this rank's ops make or read gets a dense index and its
+  /// size, lifetime kind and category, computed once: the simulation below
+  /// visits each op once per micro-batch (hundreds of thousands of steps for
+  /// a large pipeline) and must not look anything up by name or hash.
+  void indexValues() {
+    auto add = [&](const Value *v) {
+      auto [it, fresh] = indexOf.emplace(v, uint32_t(values.size()));
+      if (fresh) {
+        ValueInfo info;
+        info.v = v;
+        info.bytes = bytesOf(v);
+        info.perStep =
+            !v->def || readOnce.count(v) || facts.workOfOp(*v->def) == Work::Optimizer || paramDerived.count(v);
+        info.readOnce = readOnce.count(v) > 0;
+        info.category = v->def ? categoryOf(v, facts.workOfOp(*v->def)) : Category::Temporaries;
+        values.push_back(info);
+      }
+      return it->second;
+    };
+    auto addOp = [&](const Op *op) {
+      OpInfo info;
+      info.op = op;
+      info.update = isOptimizerUpdate(op->kind);
+      for (const Value *v : op->operands) info.operands.push_back(v->def ? int32_t(add(v)) : -1);
+      for (const Value *r : op->results) info.results.push_back(add(r));
+      opIndex.emplace(op, uint32_t(ops.size()));
+      ops.push_back(std::move(info));
+    };
+    for (const auto &[group, list] : groups)
+      for (const Op *op : list) addOp(op);
+    for (const Op *op : optimizer) addOp(op);
+  }
 
   /// The ops in the order this rank runs them: its instructions, then the
   /// optimizer.
@@ -238,34 +308,40 @@ private:
                                                             : Work::Backward;
       auto it = groups.find({schedule.virtualStage(stage, in.chunk), w});
       if (it == groups.end()) continue;
-      for (const Op *op : it->second) steps.push_back({op, in.microBatch, w});
+      for (const Op *op : it->second) steps.push_back({opIndex.at(op), in.microBatch, w});
     }
-    for (const Op *op : optimizer) steps.push_back({op, -1, Work::Optimizer});
+    for (const Op *op : optimizer) steps.push_back({opIndex.at(op), -1, Work::Optimizer});
   }
 
-  /// Values summed over the micro-batches (gradients, the loss) and values of
-  /// the optimizer are one buffer per step.
-  Key keyOf(const Value *v, int mb) const {
-    if (!v->def || readOnce.count(v) || workOf(*v->def) == Work::Optimizer || paramDerived.count(v)) return {v, -1};
-    return {v, mb};
+  /// The buffer instance of value `v` in micro-batch `mb`: values summed over
+  /// the micro-batches (gradients, the loss), values of parameters alone and
+  /// the optimizer's are one buffer per step.
+  size_t slotOf(uint32_t v, int mb) const {
+    return size_t(v) * slotsPerValue + (values[v].perStep ? 0 : size_t(mb + 1));
   }
+
+  static constexpr uint32_t kNoUse = ~0u;
 
   void findLastUses() {
+    slotsPerValue = size_t(schedule.options.microBatches) + 1;
+    lastUse.assign(values.size() * slotsPerValue, kNoUse);
     for (size_t i = 0; i < steps.size(); ++i)
-      for (const Value *v : steps[i].op->operands)
-        if (v->def) lastUse[keyOf(v, steps[i].mb)] = i;
+      for (int32_t v : ops[steps[i].op].operands)
+        if (v >= 0) lastUse[slotOf(uint32_t(v), steps[i].mb)] = uint32_t(i);
   }
 
   Category categoryOf(const Value *v, Work made) const {
     if (readOnce.count(v) && (made == Work::Backward || made == Work::WeightGrad)) return Category::Gradients;
     // A ZeRO-3 gather (released after its phase) and the send buffer of a
     // gather are communication, not the stored parameter.
-    if (staging.count(v) || (v->def && v->def->has("transient"))) return Category::Communication;
+    if (staging.count(v) || (v->def && facts.ops.at(v->def).transient)) return Category::Communication;
     // A value of parameters alone (a bf16 copy, a transpose, a ZeRO-3
     // gather) is made once per step, not per micro-batch.
     if (paramDerived.count(v)) return Category::Parameters;
-    if (v->def && makesCommunicationBuffer(v->def->kind)) return Category::Communication;
+    // A received stage input that backward reads is an activation (kept
+    // until its micro-batch's backward), not a transfer buffer.
     if (made == Work::Forward && readInBackward.count(v)) return Category::Activations;
+    if (v->def && makesCommunicationBuffer(v->def->kind)) return Category::Communication;
     return Category::Temporaries;
   }
 
@@ -274,96 +350,119 @@ private:
     CategoryBytes live{};
     uint64_t total = 0;
     struct Placed {
-      uint64_t at, size;
-      Category category;
+      uint64_t at = 0, size = 0;
+      Category category = Category::Temporaries;
+      bool live = false;
     };
-    std::unordered_map<Key, Placed, KeyHash> placed;
-    auto allocate = [&](Key k, Category c, const Op *by, int mb, Work w) {
-      uint64_t size = bytesOf(k.first);
-      placed[k] = {arena.allocate(size), size, c};
+    std::vector<Placed> placed(values.size() * slotsPerValue);
+    auto allocate = [&](Placed &p, uint64_t size, Category c) {
+      p = {arena.allocate(size), size, c, true};
       live[size_t(c)] += size;
       total += size;
       ++plan.buffers;
       plan.timeline.push_back(total);
-      if (total > plan.peak) {
-        plan.peak = total;
-        plan.atPeak = live;
-        plan.peakOp = by ? std::string(ir::spelling(by->kind)) + (by->results.empty() ? "" : " %" + by->results[0]->name)
-                         : "%" + k.first->name;
-        plan.peakPath = by ? by->path : "";
-        plan.peakMicroBatch = mb;
-        plan.peakWork = planc::spelling(w);
-      }
+      return total > plan.peak;
     };
-    auto release = [&](Key k) {
-      auto it = placed.find(k);
-      if (it == placed.end()) return;
-      arena.release(it->second.at, it->second.size);
-      live[size_t(it->second.category)] -= it->second.size;
-      total -= it->second.size;
-      placed.erase(it);
+    auto notePeak = [&](const std::string &op, const std::string &path, int mb, Work w) {
+      plan.peak = total;
+      plan.atPeak = live;
+      plan.peakOp = op;
+      plan.peakPath = path;
+      plan.peakMicroBatch = mb;
+      plan.peakWork = planc::spelling(w);
     };
-    // Parameters, states and inputs this rank reads live for the whole step.
-    std::vector<const Value *> resident;
+    auto release = [&](Placed &p) {
+      if (!p.live) return;
+      arena.release(p.at, p.size);
+      live[size_t(p.category)] -= p.size;
+      total -= p.size;
+      p.live = false;
+    };
+    // Parameters, states and inputs this rank reads live for the whole step
+    // (outside the slots: nothing releases them).
+    std::vector<Placed> resident;
+    auto reside = [&](const Value *v) {
+      Category c = states.count(v)                 ? Category::OptimizerState
+                   : v->kind == Value::Kind::Param ? Category::Parameters
+                                                   : Category::Temporaries;
+      resident.emplace_back();
+      if (allocate(resident.back(), bytesOf(v), c)) notePeak("%" + v->name, "", -1, Work::Forward);
+    };
     for (const Value *p : m.params)
-      if (onRank.count(p)) resident.push_back(p);
+      if (onRank.count(p)) reside(p);
     for (const Value *in : m.inputs)
-      if (onRank.count(in)) resident.push_back(in);
-    for (const Value *v : resident)
-      allocate({v, -1}, states.count(v) ? Category::OptimizerState
-                        : v->kind == Value::Kind::Param ? Category::Parameters
-                                                        : Category::Temporaries,
-               nullptr, -1, Work::Forward);
+      if (onRank.count(in)) reside(in);
     for (size_t i = 0; i < steps.size(); ++i) {
       const Step &s = steps[i];
+      const OpInfo &op = ops[s.op];
       // An all-reduce of a buffer read by nothing after it reduces in place.
-      if (s.op->kind == OpKind::AllReduce && s.op->operands[0]->def) {
-        Key from = keyOf(s.op->operands[0], s.mb), to = keyOf(s.op->results[0], s.mb);
-        auto it = placed.find(from);
-        if (it != placed.end() && lastUse[from] == i && !placed.count(to)) {
-          Placed p = it->second;
-          placed.erase(it);
+      if (op.op->kind == OpKind::AllReduce && op.operands[0] >= 0) {
+        size_t from = slotOf(uint32_t(op.operands[0]), s.mb), to = slotOf(op.results[0], s.mb);
+        if (placed[from].live && lastUse[from] == i && !placed[to].live) {
+          Placed p = placed[from];
+          placed[from].live = false;
           live[size_t(p.category)] -= p.size;
-          p.category = categoryOf(s.op->results[0], s.work);
+          p.category = values[op.results[0]].category;
           live[size_t(p.category)] += p.size;
           placed[to] = p;
           continue;
         }
       }
       // An update writes its parameter and states in place.
-      if (!isOptimizerUpdate(s.op->kind))
-        for (const Value *r : s.op->results) {
-          Key k = keyOf(r, s.mb);
-          if (placed.count(k)) continue; // a sum over micro-batches, made by the first
-          allocate(k, categoryOf(r, s.work), s.op, s.mb, s.work);
+      if (!op.update)
+        for (uint32_t r : op.results) {
+          Placed &p = placed[slotOf(r, s.mb)];
+          if (p.live) continue; // a sum over micro-batches, made by the first
+          if (allocate(p, values[r].bytes, values[r].category))
+            notePeak(std::string(ir::spelling(op.op->kind)) + " %" + op.op->results[0]->name, op.op->path, s.mb, s.work);
         }
-      for (const Value *v : s.op->operands) {
-        if (!v->def) continue;
-        Key k = keyOf(v, s.mb);
-        if (lastUse[k] == i && !(k.second < 0 && readOnce.count(v) && s.work != Work::Optimizer)) release(k);
+      for (int32_t v : op.operands) {
+        if (v < 0) continue;
+        size_t k = slotOf(uint32_t(v), s.mb);
+        const ValueInfo &info = values[size_t(v)];
+        if (lastUse[k] == i && !(info.perStep && info.readOnce && s.work != Work::Optimizer)) release(placed[k]);
       }
-      for (const Value *r : s.op->results) {
-        Key k = keyOf(r, s.mb);
-        if (!lastUse.count(k) && !readOnce.count(r)) release(k); // nothing reads it here
+      for (uint32_t r : op.results) {
+        size_t k = slotOf(r, s.mb);
+        if (lastUse[k] == kNoUse && !values[r].readOnce) release(placed[k]); // nothing reads it here
       }
     }
     plan.arena = arena.size();
   }
 
+  struct ValueInfo {
+    const Value *v = nullptr;
+    uint64_t bytes = 0;
+    bool perStep = false, readOnce = false;
+    Category category = Category::Temporaries;
+  };
+  struct OpInfo {
+    const Op *op = nullptr;
+    bool update = false;
+    std::vector<int32_t> operands; // value indices; -1: a parameter or input
+    std::vector<uint32_t> results;
+  };
   struct Step {
-    const Op *op;
+    uint32_t op;
     int mb;
     Work work;
   };
   const Module &m;
+  const ModuleFacts &facts;
+  const std::unordered_set<const Value *> &paramDerived, &states, &staging, &stored;
   const MeshLayout &mesh;
   const pipeline::PipelineSchedule &schedule;
   int stage;
   std::map<std::pair<int, Work>, std::vector<const Op *>> groups;
   std::vector<const Op *> optimizer;
-  std::unordered_set<const Value *> onRank, states, readOnce, readInBackward, paramDerived, staging, stored;
+  std::unordered_set<const Value *> onRank, readOnce, readInBackward;
+  std::unordered_map<const Value *, uint32_t> indexOf;
+  std::unordered_map<const Op *, uint32_t> opIndex;
+  std::vector<ValueInfo> values;
+  std::vector<OpInfo> ops;
   std::vector<Step> steps;
-  std::unordered_map<Key, size_t, KeyHash> lastUse;
+  size_t slotsPerValue = 1;
+  std::vector<uint32_t> lastUse;
 };
 
 } // namespace
@@ -379,6 +478,7 @@ llvm::Expected<MemoryPlan> memory::planMemory(const Module &m, const pipeline::S
   if (!schedule) return schedule.takeError();
   MeshLayout mesh(m.mesh);
   MemoryPlan plan;
-  for (int s = 0; s < so.stages; ++s) plan.stages.push_back(StagePlanner(m, mesh, *schedule, s).run());
+  ModuleFacts facts(m);
+  for (int s = 0; s < so.stages; ++s) plan.stages.push_back(StagePlanner(m, facts, mesh, *schedule, s).run());
   return plan;
 }

@@ -1,6 +1,7 @@
 //===- passes/PassManager.cpp - running pipelines of passes --------------===//
 
 #include "passes/PassManager.h"
+#include "ir/Parser.h"
 #include "ir/Printer.h"
 #include "ir/Verifier.h"
 
@@ -55,19 +56,44 @@ std::string writeReproducer(const std::string &dir, const std::string &pass, con
 }
 } // namespace
 
+bool &planc::verifyEachByDefault() {
+  static bool verifyEach = true;
+  return verifyEach;
+}
+
 llvm::Error PassManager::run(ir::Module &m) {
   times.clear();
   llvm::raw_ostream &out = options.printStream ? *options.printStream : llvm::errs();
-  bool needBefore = options.printAfterChange || !options.reproducerDir.empty();
-  for (const PassInfo *info : pipeline) {
-    std::string before = needBefore ? ir::toText(m) : std::string();
+  // The reproducer of a failing pass is the IR it was given. Printing the
+  // module before every pass costs more than the passes on a large model,
+  // so only the pipeline's input is printed; a failure re-runs the passes
+  // before the failing one on a copy parsed from it (the passes are
+  // deterministic) to recover that IR.
+  const std::string input = options.reproducerDir.empty() ? std::string() : ir::toText(m);
+  auto inputOf = [&](size_t index) -> std::string {
+    auto copy = ir::parseIR(input, "<pipeline input>");
+    if (!copy) {
+      llvm::consumeError(copy.takeError());
+      return input;
+    }
+    for (size_t i = 0; i < index; ++i)
+      if (llvm::Error e = pipeline[i]->create(passOptions)->run(**copy)) {
+        llvm::consumeError(std::move(e));
+        return input;
+      }
+    return ir::toText(**copy);
+  };
+  for (size_t index = 0; index < pipeline.size(); ++index) {
+    const PassInfo *info = pipeline[index];
+    std::string before = options.printAfterChange ? ir::toText(m) : std::string();
     std::unique_ptr<Pass> pass = info->create(passOptions);
     auto start = std::chrono::steady_clock::now();
     llvm::Error err = pass->run(m);
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     times.push_back({info->name, seconds});
     auto fail = [&](const std::string &what) {
-      std::string file = writeReproducer(options.reproducerDir, info->name, before);
+      std::string file =
+          options.reproducerDir.empty() ? std::string() : writeReproducer(options.reproducerDir, info->name, inputOf(index));
       std::string msg = "internal error in pass '" + info->name + "': " + what;
       if (!file.empty()) msg += "\nthe IR it was given is in " + file + "; rerun with: plan-opt " + file + " --passes=" + info->name;
       return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
@@ -82,6 +108,15 @@ llvm::Error PassManager::run(ir::Module &m) {
       ir::print(m, out);
     }
   }
+  if (!options.verifyEach && !pipeline.empty())
+    if (llvm::Error v = ir::verify(m)) {
+      std::string names;
+      for (const PassInfo *info : pipeline) names += (names.empty() ? "" : ",") + info->name;
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "internal error: the IR after passes '" + names + "' does not verify:\n" +
+                                         llvm::toString(std::move(v)) +
+                                         "\nrerun with PLANC_VERIFY_EACH=1 to find the pass");
+    }
   if (options.timePasses) printTimings(out);
   return llvm::Error::success();
 }

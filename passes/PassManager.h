@@ -18,8 +18,14 @@
 
 namespace planc {
 
+/// Whether pipelines verify the IR after every pass by default (they always
+/// verify it after the last one). On in the library and its tests; the planc
+/// driver turns it off, as verifying a large model a dozen times costs more
+/// than the passes, unless PLANC_VERIFY_EACH=1 (which the lit suite sets).
+bool &verifyEachByDefault();
+
 struct PassManagerOptions {
-  bool verifyEach = true;
+  bool verifyEach = verifyEachByDefault();
   std::set<std::string> printAfter;   // pass names
   bool printAfterAll = false;
   bool printAfterChange = false;      // print only when the pass changed the IR

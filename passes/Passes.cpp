@@ -29,6 +29,8 @@ const std::vector<PassInfo> &planc::registeredPasses() {
        [](const PassOptions &o) { return createZeroShardingPass(o); }},
       {"propagate-sharding", "gives every value a sharding over the mesh and inserts the collectives between layouts",
        [](const PassOptions &o) { return createShardingPropagationPass(o); }},
+      {"sp-regather", "under sequence parallel, gathers a sequence-split activation again in backward instead of keeping the gathered copy",
+       [](const PassOptions &o) { return createSequenceParallelRegatherPass(o); }},
       {"param-prefetch", "issues each ZeRO-3 parameter gather one use ahead, in the order of first use",
        [](const PassOptions &o) { return createParamPrefetchPass(o); }},
       {"grad-buckets", "groups the data-parallel gradient reductions into buckets issued during backward",
@@ -68,6 +70,9 @@ llvm::Error planc::addPartitionPipeline(PassManager &pm) {
   // makes every other layout consistent with them.
   if (llvm::Error e = pm.add("zero")) return e;
   if (llvm::Error e = pm.add("propagate-sharding")) return e;
+  // Sequence parallel keeps the shard of a gathered activation for backward
+  // and gathers it again there (Megatron), not the gathered copy.
+  if (llvm::Error e = pm.add("sp-regather")) return e;
   // ZeRO-3's parameter gathers a use ahead, so they overlap compute.
   if (llvm::Error e = pm.add("param-prefetch")) return e;
   // Gradient sync in buckets during backward, once every layout is known.

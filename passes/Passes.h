@@ -52,6 +52,11 @@ std::unique_ptr<Pass> createZeroShardingPass(const PassOptions &options);
 /// ShardingPropagation.cpp.
 std::unique_ptr<Pass> createShardingPropagationPass(const PassOptions &options);
 
+/// Sequence parallel: a tp-gathered activation that backward reads is
+/// gathered again in backward, so the shard is what stays saved (Megatron).
+/// Reads "sequence_parallel". See SequenceParallelRegather.cpp.
+std::unique_ptr<Pass> createSequenceParallelRegatherPass(const PassOptions &options);
+
 /// ZeRO-3: each parameter gather issued one use ahead of its use (prefetch).
 /// Reads "overlap_param_gather". See ParamPrefetch.cpp.
 std::unique_ptr<Pass> createParamPrefetchPass(const PassOptions &options);

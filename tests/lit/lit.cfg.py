@@ -59,6 +59,8 @@ else:
         config.substitutions.append(
             (command_start + re.escape(name) + r'(?=\s|$)', r'\g<1>\g<2>' + path))
     # Any other LLVM tool is found on PATH.
+    # planc verifies the IR after every pass, not only after each pipeline.
+    config.environment['PLANC_VERIFY_EACH'] = '1'
     config.environment['PATH'] = os.pathsep.join(
         [os.path.dirname(config.filecheck), config.environment.get('PATH', '')])
 
