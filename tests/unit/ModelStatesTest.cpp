@@ -5,8 +5,9 @@
 // 2 (bf16 gradients) + 12 (f32 master, m, v) = 16 bytes per parameter; over
 // N_d data-parallel ranks stage 1 holds 4 + 12/N_d, stage 2 2 + 14/N_d,
 // stage 3 16/N_d. 8-bit Adam holds 2 + 2 + 4 + 1 + 1 = 10 plus one f32 scale
-// per block of each moment. Every tensor of the model below divides by 8, so
-// the division is exact and the figures must be too, to the byte.
+// per block of each moment. LoRA's frozen base holds its bf16 copy only. Every
+// tensor of the models below divides by 8, so the division is exact and the
+// figures must be too, to the byte.
 //
 //===----------------------------------------------------------------------===//
 
@@ -148,6 +149,44 @@ TEST(ModelStatesTest, EightBitAdamHoldsTenBytesAndItsScales) {
   EXPECT_EQ(at(p.states, Category::Parameters) + at(p.states, Category::Gradients) +
                 at(p.states, Category::OptimizerState) - scales,
             10 * p.psi);
+}
+
+TEST(ModelStatesTest, LoraFreezesTheBaseOutOfGradientsAndOptimizerState) {
+  // A frozen base (embedding, projections, head) and rank-8 adapters on one
+  // projection: only the adapters have gradients and optimizer state.
+  const char *text = R"(import std.nn
+import std.lora
+model m {
+  let vocab = 256, seq = 64, hidden = 64
+  input tokens : i32[batch, seq]
+  input targets : i32[batch, seq]
+  x = (embedding(tokens, vocab, hidden) as wte) @frozen
+  x = x + lora_linear(x, hidden, rank = 8, alpha = 16.0) as adapted
+  logits = (linear(x, vocab, bias = false) as head) @frozen
+  loss = cross_entropy(logits, targets)
+}
+train {
+  global_batch = 1, micro_batch = 1, steps = 10
+  optimizer adamw(lr = 1e-3)
+  precision bf16(master = f32)
+}
+)";
+  Compilation c;
+  auto consumer = std::make_unique<CollectingConsumer>();
+  CollectingConsumer *diags = consumer.get();
+  c.setDiagnosticConsumer(std::move(consumer));
+  if (!c.loadString("t.plan", text) || !c.check()) {
+    std::string all;
+    for (const Diagnostic &d : diags->diagnostics) all += d.message + "\n";
+    FAIL() << all;
+  }
+  const uint64_t frozen = 256 * 64 + 64 * 64 + 64 * 256, adapters = 64 * 8 + 8 * 64;
+  auto memory = planMemoryOf(c);
+  ASSERT_TRUE(bool(memory)) << llvm::toString(memory.takeError());
+  const CategoryBytes &states = memory->stages[0].modelStates;
+  EXPECT_EQ(at(states, Category::Parameters), 2 * frozen + 2 * adapters); // all in bf16
+  EXPECT_EQ(at(states, Category::Gradients), 2 * adapters);
+  EXPECT_EQ(at(states, Category::OptimizerState), 12 * adapters);
 }
 
 } // namespace
