@@ -18,7 +18,10 @@ llvm::Expected<MemoryPlan> planc::planMemoryOf(Compilation &c) {
   options.unroll = false; // the planner follows the schedule itself
   auto step = buildPartitionedStep(c, options);
   if (!step) return step.takeError();
-  const ParallelConfig &par = c.getConfig().parallel;
+  return planMemory(*step->partitioned, memoryScheduleOf(c.getConfig().parallel));
+}
+
+pipeline::ScheduleOptions planc::memoryScheduleOf(const ParallelConfig &par) {
   pipeline::ScheduleOptions so;
   so.style = par.schedule == ScheduleKind::GPipe         ? pipeline::ScheduleStyle::GPipe
              : par.schedule == ScheduleKind::Interleaved ? pipeline::ScheduleStyle::Interleaved
@@ -28,7 +31,8 @@ llvm::Expected<MemoryPlan> planc::planMemoryOf(Compilation &c) {
   so.virtualStages = par.schedule == ScheduleKind::Interleaved ? int(par.virtualStages) : 1;
   if (par.size(MeshAxis::PP) == 1 && so.style == pipeline::ScheduleStyle::Interleaved)
     so.style = pipeline::ScheduleStyle::OneFOneB;
-  return planMemory(*step->partitioned, so);
+  so.stages = int(par.size(MeshAxis::PP));
+  return so;
 }
 
 static std::string rankList(const std::vector<int64_t> &ranks) {
@@ -40,9 +44,10 @@ static std::string rankList(const std::vector<int64_t> &ranks) {
   return std::to_string(ranks.size()) + " ranks";
 }
 
-void planc::printLedger(const MemoryPlan &plan, uint64_t deviceBytes, llvm::raw_ostream &os) {
+void planc::printLedger(const MemoryPlan &plan, uint64_t deviceBytes, llvm::raw_ostream &os,
+                        llvm::StringRef budgetName) {
   os << "memory per rank (the planner's arena; GiB = 2^30 bytes)";
-  if (deviceBytes) os << ", device " << formatBytes(deviceBytes);
+  if (deviceBytes) os << ", " << budgetName << " " << formatBytes(deviceBytes);
   os << ":\n";
   os << llvm::formatv("  {0,-14}", "stage (ranks)");
   for (size_t c = 0; c < kNumCategories; ++c)
@@ -76,6 +81,10 @@ void planc::printLedger(const MemoryPlan &plan, uint64_t deviceBytes, llvm::raw_
 }
 
 void planc::printLedgerJson(const MemoryPlan &plan, uint64_t deviceBytes, llvm::raw_ostream &os) {
+  os << ledgerJsonText(plan, deviceBytes);
+}
+
+std::string planc::ledgerJsonText(const MemoryPlan &plan, uint64_t deviceBytes) {
   nlohmann::json j;
   j["device_bytes"] = deviceBytes;
   j["peak_stage"] = plan.peakStage().stage;
@@ -106,5 +115,5 @@ void planc::printLedgerJson(const MemoryPlan &plan, uint64_t deviceBytes, llvm::
     st["timeline_bytes"] = timeline;
     j["stages"].push_back(st);
   }
-  os << j.dump(1) << "\n";
+  return j.dump(1) + "\n";
 }

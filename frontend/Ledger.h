@@ -22,12 +22,20 @@ namespace planc {
 /// Partitions the checked plan of `c` and plans its memory.
 llvm::Expected<memory::MemoryPlan> planMemoryOf(Compilation &c);
 
+/// The schedule the planner follows for the parallel block `par`: its style,
+/// micro-batches, model chunks and pipeline ranks.
+pipeline::ScheduleOptions memoryScheduleOf(const ParallelConfig &par);
+
 /// The ledger as a table against `deviceBytes` (0: no device memory known),
 /// then the peak stage's live bytes over its steps in 16 equal slices.
-void printLedger(const memory::MemoryPlan &plan, uint64_t deviceBytes, llvm::raw_ostream &os);
+/// `budgetName` names what the bytes are ("device", "budget").
+void printLedger(const memory::MemoryPlan &plan, uint64_t deviceBytes, llvm::raw_ostream &os,
+                 llvm::StringRef budgetName = "device");
 
 /// The same as one JSON object (docs/memory.md has the schema).
 void printLedgerJson(const memory::MemoryPlan &plan, uint64_t deviceBytes, llvm::raw_ostream &os);
+/// That object as text, for callers that add keys to it.
+std::string ledgerJsonText(const memory::MemoryPlan &plan, uint64_t deviceBytes);
 
 } // namespace planc
 

@@ -97,5 +97,4 @@ void planc::printSummary(const Compilation &c, llvm::raw_ostream &os) {
     os << " with " << par.microBatches << (par.microBatches == 1 ? " micro-batch" : " micro-batches");
   }
   os << ", recompute " << spelling(par.recompute) << "\n";
-  os << "memory: per rank by planc emit --emit=memory; not yet checked against the device\n";
 }

@@ -93,12 +93,15 @@ struct ModuleFacts {
     Work work = Work::Forward;
     int pipelineStage = -1; // -1: every stage
     int virtualStage = -1;
-    bool bucket = false, transient = false;
+    bool bucket = false; // a gradient reduction once per step (reducesOncePerStep)
+    bool transient = false;
   };
   std::unordered_map<const Op *, OpFacts> ops;
   // Values of parameters alone (a bf16 copy, a transpose, a gather), made
-  // once per step.
+  // once per step (oncePerStepValues).
   std::unordered_set<const Value *> paramDerived;
+  // ZeRO-3 gathers of parameters (any phase) and views of them.
+  std::unordered_set<const Value *> gatheredParams;
   // Optimizer state: the update ops' state operands and the master weights.
   std::unordered_set<const Value *> states;
   // Narrow copies of master weights as stored, and gathers' send buffers.
@@ -111,18 +114,26 @@ struct ModuleFacts {
       f.work = workOf(op);
       if (op.has("pipeline_stage")) f.pipelineStage = int(op.getInt("pipeline_stage"));
       f.virtualStage = virtualStageOf(op);
-      f.bucket = op.has("bucket");
+      f.bucket = reducesOncePerStep(op);
       f.transient = op.has("transient");
       ops.emplace(&op, f);
     }
-    for (const Value *p : m.params) paramDerived.insert(p);
+    paramDerived = oncePerStepValues(m);
+    // ZeRO-3's gathered parameters and their views (a transpose for the
+    // tied head), in any phase: made per micro-batch, released after use.
     for (const auto &up : m.ops) {
-      bool fromParams = !up->operands.empty() && ops.at(up.get()).work == Work::Forward;
-      for (const Value *v : up->operands) fromParams &= paramDerived.count(v) > 0;
-      if (fromParams)
-        for (const Value *r : up->results) paramDerived.insert(r);
+      const Op &op = *up;
+      bool gathered = ops.at(&op).transient;
+      if (!gathered && !op.operands.empty()) {
+        bool any = false, fromParams = true;
+        for (const Value *v : op.operands) {
+          any |= gatheredParams.count(v) > 0;
+          fromParams &= v->kind == Value::Kind::Param || paramDerived.count(v) || gatheredParams.count(v);
+        }
+        gathered = any && fromParams;
+      }
+      if (gathered) gatheredParams.insert(op.results.begin(), op.results.end());
     }
-    for (const Value *p : m.params) paramDerived.erase(p);
     for (const auto &up : m.ops)
       if (isOptimizerUpdate(up->kind)) {
         const Op &op = *up;
@@ -334,7 +345,7 @@ private:
     if (readOnce.count(v) && (made == Work::Backward || made == Work::WeightGrad)) return Category::Gradients;
     // A ZeRO-3 gather (released after its phase) and the send buffer of a
     // gather are communication, not the stored parameter.
-    if (staging.count(v) || (v->def && facts.ops.at(v->def).transient)) return Category::Communication;
+    if (staging.count(v) || facts.gatheredParams.count(v)) return Category::Communication;
     // A value of parameters alone (a bf16 copy, a transpose, a ZeRO-3
     // gather) is made once per step, not per micro-batch.
     if (paramDerived.count(v)) return Category::Parameters;

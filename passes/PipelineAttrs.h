@@ -22,6 +22,8 @@
 #include "passes/Pass.h"
 #include "passes/PipelineSchedule.h"
 
+#include <unordered_set>
+
 namespace planc {
 
 enum class Work { Forward, Backward, WeightGrad, Optimizer };
@@ -33,6 +35,31 @@ inline Work workOf(const ir::Op &op) {
   if (work == "weight_grad") return Work::WeightGrad;
   if (work == "backward" || (work.empty() && phase == "backward")) return Work::Backward;
   return Work::Forward;
+}
+
+/// Values made once per step however many micro-batches run: forward values
+/// of parameters alone (a bf16 copy, a transpose, a ZeRO-1/2 gather of the
+/// copy). A ZeRO-3 gather (`transient`: released after its use) and
+/// anything computed from one are made again in every micro-batch, as FSDP
+/// and DeepSpeed gather again for each.
+inline std::unordered_set<const ir::Value *> oncePerStepValues(const ir::Module &m) {
+  std::unordered_set<const ir::Value *> once(m.params.begin(), m.params.end());
+  for (const auto &op : m.ops) {
+    if (op->operands.empty() || workOf(*op) != Work::Forward || op->has("transient")) continue;
+    bool fromParams = true;
+    for (const ir::Value *v : op->operands) fromParams &= once.count(v) > 0;
+    if (fromParams) once.insert(op->results.begin(), op->results.end());
+  }
+  for (const ir::Value *p : m.params) once.erase(p);
+  return once;
+}
+
+/// A bucketed gradient reduction that runs once per step on the gradients
+/// summed over the micro-batches (an all-reduce: DDP's accumulation); a
+/// bucketed reduce-scatter (ZeRO-2/3) runs in every micro-batch, so only the
+/// shards are accumulated, as DeepSpeed does.
+inline bool reducesOncePerStep(const ir::Op &op) {
+  return op.has("bucket") && op.kind != ir::OpKind::ReduceScatter;
 }
 
 inline const char *spelling(Work w) {

@@ -35,7 +35,9 @@
 //    annotated top-level call). V is recomputed iff L is not empty and no
 //    forward op outside L reads V: each layer keeps only the values that
 //    leave it, which are the next layer's inputs. Values outside every layer
-//    (the embedding, the final norm, the loss) are saved.
+//    (the embedding, the final norm, the loss) are saved, and so are values
+//    of parameters alone (bf16 copies of weights), which are made once per
+//    step (passes/PipelineAttrs.h, oncePerStepValues).
 //  - `send` and `recv` results are always saved (a point-to-point transfer
 //    is not repeated).
 //
@@ -186,7 +188,10 @@ llvm::Error analyze(const Module &m, const std::string &planPolicy, Analysis &a)
         if (l.empty() && explicitPolicy && layer == llvm::StringRef(reader->path).split('.').first) l = layer;
         leaves |= l != layer;
       }
-      if (!leaves) a.recompute.insert(r);
+      // Values of parameters alone (a bf16 copy, a gathered weight) are made
+      // once per step and kept for backward anyway: recomputing them would
+      // only repeat their casts and gathers.
+      if (!leaves && activation.count(r)) a.recompute.insert(r);
     }
   }
   return llvm::Error::success();

@@ -13,6 +13,12 @@
 //    rows of the whole batch's mask it holds (`batch_split`), so the step is
 //    the single-device step on the whole batch. Messages get a tag per
 //    micro-batch. With pp = 1 this is gradient accumulation.
+//  - Values of parameters alone (bf16 copies, transposes, ZeRO-1/2 gathers of
+//    them: oncePerStepValues) are made once, in the first micro-batch; ZeRO-3
+//    gathers are made again in every one. A bucketed all-reduce runs once,
+//    on the gradients summed over the micro-batches; a bucketed
+//    reduce-scatter (ZeRO-2/3) in every micro-batch, and its shards are
+//    summed (reducesOncePerStep).
 //  - The module is ordered by the start of each op's instruction in the
 //    schedule's replay (passes/PipelineSchedule.h), the optimizer last, so
 //    each pipeline rank runs its ops in its schedule's order; a receive is
@@ -61,6 +67,7 @@ public:
         return fail("with pp = " + std::to_string(so.stages) + " the step must be cut into stages first ('pipeline')");
     }
     if (llvm::Error e = times.build(so)) return e;
+    once = oncePerStepValues(m);
     std::vector<std::unique_ptr<Op>> original = std::move(m.ops);
     m.ops.clear();
     size_t expected = original.size() * size_t(mb) + 64;
@@ -141,7 +148,7 @@ private:
     const int mb = so.microBatches;
     std::unordered_set<const Value *> readLater; // by the optimizer or an output
     for (const auto &op : original)
-      if (workOf(*op) == Work::Optimizer || (mb > 1 && op->has("bucket")))
+      if (workOf(*op) == Work::Optimizer || (mb > 1 && reducesOncePerStep(*op)))
         for (Value *v : op->operands) readLater.insert(v);
     for (const auto &out : m.outputs) readLater.insert(out.second);
     int64_t maxTag = 0;
@@ -159,8 +166,11 @@ private:
         Op &op = *up;
         Work work = workOf(op);
         if (work == Work::Optimizer) continue;
-        // A bucketed gradient sync runs once, on the summed gradients.
-        if (mb > 1 && op.has("bucket")) continue;
+        // A bucketed all-reduce runs once, on the summed gradients.
+        if (mb > 1 && reducesOncePerStep(op)) continue;
+        // A value of parameters alone is made once, in the first
+        // micro-batch; the later ones read it (vmap keeps it).
+        if (j > 0 && !op.results.empty() && once.count(op.results[0])) continue;
         int vs = virtualStageOf(op);
         Op *clone;
         if (mb == 1) {
@@ -207,7 +217,7 @@ private:
     // summed gradients.
     std::map<int64_t, SortKey> bucketReady;
     for (auto &up : original)
-      if (up && up->has("bucket") && workOf(*up) != Work::Optimizer)
+      if (up && reducesOncePerStep(*up) && workOf(*up) != Work::Optimizer)
         for (Value *v : up->operands)
           if (auto it = total.find(v); it != total.end() && it->second->def) {
             SortKey k = keys[it->second->def];
@@ -215,7 +225,7 @@ private:
             if (!fresh && b->second < k) b->second = k;
           }
     for (auto &up : original) {
-      if (!up || !up->has("bucket") || workOf(*up) == Work::Optimizer) continue;
+      if (!up || !reducesOncePerStep(*up) || workOf(*up) == Work::Optimizer) continue;
       for (Value *&v : up->operands)
         if (auto it = total.find(v); it != total.end()) v = it->second;
       Op *op = up.get();
@@ -306,6 +316,7 @@ private:
   int64_t rowBlocks = 1; // the dp blocks of the batch rows
   double order_ = 0;
   int bucketOrder = 0;
+  std::unordered_set<const Value *> once; // oncePerStepValues
   std::map<std::pair<const Value *, int>, Value *> view;
   std::unordered_map<const Op *, SortKey> keys;
   std::vector<Op *> messages;

@@ -16,6 +16,8 @@ PACKAGES=(
   # test scripts (tests/e2e, lit) run with Debian's python; PyTorch is the
   # reference numerics of tests/e2e/torch-reference.sh
   python3 python3-numpy python3-torch
+  # tests/lit/check-memory validates `planc check --json` against docs/memory-check.schema.json
+  python3-jsonschema
   # headless browser: tests/e2e/schedule-svg-screenshot.sh renders the
   # schedule Gantt chart (--emit=schedule-svg) and checks the screenshot
   chromium

@@ -11,11 +11,13 @@
 #include "frontend/Verify.h"
 #include "frontend/VerifyPlan.h"
 #include "frontend/Ledger.h"
+#include "frontend/MemoryCheck.h"
 #include "ir/MeshLayout.h"
 #include "ir/Printer.h"
 #include "ir/RankProgram.h"
 #include "ir/Verifier.h"
 #include "passes/CommSummary.h"
+#include "passes/PassManager.h"
 #include "passes/PipelineSchedule.h"
 
 #include "llvm/Support/CommandLine.h"
@@ -24,8 +26,10 @@
 
 #include <pthread.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,7 +45,9 @@ USAGE: planc <command> [options] <file.plan>
 
 COMMANDS:
   check    read, resolve and check a plan; print a summary of the model, the
-           training settings, the cluster and the parallel mesh
+           training settings, the cluster and the parallel mesh, and the
+           memory per rank against the device (an error with ranked,
+           re-analysed fixes when the plan does not fit)
   emit     print an intermediate form:
            --emit=tokens|ast|ir|ir-train|ir-partitioned|ir-rank|comm|memory|
                   mesh|schedule|schedule-svg
@@ -76,13 +82,30 @@ const char *kCheckHelp = R"(USAGE: planc check [options] <file.plan>
 Reads the plan and its imports, checks names, dims, shapes, dtypes, annotations
 and the train/cluster/parallel settings, and prints a one-screen summary:
 parameter count in total and by layer kind, layers, tokens per step, devices
-and mesh.
+and mesh. Then it partitions the plan and plans its memory (as --emit=memory)
+and prints the ledger: per pipeline stage the bytes at the rank's peak by
+category, the peak and the arena, against the device's memory.
+
+A plan whose peak arena is larger than the budget is an error at the setting
+the best fix changes, with the peak's breakdown and up to 5 fixes (a higher
+ZeRO stage, recompute, a larger tp or pp, a smaller micro_batch, sequence
+parallelism, adam8bit), each applied with --set and analysed again: its new
+peak and its price in bytes sent per rank and step, recomputed FLOPs and
+pipeline bubble; fixes that fit first, cheapest first (docs/memory.md).
+Less than 5% headroom is a warning.
 
 OPTIONS:
+  --budget <size>  check the memory against <size> (70GiB, 80 GB, ...) instead
+                of the device's memory
+  --json        print the ledger, the budget, the verdict (fits, low_headroom,
+                over_budget, unknown) and the ranked fixes as one JSON object
+                instead of the summary (docs/memory.md has the schema)
   --verify      instead of printing diagnostics, compare them with the
                 `// expected-error {{...}}` comments of the file (clang's -verify):
                 exit 0 when every expected diagnostic is reported and nothing else
-  --quiet       print diagnostics only, no summary
+  --quiet       print diagnostics only, no summary and no ledger
+  --no-memory   only the plan checks: no partitioning, no ledger, no memory
+                diagnostics (fast; for editors and fuzzing the frontend)
   (and the options of every command: see `planc --help`)
 )";
 
@@ -219,7 +242,9 @@ struct Options {
   PassManagerOptions passes; // --time-passes, --print-after-all (emit ir-train, verify)
   PlanVerifyOptions verifyPlan;
   int64_t rank = -1; // --rank (emit ir-rank)
-  bool memoryJson = false; // --json (emit memory)
+  bool memoryJson = false; // --json (emit memory, check)
+  std::optional<uint64_t> budget; // --budget (check)
+  bool noMemory = false;          // --no-memory (check)
 };
 
 int usage(const std::string &message) {
@@ -317,8 +342,13 @@ int parseArgs(int argc, char **argv, Options &o) {
       double t = std::strtod(v.c_str(), &end);
       if (*end || !(t > 0) || t > 1e300) return usage("--tolerance needs a positive number");
       o.verifyPlan.tolerance = t;
-    } else if (o.command == "emit" && a == "--json") {
+    } else if ((o.command == "emit" || o.command == "check") && a == "--json") {
       o.memoryJson = true;
+    } else if (o.command == "check" && a.rfind("--budget", 0) == 0) {
+      if (!valueOf(i, "--budget", v)) return usage("--budget needs a size such as 70GiB");
+      auto bytes = parseBudget(v);
+      if (!bytes) return usage(llvm::toString(bytes.takeError()));
+      o.budget = *bytes;
     } else if (o.command == "verify" && a == "--testing-swap-sends") {
       o.verifyPlan.swapSends = true;
     } else if (o.command == "verify" && a.rfind("--testing-drop-collective", 0) == 0) {
@@ -336,6 +366,8 @@ int parseArgs(int argc, char **argv, Options &o) {
       o.verify = true;
     } else if (a == "--quiet" && o.command == "check") {
       o.quiet = true;
+    } else if (a == "--no-memory" && o.command == "check") {
+      o.noMemory = true;
     } else if (o.command == "run" && a.rfind("--target", 0) == 0) {
       if (!valueOf(i, "--target", v)) return usage("--target needs a value: interp");
       if (v != "interp") return usage("--target=" + v + " is not available; this version runs --target=interp");
@@ -373,11 +405,13 @@ int parseArgs(int argc, char **argv, Options &o) {
         o.emit != "comm" && o.emit != "ir-partitioned")
       return usage("--time-passes and --print-after-all go with --emit=ir-train, ir-partitioned, ir-rank or comm");
     if (o.emit == "ir-rank" && o.rank < 0) return usage("--emit=ir-rank needs --rank <r>");
-    if (o.memoryJson && o.emit != "memory") return usage("--json goes with --emit=memory");
+    if (o.memoryJson && o.emit != "memory") return usage("--json goes with --emit=memory (or with check)");
     if (o.emit != "ir-rank" && o.rank >= 0) return usage("--rank goes with --emit=ir-rank");
   } else if (!o.emit.empty()) {
     return usage("--emit belongs to the emit command");
   }
+  if (o.noMemory && (o.memoryJson || o.budget))
+    return usage("--no-memory skips the memory check that --json and --budget are about");
   return -1;
 }
 
@@ -551,11 +585,33 @@ int run(Options &o) {
     return 0;
   }
   if (ok) ok = c.check();
+  // The memory ledger needs a checked model; its diagnostics join the plan's.
+  // A plan the partitioner cannot cut (pp > 1 without repeated layers) has
+  // no ledger: the summary says why, and the plan's checks stand.
+  std::optional<MemoryCheckResult> memory;
+  std::string notPlanned;
+  if (ok && c.getProgram().model && !o.noMemory) {
+    MemoryCheckOptions mo;
+    mo.budgetBytes = o.budget;
+    mo.progress = &llvm::errs();
+    mo.progressAlways = llvm::errs().is_displayed();
+    auto checked = checkMemory(c, mo);
+    if (checked) memory = std::move(*checked);
+    else notPlanned = llvm::toString(checked.takeError());
+    ok = !c.getDiagnostics().hasErrors();
+  }
   c.getDiagnostics().finish();
   if (o.verify) return verifyDiagnostics(collected->diagnostics, c.getSourceMgr(), llvm::errs()) ? 0 : 1;
-  if (!ok) return 1;
-  if (!o.quiet) printSummary(c, llvm::outs());
-  return 0;
+  if (!ok && !memory) return 1;
+  if (o.memoryJson) {
+    if (memory) printMemoryCheckJson(*memory, llvm::outs());
+    else printMemoryNotPlannedJson(notPlanned.empty() ? "the plan has no model" : notPlanned, llvm::outs());
+  } else if (!o.quiet) {
+    printSummary(c, llvm::outs());
+    if (memory) printMemoryCheck(*memory, llvm::outs());
+    else if (!notPlanned.empty()) llvm::outs() << "memory: not planned: " << notPlanned << "\n";
+  }
+  return ok ? 0 : 1;
 }
 
 /// The frontend recurses over expressions and layer calls (both bounded); a
@@ -583,6 +639,9 @@ int runOnBigStack(const std::function<int()> &body) {
 } // namespace
 
 int main(int argc, char **argv) {
+  // Pipelines verify their result; after every pass only when asked (tests).
+  const char *verifyEach = std::getenv("PLANC_VERIFY_EACH");
+  verifyEachByDefault() = verifyEach && llvm::StringRef(verifyEach) == "1";
   Options o;
   int early = parseArgs(argc, argv, o);
   if (early >= 0) return early;

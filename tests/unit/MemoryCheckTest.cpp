@@ -1,0 +1,189 @@
+//===- tests/unit/MemoryCheckTest.cpp - planc check's memory verdict and fixes ---===//
+//
+// The ranking of fixes (pure: made-up fixes in, order out), the candidates a
+// plan gets (from plan text), --budget parsing, and the communication price:
+// the per-step bytes counted on the placed step of one micro-batch must equal
+// those of the unrolled step that runs.
+//
+//===----------------------------------------------------------------------===//
+
+#include "frontend/MemoryCheck.h"
+#include "frontend/PartitionedStep.h"
+#include "ir/MeshLayout.h"
+#include "passes/CommSummary.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+using namespace planc;
+
+namespace {
+
+MemoryFix fix(std::string change, bool fits, uint64_t peak, double comm = 0, double flops = 0, double bubble = 0) {
+  MemoryFix f;
+  f.change = std::move(change);
+  f.fits = fits;
+  f.peakArena = peak;
+  f.extra.commBytes = comm;
+  f.extra.recomputeFlops = flops;
+  f.extra.bubble = bubble;
+  return f;
+}
+
+std::vector<std::string> order(std::vector<MemoryFix> fixes) {
+  rankMemoryFixes(fixes);
+  std::vector<std::string> out;
+  for (const MemoryFix &f : fixes) out.push_back(f.change);
+  return out;
+}
+
+TEST(MemoryFixRanking, FittingFixesComeFirstCheapestCommunicationFirst) {
+  EXPECT_EQ(order({fix("over-small", false, 10), fix("fits-chatty", true, 50, 1e9), fix("fits-quiet", true, 70, -5)}),
+            (std::vector<std::string>{"fits-quiet", "fits-chatty", "over-small"}));
+}
+
+TEST(MemoryFixRanking, TiesOnBytesGoToFewerFlopsThenSmallerBubbleThenSmallerPeak) {
+  EXPECT_EQ(order({fix("recompute", true, 10, 0, 1e12), fix("pp", true, 30, 0, 0, 0.2), fix("mb", true, 20, 0, 0, 0),
+                   fix("mb-smaller", true, 15, 0, 0, 0)}),
+            (std::vector<std::string>{"mb-smaller", "mb", "pp", "recompute"}));
+}
+
+TEST(MemoryFixRanking, FixesThatDoNotFitGoBySmallestPeakWhateverTheyCost) {
+  EXPECT_EQ(order({fix("a", false, 30, 0), fix("b", false, 10, 1e12, 1e15, 0.5), fix("c", false, 20)}),
+            (std::vector<std::string>{"b", "c", "a"}));
+}
+
+TEST(MemoryFixRanking, EqualFixesKeepTheirProposedOrder) {
+  // Sums of doubles that should tie (a byte apart in the last place) do.
+  EXPECT_EQ(order({fix("first", true, 5, 100.0000001), fix("second", true, 5, 100.0), fix("third", true, 5, 99.9999999)}),
+            (std::vector<std::string>{"first", "second", "third"}));
+}
+
+TEST(MemoryBudget, ParsesSizesAndNamesBadValues) {
+  auto ok = parseBudget("70GiB");
+  ASSERT_TRUE(bool(ok));
+  EXPECT_EQ(*ok, 70ull << 30);
+  auto spaced = parseBudget("80 GB");
+  ASSERT_TRUE(bool(spaced));
+  EXPECT_EQ(*spaced, 80000000000ull);
+  for (const char *bad : {"70", "abc", "0GiB", "-1GiB", "300 GB/s", "", "1e30 GiB"}) {
+    auto r = parseBudget(bad);
+    ASSERT_FALSE(bool(r)) << bad;
+    EXPECT_NE(llvm::toString(r.takeError()).find(std::string("got '") + bad + "'"), std::string::npos);
+  }
+}
+
+const char *kPlan = R"(
+import std.gpt
+model m {
+  let vocab = 64, seq = 8, hidden = 16, heads = 2, layers = 4
+  input tokens : i32[batch, seq]
+  input targets : i32[batch, seq]
+  x = embedding(tokens, vocab, hidden) as wte
+  repeat layers {
+    x = x + attention(layernorm(x), heads, causal = true)
+    x = x + mlp(layernorm(x), ffn = 4 * hidden)
+  }
+  loss = lm_loss(layernorm(x) as ln_f, wte.weight, targets)
+}
+train {
+  global_batch = 32, micro_batch = 4
+  optimizer adamw(lr = 1e-3)
+}
+cluster {
+  nodes = 1, gpus_per_node = 4
+  device cpu
+}
+parallel {
+  mesh(dp = 4)
+  zero = 1
+}
+)";
+
+class MemoryCheckPlan : public ::testing::Test {
+protected:
+  class Silent : public DiagnosticConsumer {
+    void handle(const Diagnostic &) override {}
+  };
+  std::unique_ptr<Compilation> compile(std::vector<std::string> sets = {}) {
+    FrontendOptions o;
+    o.setOverrides = std::move(sets);
+    auto c = std::make_unique<Compilation>(o);
+    c->setDiagnosticConsumer(std::make_unique<Silent>());
+    EXPECT_TRUE(c->loadString("t.plan", kPlan) && c->check());
+    return c;
+  }
+};
+
+TEST_F(MemoryCheckPlan, ProposesEveryKindOfChangeKeepingTheRankCount) {
+  auto c = compile();
+  std::vector<std::string> changes;
+  for (const MemoryFix &f : proposeMemoryFixes(*c)) changes.push_back(f.change);
+  EXPECT_EQ(changes, (std::vector<std::string>{"zero = 2", "zero = 3", "recompute selective", "recompute full",
+                                               "mesh(dp = 2, tp = 2)", "mesh(dp = 1, tp = 4)",
+                                               "mesh(dp = 2, pp = 2)", "mesh(dp = 1, pp = 4)", "micro_batch = 2",
+                                               "micro_batch = 1", "optimizer adam8bit"}));
+}
+
+TEST_F(MemoryCheckPlan, EditsOnlySettingsTheFileWrites) {
+  auto c = compile({"parallel.zero=1"});
+  for (const MemoryFix &f : proposeMemoryFixes(*c)) {
+    if (f.change == "zero = 2") EXPECT_TRUE(f.edits.empty()) << "zero comes from --set";
+    if (f.change == "micro_batch = 2") {
+      ASSERT_EQ(f.edits.size(), 1u);
+      EXPECT_EQ(f.edits[0].replacement, "micro_batch = 2");
+    }
+    if (f.change == "recompute full") {
+      EXPECT_TRUE(f.edits.empty()) << "the plan does not write recompute";
+      EXPECT_TRUE(f.decides.isValid()) << "at the parallel block's header";
+    }
+  }
+}
+
+TEST_F(MemoryCheckPlan, SequenceParallelOnlyWithTensorParallelism) {
+  auto c = compile({"parallel.mesh=mesh(dp = 2, tp = 2)"});
+  auto fixes = proposeMemoryFixes(*c);
+  EXPECT_TRUE(std::any_of(fixes.begin(), fixes.end(), [](const MemoryFix &f) {
+    return f.change == "sequence_parallel = true" && f.sets == std::vector<std::string>{"parallel.sequence_parallel=true"};
+  }));
+}
+
+TEST_F(MemoryCheckPlan, CommunicationPerStepMatchesTheUnrolledStep) {
+  // Several micro-batches per step: tensor-parallel collectives and pipeline
+  // messages run per micro-batch, the bucketed gradient sync and the
+  // optimizer's collectives once.
+  const std::vector<std::vector<std::string>> plans = {
+      {"parallel.mesh=mesh(dp = 2, tp = 2)", "train.global_batch=16"},
+      {"parallel.mesh=mesh(dp = 2, pp = 2)", "train.global_batch=16", "parallel.zero=3"},
+      {"parallel.mesh=mesh(dp = 1, pp = 2, tp = 2)", "train.global_batch=16"}};
+  for (const auto &sets : plans) {
+    auto c = compile(sets);
+    auto analysis = analyzePlan(*c);
+    ASSERT_TRUE(bool(analysis)) << llvm::toString(analysis.takeError());
+    auto unrolled = buildPartitionedStep(*c);
+    ASSERT_TRUE(bool(unrolled)) << llvm::toString(unrolled.takeError());
+    const ir::Module &m = *unrolled->partitioned;
+    double most = 0;
+    for (const RankCommList &list : summarizeComm(m, MeshLayout(m.mesh)).lists) {
+      double sent = 0;
+      for (const CommOp &op : list.ops) sent += op.sentBytes;
+      most = std::max(most, sent);
+    }
+    EXPECT_GT(most, 0) << sets[0];
+    EXPECT_NEAR(analysis->cost.commBytes, most, 1e-6 * most) << sets[0];
+  }
+}
+
+TEST_F(MemoryCheckPlan, RecomputeCostsFlopsAndPipelinesCostBubble) {
+  auto plain = analyzePlan(*compile());
+  auto full = analyzePlan(*compile({"parallel.recompute=full"}));
+  auto piped = analyzePlan(*compile({"parallel.mesh=mesh(dp = 2, pp = 2)"}));
+  ASSERT_TRUE(plain && full && piped);
+  EXPECT_EQ(plain->cost.recomputeFlops, 0);
+  EXPECT_GT(full->cost.recomputeFlops, 0);
+  EXPECT_EQ(plain->cost.bubble, 0);
+  EXPECT_GT(piped->cost.bubble, 0);
+}
+
+} // namespace
