@@ -59,6 +59,14 @@ void planc::printLedger(const MemoryPlan &plan, uint64_t deviceBytes, llvm::raw_
     os << llvm::formatv("{0,12}{1,12}{2,6:P0}\n", formatBytes(s.peak), formatBytes(s.arena), s.fragmentation());
   }
   const StagePlan &peak = plan.peakStage();
+  // ZeRO's accounting, for comparing with the published formulas: the
+  // parameters as stored, the gradients as held, the optimizer's state.
+  const CategoryBytes &ms = peak.modelStates;
+  uint64_t states = ms[size_t(Category::Parameters)] + ms[size_t(Category::Gradients)] +
+                    ms[size_t(Category::OptimizerState)];
+  os << "  model states (pp=" << peak.stage << "): parameters " << formatBytes(ms[size_t(Category::Parameters)])
+     << ", gradients " << formatBytes(ms[size_t(Category::Gradients)]) << ", optimizer state "
+     << formatBytes(ms[size_t(Category::OptimizerState)]) << "; " << formatBytes(states) << "\n";
   os << "  peak: pp=" << peak.stage << " at '" << peak.peakOp << "'";
   if (!peak.peakPath.empty()) os << " in " << peak.peakPath;
   if (peak.peakMicroBatch >= 0) os << ", micro-batch " << peak.peakMicroBatch;
@@ -100,6 +108,9 @@ std::string planc::ledgerJsonText(const MemoryPlan &plan, uint64_t deviceBytes) 
       cats[key] = s.atPeak[c];
     }
     st["at_peak"] = cats;
+    st["model_states"] = {{"parameters", s.modelStates[size_t(Category::Parameters)]},
+                          {"gradients", s.modelStates[size_t(Category::Gradients)]},
+                          {"optimizer_state", s.modelStates[size_t(Category::OptimizerState)]}};
     st["peak_bytes"] = s.peak;
     st["arena_bytes"] = s.arena;
     st["fragmentation"] = s.fragmentation();
