@@ -154,9 +154,11 @@ const char *kEmitHelp = R"(USAGE: planc emit --emit=<what> [options] <file.plan>
                   category (parameters, gradients, optimizer state,
                   activations, temporaries, communication), the peak, the
                   arena the planner placed and its fragmentation, and the op
-                  at which the peak rank peaks. Buffers are the IR's values:
-                  under mixed precision the f32 master weights count as
-                  parameters and the gradients are f32 (docs/memory.md)
+                  at which the peak rank peaks, and ZeRO's model states
+                  (parameters as stored, gradients as held, optimizer state:
+                  under mixed precision the f32 master weights count there
+                  and the gradients are bf16 unless precision says
+                  grads = f32; docs/memory.md)
   --json          with memory: the same as one JSON object (docs/memory.md),
                   with every stage's memory over time (at most 1024 points)
 
