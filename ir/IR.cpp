@@ -84,6 +84,20 @@ void Module::reserve(size_t moreOps, size_t moreValues) {
   byName.reserve(byName.size() + moreValues);
 }
 
+void Module::insertBefore(std::map<size_t, std::vector<std::unique_ptr<Op>>> before) {
+  if (before.empty()) return;
+  size_t added = 0;
+  for (const auto &entry : before) added += entry.second.size();
+  std::vector<std::unique_ptr<Op>> merged;
+  merged.reserve(ops.size() + added);
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (auto it = before.find(i); it != before.end())
+      for (auto &op : it->second) merged.push_back(std::move(op));
+    merged.push_back(std::move(ops[i]));
+  }
+  ops = std::move(merged);
+}
+
 Value *Module::newValue(const std::string &name) {
   values.push_back(std::make_unique<Value>());
   Value *v = values.back().get();

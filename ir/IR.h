@@ -130,6 +130,9 @@ public:
   std::vector<std::unique_ptr<Value>> &allValues() { return values; }
   /// Room for that many more ops and values (a pass that clones a lot).
   void reserve(size_t moreOps, size_t moreValues);
+  /// Moves the ops of `before[i]` in front of the op now at index i (in
+  /// their order), as passes that clone ops into backward need.
+  void insertBefore(std::map<size_t, std::vector<std::unique_ptr<Op>>> before);
 
 private:
   Value *newValue(const std::string &name);

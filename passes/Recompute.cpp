@@ -269,14 +269,7 @@ llvm::Error RecomputePass::run(Module &m) {
   }
 
   // Splice the clones in before the first backward op that needs them.
-  std::vector<std::unique_ptr<Op>> ops;
-  ops.reserve(m.ops.size());
-  for (size_t i = 0; i < m.ops.size(); ++i) {
-    if (auto it = clonesBefore.find(i); it != clonesBefore.end())
-      for (auto &clone : it->second) ops.push_back(std::move(clone));
-    ops.push_back(std::move(m.ops[i]));
-  }
-  m.ops = std::move(ops);
+  m.insertBefore(std::move(clonesBefore));
   return llvm::Error::success();
 }
 

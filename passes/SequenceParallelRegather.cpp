@@ -90,15 +90,7 @@ public:
         v = it->second;
       }
     }
-    if (clonesBefore.empty()) return llvm::Error::success();
-    std::vector<std::unique_ptr<Op>> ops;
-    ops.reserve(m.ops.size() + cloneOf.size());
-    for (size_t i = 0; i < m.ops.size(); ++i) {
-      if (auto it = clonesBefore.find(i); it != clonesBefore.end())
-        for (auto &clone : it->second) ops.push_back(std::move(clone));
-      ops.push_back(std::move(m.ops[i]));
-    }
-    m.ops = std::move(ops);
+    m.insertBefore(std::move(clonesBefore));
     return llvm::Error::success();
   }
 
