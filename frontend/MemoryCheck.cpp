@@ -249,15 +249,34 @@ llvm::Expected<MemoryCheckResult> planc::checkMemory(Compilation &c, const Memor
                       << (proposed.size() == 1 ? "" : "s") << "...\n";
     options.progress->flush();
   }
-  for (MemoryFix &f : proposed) {
-    auto changed = analyzeFix(c, f);
-    if (!changed) continue; // an invalid change is not reported
-    f.peakArena = changed->peakArena();
-    f.fits = f.peakArena <= r.budget;
-    f.extra.commBytes = changed->cost.commBytes - r.analysis.cost.commBytes;
-    f.extra.recomputeFlops = changed->cost.recomputeFlops - r.analysis.cost.recomputeFlops;
-    f.extra.bubble = changed->cost.bubble - r.analysis.cost.bubble;
-    r.fixes.push_back(std::move(f));
+  auto analyse = [&](std::vector<MemoryFix> &candidates, bool combined) {
+    for (MemoryFix &f : candidates) {
+      auto changed = analyzeFix(c, f);
+      if (!changed) continue; // an invalid change is not reported
+      // A combination no better than its best part adds nothing.
+      if (combined && changed->peakArena() >= f.peakArena) continue;
+      f.peakArena = changed->peakArena();
+      f.fits = f.peakArena <= r.budget;
+      f.extra.commBytes = changed->cost.commBytes - r.analysis.cost.commBytes;
+      f.extra.recomputeFlops = changed->cost.recomputeFlops - r.analysis.cost.recomputeFlops;
+      f.extra.bubble = changed->cost.bubble - r.analysis.cost.bubble;
+      r.fixes.push_back(std::move(f));
+    }
+  };
+  analyse(proposed, false);
+  // No single change fits: two together, then three, of the changes that
+  // came closest (ZeRO and recompute, a larger tp and 8-bit Adam, ...).
+  const std::vector<MemoryFix> singles = r.fixes;
+  for (size_t size = 2; size <= 3; ++size) {
+    if (llvm::any_of(r.fixes, [](const MemoryFix &f) { return f.fits; })) break;
+    std::vector<MemoryFix> combined = combineMemoryFixes(singles, 5, size);
+    if (combined.empty()) break;
+    if (options.progress && (options.progressAlways || baseSeconds * double(combined.size()) > 1.0)) {
+      *options.progress << "planc: no single change fits; re-checking " << combined.size() << " combinations of "
+                        << size << "...\n";
+      options.progress->flush();
+    }
+    analyse(combined, true);
   }
   rankMemoryFixes(r.fixes);
   reportOverBudget(c, r, 5);

@@ -66,6 +66,12 @@ struct MemoryFix {
 /// The changes worth trying on the checked plan of `c`, not yet analysed.
 std::vector<MemoryFix> proposeMemoryFixes(Compilation &c);
 
+/// When no single fix fits: combinations of the analysed fixes, `size` at a
+/// time, from the best fix of each setting (the smallest peak), the
+/// `closest` settings only ("zero = 3 and recompute full"). Not analysed
+/// yet: each one's peakArena is the best of its parts', which it must beat.
+std::vector<MemoryFix> combineMemoryFixes(std::vector<MemoryFix> analysed, size_t closest, size_t size);
+
 /// Orders fixes best first: those that fit, by fewest extra bytes sent per
 /// rank, then fewest extra recompute FLOPs, then the smallest bubble growth,
 /// then the smallest peak; then those that do not fit, by smallest peak.

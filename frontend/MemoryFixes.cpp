@@ -17,6 +17,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 
 using namespace planc;
 
@@ -202,6 +203,60 @@ private:
 } // namespace
 
 std::vector<MemoryFix> planc::proposeMemoryFixes(Compilation &c) { return Proposer(c).run(); }
+
+std::vector<MemoryFix> planc::combineMemoryFixes(std::vector<MemoryFix> analysed, size_t closest, size_t size) {
+  // The settings a fix changes: the keys of its overrides.
+  auto keys = [](const MemoryFix &f) {
+    std::vector<std::string> out;
+    for (const std::string &s : f.sets) out.push_back(s.substr(0, s.find('=')));
+    return out;
+  };
+  // The best change of each setting (the largest tp, ZeRO-3, full
+  // recompute, ...), closest first: combining two meshes means nothing.
+  std::stable_sort(analysed.begin(), analysed.end(),
+                   [](const MemoryFix &a, const MemoryFix &b) { return a.peakArena < b.peakArena; });
+  std::vector<MemoryFix> best;
+  std::vector<std::string> seen;
+  for (MemoryFix &f : analysed) {
+    std::string first = f.sets.empty() ? std::string() : keys(f).front();
+    if (llvm::is_contained(seen, first)) continue;
+    seen.push_back(first);
+    best.push_back(std::move(f));
+  }
+  analysed = std::move(best);
+  if (analysed.size() > closest) analysed.resize(closest);
+  std::vector<MemoryFix> out;
+  std::vector<size_t> pick;
+  // Every increasing index tuple of length `size`, in lexicographic order
+  // (so combinations of the closest fixes come first).
+  std::function<void(size_t)> choose = [&](size_t from) {
+    if (pick.size() == size) {
+      MemoryFix f;
+      std::vector<std::string> used;
+      for (size_t i : pick) {
+        const MemoryFix &part = analysed[i];
+        for (const std::string &k : keys(part))
+          if (llvm::is_contained(used, k)) return; // two changes of one setting
+        for (const std::string &k : keys(part)) used.push_back(k);
+        f.change += (f.change.empty() ? "" : " and ") + part.change;
+        // Until analysed: the best peak of its parts, which it must beat.
+        f.peakArena = f.peakArena ? std::min(f.peakArena, part.peakArena) : part.peakArena;
+        f.sets.insert(f.sets.end(), part.sets.begin(), part.sets.end());
+        f.edits.insert(f.edits.end(), part.edits.begin(), part.edits.end());
+        if (!f.decides.isValid()) f.decides = part.decides;
+      }
+      out.push_back(std::move(f));
+      return;
+    }
+    for (size_t i = from; i < analysed.size(); ++i) {
+      pick.push_back(i);
+      choose(i + 1);
+      pick.pop_back();
+    }
+  };
+  if (size >= 2) choose(0);
+  return out;
+}
 
 void planc::rankMemoryFixes(std::vector<MemoryFix> &fixes) {
   // Whole bytes, whole FLOPs and 1e-9 of a step: sums of doubles that should

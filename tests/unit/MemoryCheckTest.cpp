@@ -60,6 +60,36 @@ TEST(MemoryFixRanking, EqualFixesKeepTheirProposedOrder) {
             (std::vector<std::string>{"first", "second", "third"}));
 }
 
+MemoryFix withSets(std::string change, uint64_t peak, std::vector<std::string> sets) {
+  MemoryFix f = fix(std::move(change), false, peak);
+  f.sets = std::move(sets);
+  return f;
+}
+
+TEST(MemoryFixCombinations, BestChangeOfEachSettingTakenTwoAtATime) {
+  std::vector<MemoryFix> singles = {
+      withSets("tp2", 50, {"parallel.mesh=mesh(dp = 2, tp = 2)"}),
+      withSets("tp4", 40, {"parallel.mesh=mesh(dp = 1, tp = 4)"}), // the best mesh
+      withSets("zero2", 70, {"parallel.zero=2"}),
+      withSets("zero3", 60, {"parallel.zero=3"}),                  // the best ZeRO
+      withSets("full", 65, {"parallel.recompute=full"}),
+      withSets("mb1", 90, {"train.micro_batch=1", "train.global_batch=8"}),
+  };
+  std::vector<MemoryFix> pairs = combineMemoryFixes(singles, 3, 2);
+  std::vector<std::string> names;
+  for (const MemoryFix &f : pairs) names.push_back(f.change);
+  // The three closest settings (mesh 40, zero 60, recompute 65); mb1 is the
+  // fourth and left out; never two meshes or two ZeRO stages.
+  EXPECT_EQ(names, (std::vector<std::string>{"tp4 and zero3", "tp4 and full", "zero3 and full"}));
+  // Overrides of both parts; the peak to beat is the better part's.
+  EXPECT_EQ(pairs[0].sets, (std::vector<std::string>{"parallel.mesh=mesh(dp = 1, tp = 4)", "parallel.zero=3"}));
+  EXPECT_EQ(pairs[0].peakArena, 40u);
+  EXPECT_EQ(pairs[2].peakArena, 60u);
+  // Three at a time from four settings: four triples.
+  EXPECT_EQ(combineMemoryFixes(singles, 4, 3).size(), 4u);
+  EXPECT_TRUE(combineMemoryFixes(singles, 4, 1).empty());
+}
+
 TEST(MemoryBudget, ParsesSizesAndNamesBadValues) {
   auto ok = parseBudget("70GiB");
   ASSERT_TRUE(bool(ok));
