@@ -208,3 +208,20 @@ bool ir::isCommunication(OpKind k) {
 bool ir::isOptimizerUpdate(OpKind k) {
   return k == OpKind::AdamUpdate || k == OpKind::SgdUpdate || k == OpKind::Adam8bitUpdate;
 }
+
+std::unordered_set<const Value *> ir::masterWeights(const Module &m) {
+  std::unordered_map<const Value *, bool> onlyNarrowed;
+  for (const auto &op : m.ops) {
+    if (op->getString("phase") == "optimizer") continue;
+    for (const Value *v : op->operands) {
+      if (v->kind != Value::Kind::Param) continue;
+      bool narrowing = op->kind == OpKind::Cast && byteSize(op->results[0]->type.dtype) < byteSize(v->type.dtype);
+      auto [it, fresh] = onlyNarrowed.emplace(v, narrowing);
+      if (!fresh) it->second = it->second && narrowing;
+    }
+  }
+  std::unordered_set<const Value *> masters;
+  for (const auto &[v, narrowed] : onlyNarrowed)
+    if (narrowed) masters.insert(v);
+  return masters;
+}

@@ -18,6 +18,7 @@
 #include <map>
 #include <memory>
 #include <unordered_map>
+#include <unordered_set>
 #include <string>
 #include <variant>
 #include <vector>
@@ -140,6 +141,12 @@ private:
   std::unordered_map<std::string, Value *> byName; // hashed: modules reach a million values
   std::unordered_map<std::string, unsigned> nextSuffix;
 };
+
+/// Master weights under mixed precision: parameters that every op outside
+/// the optimizer reads only through a cast to a narrower dtype. They are
+/// optimizer state (ZeRO's K = 12 counts the f32 copy there); the narrow copy
+/// is what the model reads.
+std::unordered_set<const Value *> masterWeights(const Module &m);
 
 } // namespace planc::ir
 

@@ -140,22 +140,8 @@ struct ModuleFacts {
         size_t first = 2, last = op.kind == OpKind::AdamUpdate ? 3 : op.kind == OpKind::SgdUpdate ? 2 : 5;
         for (size_t i = first; i <= last && i < op.operands.size(); ++i) states.insert(op.operands[i]);
       }
-    // Mixed precision: a parameter that forward and backward read only
-    // through a cast to a narrower dtype is a master copy, part of the
-    // optimizer's state (ZeRO's K = 12 counts it there); the narrow copy is
-    // the parameter.
-    std::unordered_map<const Value *, bool> onlyNarrowed;
-    for (const auto &up : m.ops) {
-      if (ops.at(up.get()).work == Work::Optimizer) continue;
-      for (const Value *v : up->operands) {
-        if (v->kind != Value::Kind::Param) continue;
-        bool narrowing = up->kind == OpKind::Cast && byteSize(up->results[0]->type.dtype) < byteSize(v->type.dtype);
-        auto [it, fresh] = onlyNarrowed.emplace(v, narrowing);
-        if (!fresh) it->second = it->second && narrowing;
-      }
-    }
-    for (const auto &[v, narrowed] : onlyNarrowed)
-      if (narrowed) states.insert(v);
+    // Mixed precision: the f32 master weights are optimizer state.
+    for (const Value *v : masterWeights(m)) states.insert(v);
     // The narrow copy of a master weight: stored as cast, unless every use
     // is a gather kept for the step (ZeRO-1/2 under mixed precision): then
     // the cast is that gather's send buffer and the gathered copy is stored.

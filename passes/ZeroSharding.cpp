@@ -29,7 +29,7 @@
 #include "llvm/ADT/STLExtras.h"
 
 #include <cstdlib>
-#include <unordered_map>
+#include <unordered_set>
 
 using namespace planc;
 using namespace planc::ir;
@@ -49,23 +49,13 @@ public:
     // narrower dtype (mixed precision). The master copy is optimizer state
     // (ZeRO's K = 12 counts it with the moments), so stage 1 splits it too;
     // the narrow copy the model reads is gathered whole once per step.
-    std::unordered_map<const Value *, bool> onlyNarrowed;
-    for (const auto &op : m.ops) {
-      if (op->getString("phase") == "optimizer") continue;
-      for (const Value *v : op->operands) {
-        if (v->kind != Value::Kind::Param) continue;
-        bool narrowing = op->kind == OpKind::Cast && byteSize(op->results[0]->type.dtype) < byteSize(v->type.dtype);
-        auto [it, fresh] = onlyNarrowed.emplace(v, narrowing);
-        if (!fresh) it->second = it->second && narrowing;
-      }
-    }
+    const std::unordered_set<const Value *> masters = masterWeights(m);
     for (const auto &op : m.ops) {
       std::vector<Value *> split;
       if (op->kind == OpKind::AdamUpdate) split = {op->operands[2], op->operands[3]};
       else if (op->kind == OpKind::SgdUpdate) split = {op->operands[2]};
       else if (op->kind != OpKind::Adam8bitUpdate) continue;
-      auto master = onlyNarrowed.find(op->operands[0]);
-      if (stage == 3 || (master != onlyNarrowed.end() && master->second)) split.push_back(op->operands[0]);
+      if (stage == 3 || masters.count(op->operands[0])) split.push_back(op->operands[0]);
       for (Value *v : split)
         if (v->kind == Value::Kind::Param) splitAlongFirstFit(m, v, dp);
     }
