@@ -80,6 +80,18 @@ struct CheckpointConfig {
   SettingSource source;
 };
 
+/// `adapters lora(rank = 8, alpha = 16)`: every weight of the model frozen and
+/// each linear weight given a trainable low-rank update (passes/LoraAdapters.cpp).
+enum class AdapterKind { None, LoRA };
+
+struct AdapterConfig {
+  AdapterKind kind = AdapterKind::None;
+  int64_t rank = 8;
+  double alpha = 16.0;       // 2 x rank unless written
+  bool alphaWritten = false; // a rank written later moves an unwritten alpha with it
+  SettingSource source;
+};
+
 struct TrainConfig {
   int64_t globalBatch = 1;  SettingSource globalBatchSource;
   int64_t microBatch = 1;   SettingSource microBatchSource;
@@ -88,6 +100,7 @@ struct TrainConfig {
   double clipGradNorm = 0;  SettingSource clipSource; // 0: no clipping
   OptimizerConfig optimizer;
   PrecisionConfig precision;
+  AdapterConfig adapters;
   DataConfig data;
   CheckpointConfig checkpoint;
 };

@@ -26,6 +26,7 @@ const KeySpec keys[] = {
     {"optimizer", "'optimizer adamw(lr = 3e-4)'"},
     {"clip_grad_norm", "'clip_grad_norm = 1.0'"},
     {"precision", "'precision bf16(master = f32)'"},
+    {"adapters", "'adapters lora(rank = 8, alpha = 16.0)'"},
     {"data", "'data tokens(\"train.bin\", u16)'"},
     {"checkpoint", "'checkpoint(every = 1000, dir = \"ckpt/\", keep = 3)'"},
 };
@@ -209,6 +210,43 @@ void readPrecision(const Entry &e, PrecisionConfig &out, Reader &r) {
 }
 
 //===----------------------------------------------------------------------===//
+// adapters
+//===----------------------------------------------------------------------===//
+
+/// `adapters none` or `adapters lora(rank = 8, alpha = 16.0)`; alpha defaults
+/// to 2 x rank (alpaca-lora's 16 at rank 8, and std.lora's lora_linear).
+void readAdapters(const Entry &e, AdapterConfig &out, Reader &r) {
+  const KeySpec &key = spec("adapters");
+  auto s = r.structured(e, key);
+  if (!s) return;
+  if (s->scalar || (s->written && s->head.empty())) {
+    r.formError(e.key, e.keyRange, key.example);
+    return;
+  }
+  static const StringRef kinds[] = {"none", "lora"}; // AdapterKind order
+  AdapterConfig a = out;
+  if (!s->head.empty()) {
+    auto k = r.choice("adapter kind", s->head, s->headRange, kinds);
+    if (!k) return;
+    a = AdapterConfig();
+    a.kind = AdapterKind(*k);
+  }
+  static const StringRef loraParams[] = {"rank", "alpha"};
+  ArrayRef<StringRef> params = a.kind == AdapterKind::LoRA ? ArrayRef<StringRef>(loraParams) : ArrayRef<StringRef>();
+  Bound args = r.bind(kinds[unsigned(a.kind)], *s, params, 2, key.example);
+  if (const Field *f = get(args, "rank"))
+    if (auto v = r.integer(f->value, "rank", 1, kMaxCount)) a.rank = *v;
+  if (const Field *f = get(args, "alpha"))
+    if (auto v = r.number(f->value, "alpha", kPositive)) {
+      a.alpha = *v;
+      a.alphaWritten = true;
+    }
+  if (!a.alphaWritten) a.alpha = 2.0 * double(a.rank);
+  a.source.range = e.source;
+  out = a;
+}
+
+//===----------------------------------------------------------------------===//
 // data and checkpoint
 //===----------------------------------------------------------------------===//
 
@@ -288,6 +326,7 @@ void config::interpretTrain(const Block &block, TrainConfig &t, Reader &r) {
   });
   r.with(block, "optimizer", [&](const Entry &e) { readOptimizer(e, t.optimizer, r); });
   r.with(block, "precision", [&](const Entry &e) { readPrecision(e, t.precision, r); });
+  r.with(block, "adapters", [&](const Entry &e) { readAdapters(e, t.adapters, r); });
   r.with(block, "data", [&](const Entry &e) { readData(e, t.data, r); });
   r.with(block, "checkpoint", [&](const Entry &e) { readCheckpoint(e, t.checkpoint, r); });
 }

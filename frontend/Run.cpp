@@ -31,6 +31,9 @@ llvm::Error planc::makeTrainingStep(Compilation &c, ir::Module &m, std::optional
   PassOptions options = passOptionsFromConfig(c.getConfig());
   // One float type for the whole model means no narrower compute dtype.
   if (floatType) options.values["compute_dtype"] = ir::spelling(*floatType);
+  // A plan whose adapters cannot apply is the author's error, not the pass's.
+  if (c.getConfig().train.adapters.kind == AdapterKind::LoRA)
+    if (llvm::Error e = checkLoraTargets(m, c.getConfig().train.adapters.rank)) return e;
   PassManager pm(pmOptions, options);
   if (llvm::Error e = addDefaultTrainingPipeline(pm)) return e;
   return pm.run(m);

@@ -81,7 +81,10 @@ void planc::printSummary(const Compilation &c, llvm::raw_ostream &os) {
        << " x " << perSample << ")\n";
   }
   os << "train: " << t.steps << " steps, micro_batch " << t.microBatch << ", optimizer " << optimizerName(t.optimizer.kind)
-     << " (lr " << llvm::format("%g", t.optimizer.lr) << "), precision " << t.precision.compute << " (master " << t.precision.master << ")\n";
+     << " (lr " << llvm::format("%g", t.optimizer.lr) << "), precision " << t.precision.compute << " (master " << t.precision.master << ")";
+  if (t.adapters.kind == AdapterKind::LoRA)
+    os << ", adapters lora(rank " << t.adapters.rank << ", alpha " << llvm::format("%g", t.adapters.alpha) << ")";
+  os << "\n";
   const ClusterConfig &cl = cfg.cluster;
   os << "cluster: " << cl.nodes << " node(s) x " << cl.gpusPerNode << " " << cl.device.name << " = " << cl.worldSize()
      << " device(s), " << formatBytes(cl.device.memoryBytes) << " each\n";

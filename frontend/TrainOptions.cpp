@@ -39,6 +39,9 @@ PassOptions planc::passOptionsFromConfig(const PlanConfig &config) {
       {"loss_scaling", scalings[unsigned(t.precision.lossScaling)]},
       {"loss_scale_init", number(t.precision.initialScale)},
       {"loss_scale_window", std::to_string(t.precision.growthInterval)},
+      // LoRA adapters (passes/LoraAdapters.cpp): rank 0 leaves the model as written.
+      {"lora_rank", t.adapters.kind == AdapterKind::LoRA ? std::to_string(t.adapters.rank) : "0"},
+      {"lora_alpha", number(t.adapters.alpha)},
       // The partitioning passes (passes/ZeroSharding.cpp,
       // passes/ShardingPropagation.cpp, passes/Recompute.cpp).
       {"zero_stage", std::to_string(config.parallel.zeroStage)},

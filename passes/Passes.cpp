@@ -19,6 +19,8 @@ const std::vector<PassInfo> &planc::registeredPasses() {
        [](const PassOptions &) { return createAutodiffPass(); }},
       {"optimizer", "lowers gradient clipping, the learning-rate schedule and the parameter updates to IR",
        [](const PassOptions &o) { return createOptimizerLoweringPass(o); }},
+      {"lora", "freezes the model and adds trainable LoRA adapters to every linear weight (lora_rank, lora_alpha)",
+       [](const PassOptions &o) { return createLoraAdaptersPass(o); }},
       {"mixed-precision", "computes the forward graph in compute_dtype (bf16, f16) from f32 master parameters",
        [](const PassOptions &o) { return createMixedPrecisionPass(o); }},
       {"loss-scaling", "scales the loss, unscales the gradients and skips steps that overflow (fp16)",
@@ -46,6 +48,11 @@ const std::vector<PassInfo> &planc::registeredPasses() {
 }
 
 llvm::Error planc::addDefaultTrainingPipeline(PassManager &pm) {
+  // Adapters rewrite the model as written (a no-op unless the plan asks for
+  // them): first, so the matmuls still read their weights directly, and the
+  // casts, gradients and updates of every later pass see the adapters as any
+  // other parameter.
+  if (llvm::Error e = pm.add("lora")) return e;
   // The compute dtype is a property of the forward graph; autodiff then
   // differentiates its casts, so gradients reach the f32 master weights in f32.
   if (llvm::Error e = pm.add("mixed-precision")) return e;

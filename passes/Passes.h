@@ -36,6 +36,20 @@ std::unique_ptr<Pass> createRecomputePass(const PassOptions &options);
 /// "compute_dtype". See MixedPrecision.cpp.
 std::unique_ptr<Pass> createMixedPrecisionPass(const PassOptions &options);
 
+/// LoRA on every linear layer of the model as written: freezes every
+/// parameter and gives each linear weight P trainable adapters P.lora_a,
+/// P.lora_b, its matmul x @ P becoming x @ P + (x @ P.lora_a) @ P.lora_b *
+/// (alpha / rank). Needs: a forward module (before mixed-precision). Reads
+/// options "lora_rank" (0 or absent: changes nothing), "lora_alpha". See
+/// LoraAdapters.cpp.
+std::unique_ptr<Pass> createLoraAdaptersPass(const PassOptions &options);
+/// The weights the lora pass adapts, in parameter order.
+std::vector<ir::Value *> loraTargets(const ir::Module &m);
+/// Why `rank` cannot be applied to `m` (no linear weight; a rank above some
+/// weight's min(in, out)), as a message for the plan's author; the driver
+/// asks before running the pipeline, whose errors are internal ones.
+llvm::Error checkLoraTargets(const ir::Module &m, int64_t rank);
+
 /// Static or dynamic loss scaling (fp16): scales autodiff's seed, unscales the
 /// gradients before the update, skips a step whose gradients overflowed, and
 /// for "dynamic" carries the scale as state. Needs: autodiff (and the
