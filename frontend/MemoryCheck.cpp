@@ -171,7 +171,6 @@ void reportOverBudget(Compilation &c, const MemoryCheckResult &r, size_t shown) 
            {std::to_string(i + 1), f.change, formatBytes(f.peakArena), f.fits ? "fits" : "over", priceOf(f),
             describeFix(f)});
   }
-  if (!r.modelHasAdapters && c.getProgram().model) d.note(DiagID::note_memory_lora, {}, {c.getProgram().model->name});
 }
 
 void reportLowHeadroom(Compilation &c, const MemoryCheckResult &r, double fraction) {
@@ -228,7 +227,6 @@ llvm::Expected<MemoryCheckResult> planc::checkMemory(Compilation &c, const Memor
   double baseSeconds = std::chrono::duration<double>(Clock::now() - start).count();
   r.budgetFromOption = options.budgetBytes.has_value();
   r.budget = options.budgetBytes ? *options.budgetBytes : c.getConfig().cluster.device.memoryBytes;
-  r.modelHasAdapters = c.getModel().trainableParams() != c.getModel().totalParams();
   if (!r.budget || r.analysis.memory.stages.empty()) return r;
 
   const uint64_t peak = r.analysis.peakArena();
@@ -322,6 +320,7 @@ void planc::printMemoryCheckJson(const MemoryCheckResult &r, llvm::raw_ostream &
                           {"set", f.sets},
                           {"peak_arena_bytes", f.peakArena},
                           {"fits", f.fits},
+                          {"changes_training", f.changesTraining},
                           {"extra_comm_bytes", f.extra.commBytes},
                           {"extra_recompute_flops", f.extra.recomputeFlops},
                           {"bubble_change", f.extra.bubble}});

@@ -56,6 +56,7 @@ struct MemoryFix {
   std::string change;              // "zero = 3", "mesh(dp = 4, tp = 2)": as the plan would say it
   std::vector<std::string> sets;   // the --set overrides that make it: "parallel.zero=3"
   std::vector<FixIt> edits;        // the same as edits of the main file (empty: a setting not in it)
+  bool changesTraining = false;    // trains something else (LoRA fine-tunes adapters only)
   llvm::SMRange decides;           // the setting it changes (or its block's header; may be invalid)
   // Measured on the changed plan:
   uint64_t peakArena = 0;
@@ -72,9 +73,11 @@ std::vector<MemoryFix> proposeMemoryFixes(Compilation &c);
 /// yet: each one's peakArena is the best of its parts', which it must beat.
 std::vector<MemoryFix> combineMemoryFixes(std::vector<MemoryFix> analysed, size_t closest, size_t size);
 
-/// Orders fixes best first: those that fit, by fewest extra bytes sent per
-/// rank, then fewest extra recompute FLOPs, then the smallest bubble growth,
-/// then the smallest peak; then those that do not fit, by smallest peak.
+/// Orders fixes best first: those that fit, the ones that train the same
+/// model first (LoRA, which fine-tunes adapters instead, after them), by
+/// fewest extra bytes sent per rank, then fewest extra recompute FLOPs, then
+/// the smallest bubble growth, then the smallest peak; then those that do not
+/// fit, by smallest peak.
 /// Stable: equal fixes keep the order they were proposed in.
 void rankMemoryFixes(std::vector<MemoryFix> &fixes);
 
@@ -97,7 +100,6 @@ struct MemoryCheckResult {
   bool budgetFromOption = false; // --budget rather than the device
   MemoryVerdict verdict = MemoryVerdict::Unknown;
   std::vector<MemoryFix> fixes;  // over budget: every valid fix, ranked
-  bool modelHasAdapters = false; // frozen weights: LoRA-style training already
 };
 
 /// Analyses the checked plan of `c` and reports over-budget and low-headroom

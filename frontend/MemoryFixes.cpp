@@ -46,6 +46,7 @@ public:
     microBatch();
     sequenceParallel();
     optimizer();
+    adapters();
     return std::move(fixes);
   }
 
@@ -192,6 +193,20 @@ private:
         f.edits.push_back({callExpr->calleeRange, "adam8bit"});
   }
 
+  /// LoRA (rank 8 on every linear weight, the base frozen): fine-tuning
+  /// rather than training, so it changes what the plan does, not only how;
+  /// proposed for a model that trains every weight, and ranked with the rest
+  /// by its measured peak and price. The re-check drops it for a model with
+  /// no linear weight.
+  void adapters() {
+    if (train.adapters.kind != AdapterKind::None) return;
+    if (c.getModel().trainableParams() != c.getModel().totalParams()) return; // adapters or a frozen base already
+    MemoryFix &f = add("adapters lora(rank = 8)", {"train.adapters=lora(rank = 8)"},
+                       decidesAt(train.adapters.source, program.train));
+    replaceSetting(f, train.adapters.source, "adapters lora(rank = 8)");
+    f.changesTraining = true;
+  }
+
   Compilation &c;
   const PlanConfig &cfg;
   const ParallelConfig &par;
@@ -243,6 +258,7 @@ std::vector<MemoryFix> planc::combineMemoryFixes(std::vector<MemoryFix> analysed
         f.peakArena = f.peakArena ? std::min(f.peakArena, part.peakArena) : part.peakArena;
         f.sets.insert(f.sets.end(), part.sets.begin(), part.sets.end());
         f.edits.insert(f.edits.end(), part.edits.begin(), part.edits.end());
+        f.changesTraining |= part.changesTraining;
         if (!f.decides.isValid()) f.decides = part.decides;
       }
       out.push_back(std::move(f));
@@ -267,6 +283,7 @@ void planc::rankMemoryFixes(std::vector<MemoryFix> &fixes) {
   std::stable_sort(fixes.begin(), fixes.end(), [&](const MemoryFix &a, const MemoryFix &b) {
     if (a.fits != b.fits) return a.fits;
     if (a.fits) {
+      if (a.changesTraining != b.changesTraining) return b.changesTraining;
       if (bytes(a) != bytes(b)) return bytes(a) < bytes(b);
       if (flops(a) != flops(b)) return flops(a) < flops(b);
       if (bubble(a) != bubble(b)) return bubble(a) < bubble(b);

@@ -11,7 +11,8 @@
 //            during backward (grad-buckets), so a gradient is released as
 //            soon as its bucket is reduced;
 //   stage 3: the parameters too are split over dp: gathered before each use
-//            in forward and again in backward, the gradient reduce-scattered.
+//            in forward and again in backward, the gradient reduce-scattered;
+//            frozen weights (a LoRA base) are split and gathered the same way.
 // A tensor is split along its first dim that divides over dp (after any tp
 // split of that dim, dp minor-most); one with no such dim (a scalar, odd
 // sizes) stays whole on every rank. 8-bit Adam's block-quantised states keep
@@ -58,6 +59,20 @@ public:
       if (stage == 3 || masters.count(op->operands[0])) split.push_back(op->operands[0]);
       for (Value *v : split)
         if (v->kind == Value::Kind::Param) splitAlongFirstFit(m, v, dp);
+    }
+    // Stage 3 stores every weight split, the frozen ones too (FSDP shards a
+    // LoRA base or a frozen embedding like any parameter); a frozen weight is
+    // gathered for its uses and never updated.
+    if (stage == 3) {
+      std::unordered_set<const Value *> updated;
+      for (const auto &op : m.ops)
+        if (isOptimizerUpdate(op->kind)) updated.insert(op->operands.begin(), op->operands.end());
+      std::unordered_set<const Value *> read;
+      for (const auto &op : m.ops)
+        if (op->getString("phase") != "optimizer") read.insert(op->operands.begin(), op->operands.end());
+      for (Value *p : m.params)
+        if (p->frozen && isFloat(p->type.dtype) && p->type.rank() > 0 && !updated.count(p) && read.count(p))
+          splitAlongFirstFit(m, p, dp);
     }
     return llvm::Error::success();
   }

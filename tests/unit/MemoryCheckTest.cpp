@@ -60,6 +60,15 @@ TEST(MemoryFixRanking, EqualFixesKeepTheirProposedOrder) {
             (std::vector<std::string>{"first", "second", "third"}));
 }
 
+TEST(MemoryFixRanking, ChangesOfWhatIsTrainedComeAfterTheOthersThatFit) {
+  MemoryFix lora = fix("lora", true, 10, 0); // free, and the smallest peak
+  lora.changesTraining = true;
+  MemoryFix loraOver = fix("lora-over", false, 5);
+  loraOver.changesTraining = true;
+  EXPECT_EQ(order({lora, fix("zero3", true, 40, 1e9), fix("over", false, 20), loraOver}),
+            (std::vector<std::string>{"zero3", "lora", "lora-over", "over"}));
+}
+
 MemoryFix withSets(std::string change, uint64_t peak, std::vector<std::string> sets) {
   MemoryFix f = fix(std::move(change), false, peak);
   f.sets = std::move(sets);
@@ -153,7 +162,8 @@ TEST_F(MemoryCheckPlan, ProposesEveryKindOfChangeKeepingTheRankCount) {
   EXPECT_EQ(changes, (std::vector<std::string>{"zero = 2", "zero = 3", "recompute selective", "recompute full",
                                                "mesh(dp = 2, tp = 2)", "mesh(dp = 1, tp = 4)",
                                                "mesh(dp = 2, pp = 2)", "mesh(dp = 1, pp = 4)", "micro_batch = 2",
-                                               "micro_batch = 1", "optimizer adam8bit"}));
+                                               "micro_batch = 1", "optimizer adam8bit",
+                                               "adapters lora(rank = 8)"}));
 }
 
 TEST_F(MemoryCheckPlan, EditsOnlySettingsTheFileWrites) {
