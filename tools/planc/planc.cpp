@@ -89,7 +89,8 @@ category, the peak and the arena, against the device's memory.
 A plan whose peak arena is larger than the budget is an error at the setting
 the best fix changes, with the peak's breakdown and up to 5 fixes (a higher
 ZeRO stage, recompute, a larger tp or pp, a smaller micro_batch, sequence
-parallelism, adam8bit), each applied with --set and analysed again: its new
+parallelism, adam8bit, LoRA adapters; when no single change fits, two or
+three of them together), each applied with --set and analysed again: its new
 peak and its price in bytes sent per rank and step, recomputed FLOPs and
 pipeline bubble; fixes that fit first, cheapest first (docs/memory.md).
 Less than 5% headroom is a warning.
