@@ -114,6 +114,7 @@ std::string planc::ledgerJsonText(const MemoryPlan &plan, uint64_t deviceBytes) 
     st["peak_bytes"] = s.peak;
     st["arena_bytes"] = s.arena;
     st["fragmentation"] = s.fragmentation();
+    st["placement"] = s.bestFit ? "best_fit" : "first_fit";
     st["buffers"] = s.buffers;
     st["peak_at"] = {{"op", s.peakOp}, {"path", s.peakPath}, {"micro_batch", s.peakMicroBatch}, {"work", s.peakWork}};
     // At most 1024 points: the largest live total in each slice of the

@@ -38,17 +38,25 @@ namespace {
 
 constexpr uint64_t kAlign = 64;
 
-/// One rank's arena: buffers at fixed offsets, first fit in address order.
+/// One rank's arena: buffers at fixed offsets, in the first hole (in
+/// address order) or the smallest hole that fits.
 class Arena {
 public:
+  explicit Arena(bool bestFit) : bestFit(bestFit) {}
+
   uint64_t allocate(uint64_t size) {
+    auto chosen = holes.end();
     for (auto it = holes.begin(); it != holes.end(); ++it)
-      if (it->second >= size) {
-        uint64_t at = it->first, left = it->second - size;
-        holes.erase(it);
-        if (left) holes[at + size] = left;
-        return at;
+      if (it->second >= size && (chosen == holes.end() || it->second < chosen->second)) {
+        chosen = it;
+        if (!bestFit || it->second == size) break;
       }
+    if (chosen != holes.end()) {
+      uint64_t at = chosen->first, left = chosen->second - size;
+      holes.erase(chosen);
+      if (left) holes[at + size] = left;
+      return at;
+    }
     // Grow, absorbing a hole that ends at the top.
     uint64_t at = end;
     if (!holes.empty()) {
@@ -77,6 +85,7 @@ public:
   uint64_t size() const { return end; }
 
 private:
+  bool bestFit;
   std::map<uint64_t, uint64_t> holes; // offset -> size
   uint64_t end = 0;
 };
@@ -343,17 +352,18 @@ private:
   }
 
   void simulate(StagePlan &plan) {
-    Arena arena;
+    // Both placements run side by side; the smaller arena is the plan's.
+    Arena firstFit(false), bestFit(true);
     CategoryBytes live{};
     uint64_t total = 0;
     struct Placed {
-      uint64_t at = 0, size = 0;
+      uint64_t at = 0, atBest = 0, size = 0;
       Category category = Category::Temporaries;
       bool live = false;
     };
     std::vector<Placed> placed(values.size() * slotsPerValue);
     auto allocate = [&](Placed &p, uint64_t size, Category c) {
-      p = {arena.allocate(size), size, c, true};
+      p = {firstFit.allocate(size), bestFit.allocate(size), size, c, true};
       live[size_t(c)] += size;
       total += size;
       ++plan.buffers;
@@ -370,7 +380,8 @@ private:
     };
     auto release = [&](Placed &p) {
       if (!p.live) return;
-      arena.release(p.at, p.size);
+      firstFit.release(p.at, p.size);
+      bestFit.release(p.atBest, p.size);
       live[size_t(p.category)] -= p.size;
       total -= p.size;
       p.live = false;
@@ -424,7 +435,8 @@ private:
         if (lastUse[k] == kNoUse && !values[r].readOnce) release(placed[k]); // nothing reads it here
       }
     }
-    plan.arena = arena.size();
+    plan.bestFit = bestFit.size() < firstFit.size();
+    plan.arena = std::min(firstFit.size(), bestFit.size());
   }
 
   struct ValueInfo {

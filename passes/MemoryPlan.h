@@ -7,8 +7,9 @@
 // micro-batch's values living from the op that makes them to their last use
 // on that rank (an activation saved in forward lives until its backward
 // instruction, so the micro-batches a schedule keeps in flight are all there);
-// buffers are placed at fixed offsets in one arena per rank (first fit in
-// address order, 64-byte aligned) as they are made and freed.
+// buffers are placed at fixed offsets in one arena per rank (64-byte aligned)
+// as they are made and freed, both first fit in address order and best fit
+// (the smallest hole); the smaller arena is the plan's.
 //
 // Categories: parameters (and frozen weights), gradients (the values the
 // optimizer reads, summed over micro-batches, live from the first
@@ -51,6 +52,7 @@ struct StagePlan {
   int peakMicroBatch = -1;       // -1: outside the micro-batches (optimizer)
   std::string peakWork;          // forward, backward, weight_grad, optimizer
   uint64_t arena = 0;            // the placed arena's size (>= peak)
+  bool bestFit = false;          // placed best fit (else first fit), whichever is smaller
   uint64_t buffers = 0;          // buffers placed
   std::vector<uint64_t> timeline; // live bytes after every allocation (the memory over time)
   /// ZeRO's model states, counted from the program rather than at the peak:
