@@ -7,7 +7,6 @@
 #include "ir/MeshLayout.h"
 
 #include <algorithm>
-#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringRef.h"
 #include <map>
 #include <unordered_map>
