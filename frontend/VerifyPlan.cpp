@@ -4,6 +4,10 @@
 #include "frontend/PartitionedStep.h"
 #include "frontend/Run.h"
 #include "passes/Passes.h"
+#include "passes/PipelineAttrs.h"
+#include "passes/PipelineStructure.h"
+#include "passes/Recompute.h"
+#include "frontend/TrainOptions.h"
 
 #include "ir/Interpreter.h"
 #include "ir/LocalBlocks.h"
@@ -100,6 +104,70 @@ llvm::Error swapTwoSends(Module &m) {
   return fail("--testing-swap-sends: the plan has no two pipeline sends of the same shape to the same peer");
 }
 
+/// Moves the last two-operand forward compute op of the last layer on
+/// pipeline rank 0 (micro-batch 0's) to rank 1. It still computes the same values, so
+/// the numbers cannot tell: its operands are sent to rank 1 with fresh tags
+/// and its results back, one message each, as a partitioner that put it
+/// there would have done.
+llvm::Error misplaceOneOp(Module &m) {
+  if (m.mesh[unsigned(MeshAxis::PP)] < 2)
+    return fail("--testing-misplace-op needs a pipeline (pp > 1)");
+  std::string layer;
+  for (const auto &op : m.ops)
+    if (op->getInt("pipeline_stage", -1) == 0 && workOf(*op) == Work::Forward && !repeatedLayerOf(op->path).empty() &&
+        !isCommunication(op->kind))
+      layer = repeatedLayerOf(op->path);
+  if (layer.empty()) return fail("--testing-misplace-op: pipeline rank 0 runs no layer");
+  Op *victim = nullptr;
+  for (const auto &op : m.ops)
+    if (op->getInt("pipeline_stage", -1) == 0 && workOf(*op) == Work::Forward && repeatedLayerOf(op->path) == layer &&
+        !isCommunication(op->kind) && op->getInt("micro_batch", 0) == 0 && op->operands.size() == 2)
+      victim = op.get();
+  if (!victim) return fail("--testing-misplace-op: no op of " + layer + " to move");
+  int64_t tag = 0;
+  for (const auto &op : m.ops)
+    if (op->kind == OpKind::Send) tag = std::max(tag, op->getInt("tag"));
+  std::vector<std::unique_ptr<Op>> old = std::move(m.ops);
+  m.ops.clear();
+  auto message = [&](Value *v, const Op &at, int64_t from, int64_t to) {
+    AttrMap base = at.attrs;
+    base.erase("virtual_stage");
+    AttrMap sendAttrs = base, recvAttrs = base;
+    sendAttrs["pipeline_stage"] = from;
+    sendAttrs["axis"] = std::string("pp");
+    sendAttrs["peer_offset"] = to - from;
+    sendAttrs["tag"] = ++tag;
+    m.append(OpKind::Send, {v}, {}, sendAttrs)->path = at.path;
+    recvAttrs["pipeline_stage"] = to;
+    recvAttrs["axis"] = std::string("pp");
+    recvAttrs["peer_offset"] = from - to;
+    recvAttrs["tag"] = tag;
+    recvAttrs["shape"] = std::vector<int64_t>(v->type.shape.begin(), v->type.shape.end());
+    recvAttrs["dtype"] = std::string(spelling(v->type.dtype));
+    Op *recv = m.append(OpKind::Recv, {}, {v->type}, recvAttrs, v->name + ".moved");
+    recv->path = at.path;
+    return recv->results[0];
+  };
+  std::unordered_map<Value *, Value *> backOnRank0;
+  for (auto &up : old) {
+    Op &op = *up;
+    for (Value *&v : op.operands)
+      if (auto it = backOnRank0.find(v); it != backOnRank0.end()) v = it->second;
+    bool move = &op == victim;
+    if (!move) {
+      m.ops.push_back(std::move(up));
+      continue;
+    }
+    for (Value *&v : op.operands) v = message(v, op, 0, 1);
+    op.attrs["pipeline_stage"] = int64_t(1);
+    if (op.has("virtual_stage")) op.attrs["virtual_stage"] = int64_t(1);
+    Op *self = up.get();
+    m.ops.push_back(std::move(up));
+    for (Value *r : self->results) backOnRank0[r] = message(r, *self, 1, 0);
+  }
+  return llvm::Error::success();
+}
+
 void record(RankDifference::Worst &w, double abs, double rel, const std::string &name) {
   w.abs = std::max(w.abs, abs);
   if (rel >= w.rel) {
@@ -138,6 +206,11 @@ llvm::Expected<PlanVerifyReport> planc::verifyPlan(Compilation &c, const PlanVer
     // The order is now wrong: the static check must say so.
     if (llvm::Error e = createDeadlockCheckPass()->run(part)) report.deadlock = llvm::toString(std::move(e));
   }
+
+  if (options.misplaceOp)
+    if (llvm::Error e = misplaceOneOp(part)) return e;
+  report.structure = checkPipelineStructure(
+      part, scheduleOptionsFrom(passOptionsFromConfig(config), part.mesh[unsigned(MeshAxis::PP)]));
 
   auto feeds = makeFeeds(*step, options.seed);
   if (!feeds) return feeds.takeError();
@@ -238,11 +311,15 @@ void planc::printPlanVerifyReport(const PlanVerifyReport &r, llvm::raw_ostream &
                         cell(d.params));
   }
   if (!r.deadlock.empty()) os << "deadlock check: " << r.deadlock << "\n";
+  for (const std::string &v : r.structure) os << "structure: " << v << "\n";
   if (r.noiseElements)
     os << "not compared: " << r.noiseElements
        << " element(s) of updated parameters whose gradient is at the dtype's noise level "
           "(Adam normalises them to noise)\n";
+  bool close = r.worstRel <= r.tolerance;
   os << (r.passed() ? "PASS" : "FAIL") << ": largest relative difference "
-     << llvm::formatv("{0:e2}", r.worstRel) << " (" << r.worstOutput << ")" << (r.passed() ? " <= " : " > ")
-     << "tolerance " << llvm::formatv("{0:e0}", r.tolerance) << "\n";
+     << llvm::formatv("{0:e2}", r.worstRel) << " (" << r.worstOutput << ")" << (close ? " <= " : " > ")
+     << "tolerance " << llvm::formatv("{0:e0}", r.tolerance);
+  if (!r.structure.empty()) os << "; " << r.structure.size() << " structural violation(s) of the pipeline schedule";
+  os << "\n";
 }

@@ -9,6 +9,9 @@
 // optimizer state) is compared rank by rank: a rank's block of the
 // partitioned value against the same block of the reference (a gradient
 // that is still a partial sum is compared after adding the ranks' addends).
+// The structure is checked as well as the numbers: with pp > 1, every op on
+// the stage that owns its layer and exactly the messages the schedule
+// implies (passes/PipelineStructure.h); a violation fails verify.
 // One exception: Adam normalises each gradient element by its magnitude, so
 // where the reference gradient is rounding noise (below 1000 ulps of the
 // tensor's largest) the updated parameter is noise in both runs; those
@@ -41,6 +44,10 @@ struct PlanVerifyOptions {
   /// Testing only: swaps the tags of two pipeline sends, to see the wrong
   /// order caught by the deadlock check and the wrong data by the comparison.
   bool swapSends = false;
+  /// Testing only: moves one forward op of the first pipeline stage's last
+  /// layer to the next stage (values still flow: its operands are sent),
+  /// to see the structural check catch work on the wrong stage.
+  bool misplaceOp = false;
   PassManagerOptions passes;            // --time-passes, --print-after-all for the partitioning
 };
 
@@ -65,7 +72,10 @@ struct PlanVerifyReport {
   /// there is rounding noise (counted on rank 0's blocks).
   size_t noiseElements = 0;
   std::string deadlock; // the static check's error after --testing-swap-sends
-  bool passed() const { return worstRel <= tolerance && deadlock.empty(); }
+  /// Work on the wrong pipeline stage, messages the schedule does not imply
+  /// (passes/PipelineStructure.h); empty when the structure is right.
+  std::vector<std::string> structure;
+  bool passed() const { return worstRel <= tolerance && deadlock.empty() && structure.empty(); }
 };
 
 /// Builds, partitions, runs and compares the training step of the checked

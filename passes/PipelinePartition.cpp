@@ -6,19 +6,28 @@
 //     blocks.3.mlp -> blocks.3) are cut into p * v contiguous chunks balanced
 //     by forward FLOPs (the embedding counting to the first chunk, the head
 //     and loss to the last); chunk k is virtual stage k, run by pipeline rank
-//     k mod p (Megatron's interleaving; v = 1: rank k). Ops before the first
-//     layer belong to stage 0, after the last to the last.
+//     k mod p (Megatron's interleaving; v = 1: rank k). Ops outside the
+//     layers belong to stage 0, or to the last stage where they read a
+//     layer's output (by the data, not by their place in the module).
 //     An op's `stage` attribute (@stage in the plan) overrides this. Backward
-//     ops follow the forward op they differentiate (same layer path); an
-//     update runs on the stage of its gradient.
+//     ops of a layer run on its stage; outside the layers, backward work
+//     that reads the layers' input gradient runs on stage 0, the rest (the
+//     loss's and the head's) on the last. An update runs on the stage of its
+//     gradient.
 //  2. Work. Each op is part of its stage's forward, backward or, for the
 //     zero-bubble schedule, weight-gradient instruction: W is the backward
 //     work that no activation gradient sent to an earlier stage depends on.
 //  3. Messages. A value made on one pipeline rank and read on another is
 //     sent right after it is made and received right before its first reader
-//     there (`send` / `recv` over pp, each pair with its own tag). An op
-//     scheduled before an operand it reads is made (a gradient summed on an
-//     earlier stage than its last part) moves to that operand's instruction.
+//     there, in the earliest instruction that reads it (`send` / `recv` over
+//     pp, each pair with its own tag) -- except values of parameters alone (a
+//     tied table's bf16 copy), which each reading rank makes from its own
+//     copy of the parameter. An op scheduled before an operand it reads is
+//     made (a gradient summed on an earlier stage than its last part) moves
+//     to that operand's instruction. A sum of gradient parts of different
+//     ranks read only by the optimizer (a tied parameter's) is taken once per
+//     step; no other op (a weight gradient contracting the micro-batch rows)
+//     is deferred.
 //  4. The gradient norm for clipping: each stage's sum of squares, merged
 //     across stages (stage_merge) and all-reduced over pp.
 //
@@ -37,6 +46,7 @@
 
 #include "llvm/ADT/STLExtras.h"
 
+#include <functional>
 #include <map>
 #include <set>
 #include <tuple>
@@ -64,6 +74,7 @@ public:
         return fail("the module is already split into pipeline stages");
     if (llvm::Error e = times.build(so)) return e;
     if (llvm::Error e = assignStages()) return e;
+    copyParameterValues();
     placeOptimizer();
     deferCrossStageGradientSums();
     replicateSharedUpdates();
@@ -98,42 +109,83 @@ private:
   llvm::Error assignStages() {
     std::vector<std::string> layers;
     std::unordered_map<std::string, size_t> layerIndex;
-    size_t firstLayerOp = SIZE_MAX;
+    // Forward ops outside the layers go with the first chunk, or with the
+    // last where they read a layer's output (the head, the loss). By the
+    // data, not by position: a ZeRO-3 gather that prefetch hoisted above the
+    // embedding must not make the embedding look like it follows the layers.
+    std::unordered_set<const Value *> afterLayerForward;
+    std::unordered_set<const Op *> tailOps;
     for (size_t i = 0; i < m.ops.size(); ++i) {
       const Op &op = *m.ops[i];
       if (workOf(op) != Work::Forward) continue;
       std::string layer = repeatedLayerOf(op.path);
-      if (layer.empty()) continue;
+      bool after = !layer.empty() ||
+                   llvm::any_of(op.operands, [&](const Value *v) { return afterLayerForward.count(v) > 0; });
+      if (after) afterLayerForward.insert(op.results.begin(), op.results.end());
+      if (layer.empty()) {
+        if (after) tailOps.insert(&op);
+        continue;
+      }
       if (!layerIndex.count(layer)) {
         layerIndex[layer] = layers.size();
         layers.push_back(layer);
       }
-      firstLayerOp = std::min(firstLayerOp, i);
     }
     const int S = numStages();
     if (layers.size() < size_t(S))
       return fail(std::to_string(layers.size()) + " repeated layers cannot be cut into " + std::to_string(S) +
                   " pipeline chunks (pp x virtual stages) of at least one layer each");
-    std::vector<int> chunkOf = balanceByFlops(layers, layerIndex, firstLayerOp, S);
+    std::vector<int> chunkOf = balanceByFlops(layers, layerIndex, tailOps, S);
     std::unordered_map<std::string, int> pathStage;
     std::unordered_map<const Op *, int> stage;
     for (size_t i = 0; i < m.ops.size(); ++i) {
       const Op &op = *m.ops[i];
       if (workOf(op) != Work::Forward) continue;
       std::string layer = repeatedLayerOf(op.path);
-      int vs = layer.empty() ? (i < firstLayerOp ? 0 : S - 1) : chunkOf[layerIndex[layer]];
+      int vs = layer.empty() ? (tailOps.count(&op) ? S - 1 : 0) : chunkOf[layerIndex[layer]];
       if (op.has("stage")) vs = int(std::clamp<int64_t>(op.getInt("stage"), 0, S - 1));
       stage[&op] = vs;
       pathStage.emplace(op.path, vs);
     }
+    // Outside the layers, a value of parameters alone (the final norm's
+    // ZeRO-3 gather, a tied table's cast) is made where it is first read:
+    // it depends on no layer, but need not come before them.
+    {
+      std::unordered_set<const Value *> fromParams(m.params.begin(), m.params.end());
+      std::unordered_map<const Value *, int> firstReader;
+      for (const auto &op : m.ops) {
+        if (workOf(*op) != Work::Forward) continue;
+        if (!op->operands.empty() && llvm::all_of(op->operands, [&](const Value *v) { return fromParams.count(v) > 0; }))
+          fromParams.insert(op->results.begin(), op->results.end());
+      }
+      for (auto it = m.ops.rbegin(); it != m.ops.rend(); ++it) {
+        const Op &op = **it;
+        if (workOf(op) != Work::Forward) continue;
+        if (repeatedLayerOf(op.path).empty() && !op.has("stage") && !op.results.empty() &&
+            fromParams.count(op.results[0]))
+          if (auto r = firstReader.find(op.results[0]); r != firstReader.end()) stage[&op] = r->second;
+        for (const Value *v : op.operands) firstReader[v] = stage[&op]; // reverse order: the first reader wins
+      }
+    }
+    // Backward ops of a layer run on the layer's stage (an @stage on the
+    // forward op is copied to its gradient ops). Outside the layers the path
+    // does not tell the embedding's backward from the head's (both can be
+    // model level), so the data does: backward work that reads the layers'
+    // input gradient differentiates what came before the layers (stage 0);
+    // the rest (the loss, the head) runs before them, on the last stage.
+    std::unordered_set<const Value *> afterLayerBackward;
     for (const auto &op : m.ops) {
       Work w = workOf(*op);
       if (w != Work::Backward) continue;
-      auto it = pathStage.find(op->path);
       std::string layer = repeatedLayerOf(op->path);
-      stage[op.get()] = it != pathStage.end()                          ? it->second
-                        : !layer.empty() && layerIndex.count(layer) ? chunkOf[layerIndex[layer]]
-                                                                     : S - 1;
+      bool inLayer = !layer.empty() && layerIndex.count(layer);
+      bool afterLayers = inLayer || llvm::any_of(op->operands, [&](const Value *v) { return afterLayerBackward.count(v); });
+      if (afterLayers) afterLayerBackward.insert(op->results.begin(), op->results.end());
+      auto it = pathStage.find(op->path);
+      int vs = inLayer ? chunkOf[layerIndex[layer]] : afterLayers ? 0 : S - 1;
+      if (op->has("stage")) vs = int(std::clamp<int64_t>(op->getInt("stage"), 0, S - 1));
+      else if (inLayer && it != pathStage.end()) vs = it->second; // the forward op's own stage
+      stage[op.get()] = vs;
     }
     // Zero-bubble: backward work that nothing sent upstream depends on is W.
     std::unordered_set<const Op *> inputGrad;
@@ -168,12 +220,60 @@ private:
     return llvm::Error::success();
   }
 
+  /// A forward value of parameters alone (a weight's bf16 copy, its
+  /// transpose, its ZeRO gather) read on another pipeline rank than the one
+  /// that makes it is made there too, from that rank's own copy of the
+  /// parameters, instead of being sent every step: as Megatron, each stage
+  /// that reads a tied embedding keeps its own copy, and only the gradient
+  /// is summed across those stages (deferCrossStageGradientSums); the
+  /// update is repeated on each (replicateSharedUpdates).
+  void copyParameterValues() {
+    std::unordered_set<const Value *> fromParams(m.params.begin(), m.params.end());
+    for (const auto &op : m.ops)
+      if (workOf(*op) == Work::Forward &&
+          llvm::all_of(op->operands, [&](const Value *v) { return fromParams.count(v) > 0; }))
+        fromParams.insert(op->results.begin(), op->results.end());
+    std::map<std::pair<const Value *, int>, Value *> copies;
+    std::vector<std::unique_ptr<Op>> old = std::move(m.ops);
+    m.ops.clear();
+    // The copy of `v` on rank `rank`, made (with its operands' copies) just
+    // before the op now being placed, in that op's chunk's forward.
+    std::function<Value *(Value *, int, int)> copyOf = [&](Value *v, int rank, int vs) -> Value * {
+      if (v->kind == Value::Kind::Param || !v->def || rankOf(stageOf(v)) == rank) return v;
+      if (auto it = copies.find({v, rank}); it != copies.end()) return it->second;
+      const Op &op = *v->def;
+      std::vector<Value *> operands;
+      for (Value *o : op.operands) operands.push_back(copyOf(o, rank, vs));
+      std::vector<TensorType> types;
+      for (const Value *r : op.results) types.push_back(r->type);
+      std::string suffix = ".pp" + std::to_string(rank);
+      Op *copy = m.append(op.kind, operands, types, op.attrs, op.results[0]->name + suffix);
+      for (size_t k = 1; k < copy->results.size(); ++k)
+        m.rename(copy->results[k], m.uniqueName(op.results[k]->name + suffix));
+      copy->loc = op.loc;
+      copy->path = op.path;
+      place(*copy, vs, Work::Forward);
+      for (size_t k = 0; k < op.results.size(); ++k) copies[{op.results[k], rank}] = copy->results[k];
+      return copies.at({v, rank});
+    };
+    for (auto &up : old) {
+      Op &op = *up;
+      auto p = placed.find(&op);
+      if (p != placed.end() && p->second.first >= 0 && p->second.second != Work::Optimizer)
+        for (Value *&v : op.operands)
+          if (fromParams.count(v) && v->def && rankOf(stageOf(v)) != rankOf(p->second.first))
+            v = copyOf(v, rankOf(p->second.first), p->second.first);
+      m.ops.push_back(std::move(up));
+    }
+  }
+
   /// The chunk of every layer: contiguous runs of layers, at least one per
   /// chunk, that minimise the largest chunk's forward FLOPs, counting the ops
   /// before the first layer (embedding) in chunk 0 and after the last (head,
   /// loss) in the last chunk. Equal layers and light ends give equal chunks.
   std::vector<int> balanceByFlops(const std::vector<std::string> &layers,
-                                  const std::unordered_map<std::string, size_t> &layerIndex, size_t firstLayerOp,
+                                  const std::unordered_map<std::string, size_t> &layerIndex,
+                                  const std::unordered_set<const Op *> &tailOps,
                                   int S) {
     const size_t L = layers.size();
     std::vector<double> flops(L, 0);
@@ -184,7 +284,7 @@ private:
       double f = opDef(op.kind).flops(op);
       std::string layer = repeatedLayerOf(op.path);
       if (!layer.empty()) flops[layerIndex.at(layer)] += f;
-      else if (i < firstLayerOp) head += f;
+      else if (!tailOps.count(&op)) head += f;
       else tail += f;
     }
     // best[k][j]: the least largest chunk for layers [0, j) in k chunks.
@@ -297,6 +397,10 @@ private:
       for (Value *v : op.operands)
         if (int st = stageOf(v); st >= 0) ranks.insert(rankOf(st));
       if (ranks.size() < 2) continue;
+      // Only a sum can wait: the micro-batches' a + b summed is the sum of
+      // their a's plus the sum of their b's, but a product that contracts
+      // the micro-batch rows (a weight gradient x^T g) is not (sum x)^T (sum g).
+      if (op.kind != OpKind::Add && op.kind != OpKind::Sub) continue;
       // A bucketed gradient reduction (grad-buckets) is the optimizer's too.
       auto forOptimizer = [](const Op *u) { return workOf(*u) == Work::Optimizer || u->has("bucket"); };
       bool onlyOptimizer = llvm::all_of(op.results, [&](const Value *r) { return llvm::all_of(users[r], forOptimizer); });
@@ -407,6 +511,10 @@ private:
     // per micro-batch work (not only the optimizer).
     std::unordered_map<const Value *, std::vector<int>> readers;
     std::set<std::pair<const Value *, int>> perMicroBatch;
+    // A receive runs in the earliest instruction that reads it there: the
+    // first reader in module order can be later work (zero-bubble's W reads
+    // an activation gradient that the B before it also reads).
+    std::map<std::pair<const Value *, int>, std::pair<int, Work>> receiveIn;
     for (const auto &up : m.ops) {
       const Op &op = *up;
       if (op.kind == OpKind::StageMerge) continue; // reads each stage's own operand
@@ -420,6 +528,12 @@ private:
         auto &list = readers[v];
         if (rankOf(from) != mine && !llvm::is_contained(list, mine)) list.push_back(mine);
         if (rankOf(from) != mine && workOf(op) != Work::Optimizer) perMicroBatch.insert({v, mine});
+        if (rankOf(from) != mine) {
+          auto p = placed[&op];
+          auto [at, fresh] = receiveIn.try_emplace({v, mine}, p);
+          if (!fresh && times.of(p.first, p.second, 0) < times.of(at->second.first, at->second.second, 0))
+            at->second = p;
+        }
       }
     }
     std::map<std::pair<const Value *, int>, Value *> received;
@@ -447,8 +561,9 @@ private:
                               v->name + ".recv");
           recv->loc = op.loc;
           recv->path = op.path;
-          copyPhase(op, *recv);
-          auto p = placed[&op];
+          auto p = receiveIn.at(k);
+          if (p.second == Work::Optimizer) recv->attrs["phase"] = std::string("optimizer");
+          else copyPhase(op, *recv);
           place(*recv, p.first, p.second);
           received[k] = recv->results[0];
           v = recv->results[0];

@@ -185,7 +185,11 @@ and the collectives between layouts) and runs every rank of the mesh in one
 process, on the same seeded parameters and batch. Prints, per rank, the
 largest absolute and relative difference of the loss, the gradients and the
 updated parameters and optimizer states (each rank's block against the same
-block of the single-device result), then PASS or FAIL.
+block of the single-device result), then PASS or FAIL. With a pipeline it also
+checks the structure: every op on the stage that owns its layer, exactly one
+activation message per micro-batch between neighbouring stages in each
+direction, and only shared parameters' gradients crossing stages in the
+optimizer phase; each violation is printed and fails verify.
 
 OPTIONS:
   --dtype=<t>       f64 (default) or f32: every float of the model
@@ -201,6 +205,10 @@ OPTIONS:
                     testing only: swap the tags of two pipeline sends, to see
                     the wrong order caught by the deadlock check and the wrong
                     data by the comparison
+  --testing-misplace-op
+                    testing only: move one forward op of pipeline rank 0 to
+                    rank 1 (its operands and results sent), to see the
+                    structural check catch work on the wrong stage
   (and the options of every command: see `planc --help`)
 
 EXIT STATUS: 0 within tolerance, 1 beyond it (or a plan that cannot be
@@ -354,6 +362,8 @@ int parseArgs(int argc, char **argv, Options &o) {
       o.budget = *bytes;
     } else if (o.command == "verify" && a == "--testing-swap-sends") {
       o.verifyPlan.swapSends = true;
+    } else if (o.command == "verify" && a == "--testing-misplace-op") {
+      o.verifyPlan.misplaceOp = true;
     } else if (o.command == "verify" && a.rfind("--testing-drop-collective", 0) == 0) {
       int64_t n;
       if (!valueOf(i, "--testing-drop-collective", v) || !parseCount(v, 0, n) || n > 1000000)
