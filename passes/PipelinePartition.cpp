@@ -147,17 +147,13 @@ private:
       stage[&op] = vs;
       pathStage.emplace(op.path, vs);
     }
-    // Outside the layers, a value of parameters alone (the final norm's
-    // ZeRO-3 gather, a tied table's cast) is made where it is first read:
-    // it depends on no layer, but need not come before them.
+    // Outside the layers, a value of parameters and inputs alone (the final
+    // norm's ZeRO-3 gather, a tied table's cast, the targets' tp slice) is
+    // made where it is first read: it depends on no layer, but need not come
+    // before them.
     {
-      std::unordered_set<const Value *> fromParams(m.params.begin(), m.params.end());
+      std::unordered_set<const Value *> fromParams = parameterAndInputValues();
       std::unordered_map<const Value *, int> firstReader;
-      for (const auto &op : m.ops) {
-        if (workOf(*op) != Work::Forward) continue;
-        if (!op->operands.empty() && llvm::all_of(op->operands, [&](const Value *v) { return fromParams.count(v) > 0; }))
-          fromParams.insert(op->results.begin(), op->results.end());
-      }
       for (auto it = m.ops.rbegin(); it != m.ops.rend(); ++it) {
         const Op &op = **it;
         if (workOf(op) != Work::Forward) continue;
@@ -220,7 +216,23 @@ private:
     return llvm::Error::success();
   }
 
-  /// A forward value of parameters alone (a weight's bf16 copy, its
+  /// The parameters, the inputs, and the forward values made from
+  /// parameters alone or from inputs alone (not both: an embedding lookup is
+  /// the model's work, a slice of the targets is not).
+  std::unordered_set<const Value *> parameterAndInputValues() const {
+    std::unordered_set<const Value *> params(m.params.begin(), m.params.end()),
+        inputs(m.inputs.begin(), m.inputs.end());
+    for (const auto &op : m.ops) {
+      if (workOf(*op) != Work::Forward || op->operands.empty()) continue;
+      for (auto *alone : {&params, &inputs})
+        if (llvm::all_of(op->operands, [&](const Value *v) { return alone->count(v) > 0; }))
+          alone->insert(op->results.begin(), op->results.end());
+    }
+    params.insert(inputs.begin(), inputs.end());
+    return params;
+  }
+
+  /// A forward value of parameters (or inputs) alone (a weight's bf16 copy, its
   /// transpose, its ZeRO gather) read on another pipeline rank than the one
   /// that makes it is made there too, from that rank's own copy of the
   /// parameters, instead of being sent every step: as Megatron, each stage
@@ -228,18 +240,14 @@ private:
   /// is summed across those stages (deferCrossStageGradientSums); the
   /// update is repeated on each (replicateSharedUpdates).
   void copyParameterValues() {
-    std::unordered_set<const Value *> fromParams(m.params.begin(), m.params.end());
-    for (const auto &op : m.ops)
-      if (workOf(*op) == Work::Forward &&
-          llvm::all_of(op->operands, [&](const Value *v) { return fromParams.count(v) > 0; }))
-        fromParams.insert(op->results.begin(), op->results.end());
+    std::unordered_set<const Value *> fromParams = parameterAndInputValues();
     std::map<std::pair<const Value *, int>, Value *> copies;
     std::vector<std::unique_ptr<Op>> old = std::move(m.ops);
     m.ops.clear();
     // The copy of `v` on rank `rank`, made (with its operands' copies) just
     // before the op now being placed, in that op's chunk's forward.
     std::function<Value *(Value *, int, int)> copyOf = [&](Value *v, int rank, int vs) -> Value * {
-      if (v->kind == Value::Kind::Param || !v->def || rankOf(stageOf(v)) == rank) return v;
+      if (!v->def || rankOf(stageOf(v)) == rank) return v;
       if (auto it = copies.find({v, rank}); it != copies.end()) return it->second;
       const Op &op = *v->def;
       std::vector<Value *> operands;

@@ -198,6 +198,8 @@ OPTIONS:
                     1e-9 for f64, 1e-5 for f32)
   --time-passes     the time each partitioning pass took, on stderr
   --print-after-all the IR after every partitioning pass, on stderr
+  --structure-only  only the structural check: partition the step, do not run
+                    it (for plans too large for the interpreter)
   --testing-drop-collective=<n>
                     testing only: remove the n-th (from 0) all-reduce the
                     partitioner inserted, to see a missing collective caught
@@ -362,6 +364,8 @@ int parseArgs(int argc, char **argv, Options &o) {
       o.budget = *bytes;
     } else if (o.command == "verify" && a == "--testing-swap-sends") {
       o.verifyPlan.swapSends = true;
+    } else if (o.command == "verify" && a == "--structure-only") {
+      o.verifyPlan.structureOnly = true;
     } else if (o.command == "verify" && a == "--testing-misplace-op") {
       o.verifyPlan.misplaceOp = true;
     } else if (o.command == "verify" && a.rfind("--testing-drop-collective", 0) == 0) {
