@@ -121,10 +121,11 @@ private:
     // send sends. Module order is schedule order across ranks only up to
     // ties, so the flags are propagated to a fixpoint (two sweeps suffice
     // unless messages run backwards in module order).
-    // Values of parameters and inputs alone (a weight's cast, a micro-batch's
-    // rows of the batch) may be made wherever they are read.
-    std::unordered_set<const Value *> params(m.params.begin(), m.params.end());
-    params.insert(m.inputs.begin(), m.inputs.end());
+    // Values of parameters alone or of inputs alone (a weight's cast, a
+    // micro-batch's rows of the batch; not an embedding lookup, which reads
+    // both) may be made wherever they are read.
+    std::unordered_set<const Value *> params(m.params.begin(), m.params.end()), inputs(m.inputs.begin(), m.inputs.end());
+    std::unordered_set<const Value *> inputOnly;
     for (bool changed = true; changed;) {
       changed = false;
       for (const auto &up : m.ops) {
@@ -132,22 +133,24 @@ private:
         bool inLayer = !repeatedLayerOf(op.path).empty() && !isMessage(op);
         Work w = workOf(op);
         bool fwd = inLayer && w == Work::Forward, bwd = inLayer && (w == Work::Backward || w == Work::WeightGrad);
-        bool paramOnly = !op.operands.empty();
+        bool paramOnly = !op.operands.empty(), dataOnly = paramOnly;
         auto absorb = [&](const Value *v) {
           fwd |= afterLayerForward.count(v) > 0;
           bwd |= afterLayerBackward.count(v) > 0;
           paramOnly &= params.count(v) > 0 || parameterOnly.count(v) > 0;
+          dataOnly &= inputs.count(v) > 0 || inputOnly.count(v) > 0;
         };
         for (const Value *v : op.operands) absorb(v);
         if (op.kind == OpKind::Recv) {
           auto s = sendOfRecv.find(&op);
-          paramOnly = s != sendOfRecv.end();
+          paramOnly = dataOnly = s != sendOfRecv.end();
           if (s != sendOfRecv.end()) absorb(s->second->operands[0]);
         }
         for (const Value *r : op.results) {
           if (fwd) changed |= afterLayerForward.insert(r).second;
           if (bwd) changed |= afterLayerBackward.insert(r).second;
           if (paramOnly && w == Work::Forward) changed |= parameterOnly.insert(r).second;
+          if (dataOnly && w == Work::Forward) changed |= inputOnly.insert(r).second;
         }
       }
     }
@@ -167,7 +170,8 @@ private:
       const Op &op = *up;
       Work w = workOf(op);
       if (!repeatedLayerOf(op.path).empty() || isMessage(op) || w == Work::Optimizer || op.operands.empty()) continue;
-      if (llvm::all_of(op.results, [&](const Value *r) { return parameterOnly.count(r) > 0; })) continue;
+      if (llvm::all_of(op.results, [&](const Value *r) { return parameterOnly.count(r) || inputOnly.count(r); }))
+        continue;
       int vs = virtualStageOf(op);
       const Value *r = op.results.empty() ? nullptr : op.results[0];
       int want = -1;
@@ -248,9 +252,11 @@ private:
     while (!work.empty()) {
       const Value *v = work.back();
       work.pop_back();
-      if (!sharedGradient.insert(v).second) continue;
       auto d = def.find(v);
-      if (d == def.end()) continue;
+      // Gradient parts only: the forward values and parameters they are
+      // computed from are no gradient.
+      if (d == def.end() || workOf(*d->second) == Work::Forward) continue;
+      if (!sharedGradient.insert(v).second) continue;
       for (const Value *o : d->second->operands) work.push_back(o);
       if (d->second->kind == OpKind::Recv)
         if (auto s = sendOfRecv.find(d->second); s != sendOfRecv.end()) work.push_back(s->second->operands[0]);
