@@ -110,6 +110,8 @@ std::optional<DimLabels> planc::dimLabelsOf(const Op &op) {
     L.linearIn[0] = true;
     return L;
   }
+  case OpKind::Select: // a scalar condition broadcasts: each rank selects its own blocks
+    return r.elementwise();
   case OpKind::GeluGrad: case OpKind::SiluGrad: case OpKind::SigmoidGrad: case OpKind::TanhGrad:
   case OpKind::ReluGrad:
     // Linear in dy, but a partial dy is reduced here (Megatron's layout: the
