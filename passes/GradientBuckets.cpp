@@ -16,7 +16,12 @@
 //    (`phase = "backward"`);
 //  - with option overlap_grad_reduce = false, and under ZeRO-1 (which keeps
 //    whole gradients until the step), the reductions stay after backward,
-//    where the optimizer first reads them, with their buckets.
+//    where the optimizer first reads them, with their buckets: once per
+//    step (reducesOncePerStep).
+//
+// The reductions are in the dtype of the gradient they read: the compute
+// dtype by default, f32 under grads = f32, where the optimizer pass marks
+// backward's widening cast `main_grad` and the partial sum passes through it.
 //
 // With several micro-batches, `unroll-microbatches` issues a bucket once,
 // in the last micro-batch after its gradients are summed (Megatron syncs on
@@ -46,8 +51,12 @@ public:
   explicit GradientBucketsPass(const PassOptions &o)
       : bucketBytes(std::strtoull(o.get("bucket_bytes", "26214400").c_str(), nullptr, 10)),
         // ZeRO-1 keeps whole gradients until the optimizer step (only its
-        // states are split): its reduce-scatters stay after backward.
-        overlap(o.get("overlap_grad_reduce", "true") != "false" && o.get("zero_stage", "0") != "1") {}
+        // states are split): its reduce-scatters stay after backward, once
+        // per step on the gradients summed over the micro-batches (f32 ones
+        // under grads = f32: Megatron's distributed optimizer). ZeRO-2/3
+        // reduce-scatter per bucket in every micro-batch's backward.
+        overlap(o.get("overlap_grad_reduce", "true") != "false" &&
+                std::atoi(o.get("zero_stage", "0").c_str()) != 1) {}
 
   llvm::Error run(Module &m) override {
     if (m.mesh[unsigned(MeshAxis::DP)] == 1) return llvm::Error::success();

@@ -27,10 +27,15 @@
 //  - before the first optimizer op, each gradient is multiplied by 1 / S (in
 //    f32 when the gradient is narrower, as GradScaler unscales into f32), and
 //    that unscaled value replaces it in the optimizer ops and in its output
-//    "grad.<path>"; %grads_finite = all_finite(every unscaled gradient);
-//    output "found_inf" (f32[], 1 when the step is skipped, else 0);
+//    "grad.<path>"; %grads_finite = all_finite(%unscaled_grad_norm), the
+//    global_norm of every unscaled gradient (f32): false when any element
+//    of any gradient is inf or NaN (or the norm itself overflows f32, which
+//    its square does above ~1.8e19); output "found_inf" (f32[], 1 when the
+//    step is skipped, else 0);
 //  - every update output "new.<path>" (parameters and optimizer state) becomes
-//    select(%grads_finite, update, old value): an overflow skips the step;
+//    select(%grads_finite, update, old value): an overflow skips the step.
+//    The condition is a scalar, so on a partitioned step each rank selects
+//    its own shards (ShardingRules: select is elementwise);
 //  - dynamic: loss_scale_update(ratio, %loss_scale_good_steps, finite) gives
 //    outputs "new.loss_scale_ratio" and "new.loss_scale_good_steps" (the
 //    second state, f32[] init zeros frozen: steps since the last change);
@@ -179,7 +184,15 @@ llvm::Error LossScalingPass::run(Module &m) {
     }
   }
   if (checked.empty()) return fail("loss-scaling found no gradient outputs \"grad.<path>\": run autodiff first");
-  Value *finite = b.value(OpKind::AllFinite, checked, {}, "grads_finite");
+  // The skip decision: the norm of the unscaled gradients is finite exactly
+  // when each of them is (an inf or NaN anywhere makes the sum of squares
+  // inf or NaN), as fairseq's DynamicLossScaler reads it off the gradient
+  // norm. Sharding propagation partitions a norm as local sums of squares
+  // over each rank's blocks and one scalar all-reduce per layout, so however
+  // the gradients are split (tensor parallel, ZeRO shards) the decision is
+  // one reduced flag, and no gradient is gathered to check it.
+  Value *norm = b.value(OpKind::GlobalNorm, checked, {}, "unscaled_grad_norm");
+  Value *finite = b.value(OpKind::AllFinite, {norm}, {}, "grads_finite");
   auto constant = [&](double value) {
     return b.value(OpKind::Fill, {}, {{"value", value}, {"shape", Shape{}}, {"dtype", std::string("f32")}});
   };

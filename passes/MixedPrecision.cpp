@@ -40,6 +40,10 @@
 // rounded to C. Sums *across* ops are in the dtype of their values: residual
 // adds and the backward graph's fan-out adds of activation gradients are C;
 // parameter gradients are cast to f32 once, after the sum over their uses.
+// What happens to that cast is the optimizer pass's choice (grad_dtype): the
+// compute dtype keeps the narrow sum and widens it right before the update;
+// f32 keeps the cast and marks it `main_grad`, the f32 gradient the
+// micro-batches are summed into and data parallelism reduces.
 //
 //===----------------------------------------------------------------------===//
 

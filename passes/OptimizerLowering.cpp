@@ -38,6 +38,8 @@
 //  - option "grad_dtype" (bf16, f16): a gradient that autodiff widened from
 //    that dtype with a final cast is read narrow: output "grad.<path>" is the
 //    narrow sum and the cast to the parameter's dtype is an optimizer op;
+//    grad_dtype = the parameter's dtype (f32 gradients under bf16 compute):
+//    that final cast gets `main_grad = true` (the f32 gradient accumulator);
 //  - every added op has `phase = "optimizer"`; the forward graph, the
 //    backward graph's ops and the other outputs are unchanged.
 //
@@ -232,15 +234,25 @@ llvm::Error OptimizerLoweringPass::run(Module &m) {
   // 2 bytes per parameter) and widens it per parameter right before its
   // update, as DeepSpeed's mixed-precision optimizer does. The backward cast
   // is left unused (canonicalize removes it).
-  if (std::optional<DType> narrow = parseDType(options.get("grad_dtype", "")))
+  //
+  // Gradients kept wide (grad_dtype = the parameter's f32 under bf16
+  // compute): Megatron-LM's fp32 main gradients. Backward's widening cast is
+  // marked `main_grad`: it is the f32 buffer each micro-batch's gradient is
+  // added into, and data parallelism reduces that sum in f32, after the cast
+  // and once per step (ShardingRules keeps a partial sum partial through it,
+  // and ZeRO's dp split is not pulled up into it).
+  if (std::optional<DType> gradType = parseDType(options.get("grad_dtype", "")))
     for (auto &[p, g] : trained) {
       Op *def = g->def;
-      if (!def || def->kind != OpKind::Cast || def->operands[0]->type.dtype != *narrow ||
-          byteSize(*narrow) >= byteSize(g->type.dtype))
-        continue;
-      for (auto &out : m.outputs)
-        if (out.second == g) out.second = def->operands[0];
-      g = def->operands[0];
+      if (!def || def->kind != OpKind::Cast) continue;
+      DType from = def->operands[0]->type.dtype;
+      if (from == *gradType && byteSize(*gradType) < byteSize(g->type.dtype)) {
+        for (auto &out : m.outputs)
+          if (out.second == g) out.second = def->operands[0];
+        g = def->operands[0];
+      } else if (g->type.dtype == *gradType && isFloat(from) && byteSize(from) < byteSize(*gradType)) {
+        def->attrs["main_grad"] = true;
+      }
     }
 
   // Schedules and norms in f64 only when the whole model is (gradient checks,

@@ -55,11 +55,13 @@ inline std::unordered_set<const ir::Value *> oncePerStepValues(const ir::Module 
 }
 
 /// A bucketed gradient reduction that runs once per step on the gradients
-/// summed over the micro-batches (an all-reduce: DDP's accumulation); a
-/// bucketed reduce-scatter (ZeRO-2/3) runs in every micro-batch, so only the
-/// shards are accumulated, as DeepSpeed does.
+/// summed over the micro-batches: an all-reduce (DDP's accumulation, of f32
+/// main gradients too) or a reduce-scatter the optimizer issues (ZeRO-1 and
+/// Megatron's distributed optimizer keep whole gradients until the step); a
+/// reduce-scatter in backward (ZeRO-2/3) runs in every micro-batch, so only
+/// the shards are accumulated, as DeepSpeed does.
 inline bool reducesOncePerStep(const ir::Op &op) {
-  return op.has("bucket") && op.kind != ir::OpKind::ReduceScatter;
+  return op.has("bucket") && (op.kind != ir::OpKind::ReduceScatter || workOf(op) == Work::Optimizer);
 }
 
 inline const char *spelling(Work w) {

@@ -252,7 +252,8 @@ private:
         // A cast on the way to the update (the optimizer widening a bf16
         // gradient) may take the update's dp split: the gradient is then
         // reduce-scattered narrow, before it, and the cast runs on the shard.
-        if (op.kind != OpKind::Cast || zeroStage < 1)
+        // Not an f32 accumulator (`main_grad`): it is whole until reduced.
+        if (op.kind != OpKind::Cast || zeroStage < 1 || op.getBool("main_grad"))
           axes.erase(std::remove(axes.begin(), axes.end(), MeshAxis::DP), axes.end());
         if (!axes.empty()) sources.push_back({4e18, L.results[r][d], axes});
       }

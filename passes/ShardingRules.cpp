@@ -86,8 +86,10 @@ std::optional<DimLabels> planc::dimLabelsOf(const Op &op) {
     L.linearIn[0] = isLinearUnary(op.kind);
     // A partial sum is reduced before a cast that widens it: the collective
     // then moves the narrow bytes (bf16 gradients are reduced in bf16 before
-    // the optimizer widens them, as DeepSpeed does).
-    if (op.kind == OpKind::Cast && n == 1 && !op.results.empty() &&
+    // the optimizer widens them, as DeepSpeed does). A gradient widened into
+    // its f32 accumulator (`main_grad`, Megatron-LM's fp32 main gradients)
+    // stays partial through the cast: it is reduced in f32, after it.
+    if (op.kind == OpKind::Cast && n == 1 && !op.results.empty() && !op.getBool("main_grad") &&
         byteSize(op.results[0]->type.dtype) > byteSize(op.operands[0]->type.dtype))
       L.linearIn[0] = false;
     return L;
@@ -108,6 +110,8 @@ std::optional<DimLabels> planc::dimLabelsOf(const Op &op) {
     L.linearIn[0] = true;
     return L;
   }
+  case OpKind::Select: // a scalar condition broadcasts: each rank selects its own blocks
+    return r.elementwise();
   case OpKind::GeluGrad: case OpKind::SiluGrad: case OpKind::SigmoidGrad: case OpKind::TanhGrad:
   case OpKind::ReluGrad:
     // Linear in dy, but a partial dy is reduced here (Megatron's layout: the
