@@ -183,6 +183,25 @@ private:
       else if (inLayer && it != pathStage.end()) vs = it->second; // the forward op's own stage
       stage[op.get()] = vs;
     }
+    // A backward value of parameters alone outside the layers (the ZeRO-3
+    // gather of a model-level norm's weight for its gradient) is made where
+    // it is read, as in forward.
+    {
+      std::unordered_set<const Value *> fromParams(m.params.begin(), m.params.end());
+      for (const auto &op : m.ops)
+        if (workOf(*op) != Work::Optimizer && !op->operands.empty() &&
+            llvm::all_of(op->operands, [&](const Value *v) { return fromParams.count(v) > 0; }))
+          fromParams.insert(op->results.begin(), op->results.end());
+      std::unordered_map<const Value *, int> firstReader;
+      for (auto it = m.ops.rbegin(); it != m.ops.rend(); ++it) {
+        const Op &op = **it;
+        if (workOf(op) != Work::Backward) continue;
+        if (repeatedLayerOf(op.path).empty() && !op.has("stage") && !op.results.empty() &&
+            fromParams.count(op.results[0]))
+          if (auto r = firstReader.find(op.results[0]); r != firstReader.end()) stage[&op] = r->second;
+        for (const Value *v : op.operands) firstReader[v] = stage[&op];
+      }
+    }
     // Zero-bubble: backward work that nothing sent upstream depends on is W.
     std::unordered_set<const Op *> inputGrad;
     if (times.hasWeightGrad()) {

@@ -149,7 +149,7 @@ private:
         for (const Value *r : op.results) {
           if (fwd) changed |= afterLayerForward.insert(r).second;
           if (bwd) changed |= afterLayerBackward.insert(r).second;
-          if (paramOnly && w == Work::Forward) changed |= parameterOnly.insert(r).second;
+          if (paramOnly && w != Work::Optimizer) changed |= parameterOnly.insert(r).second;
           if (dataOnly && w == Work::Forward) changed |= inputOnly.insert(r).second;
         }
       }
