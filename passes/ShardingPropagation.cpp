@@ -272,7 +272,7 @@ private:
     for (const Source &s : sources) {
       if (s.label < 0 || L.whole[size_t(s.label)] || !dec.assign[size_t(s.label)].empty()) continue;
       if (llvm::any_of(s.axes, [&](MeshAxis a) { return used[unsigned(a)]; })) continue;
-      if (!fits(op, L, s.label, devices(s.axes))) continue;
+      if (!fits(op, L, s.label, s.axes)) continue;
       dec.assign[size_t(s.label)] = s.axes;
       for (MeshAxis a : s.axes) used[unsigned(a)] = true;
     }
@@ -307,7 +307,7 @@ private:
         if (op.operands[i]->type.rank() < 3) continue;
         int label = L.operands[i][1];
         if (label < 0 || L.whole[size_t(label)] || !dec.assign[size_t(label)].empty()) continue;
-        if (!fits(op, L, label, axisSize(MeshAxis::TP))) continue;
+        if (!fits(op, L, label, {MeshAxis::TP})) continue;
         dec.assign[size_t(label)] = {MeshAxis::TP};
         used[unsigned(MeshAxis::TP)] = true;
         break;
@@ -331,8 +331,31 @@ private:
     return dec;
   }
 
-  /// Every dim with `label` divides over `n` devices.
-  static bool fits(const Op &op, const DimLabels &L, int label, int64_t n) {
+  /// Ops that map zeros to zeros element by element and reduce nothing: they
+  /// may run on a ZeRO shard that dp does not divide (ir/LocalBlocks.h), its
+  /// padding staying 0 (the cast of a master shard, the widening and clip
+  /// scaling of a gradient shard, loss scaling's select).
+  static bool keepsPaddingZero(OpKind k) {
+    switch (k) {
+    case OpKind::Cast:
+    case OpKind::Transpose:
+    case OpKind::Neg:
+    case OpKind::Scale:
+    case OpKind::Add:
+    case OpKind::Sub:
+    case OpKind::Mul:
+    case OpKind::Select:
+      return true;
+    default:
+      return false;
+    }
+  }
+
+  /// Every dim with `label` divides over `axes`, or, under an op that keeps
+  /// padding zero, over the axes outside a minor-most dp (a padded dp split).
+  bool fits(const Op &op, const DimLabels &L, int label, const std::vector<MeshAxis> &axes) const {
+    int64_t n = devices(axes);
+    if (keepsPaddingZero(op.kind) && !axes.empty() && axes.back() == MeshAxis::DP) n /= axisSize(MeshAxis::DP);
     auto check = [&](const std::vector<int> &labels, const Shape &shape) {
       for (size_t d = 0; d < labels.size(); ++d)
         if (labels[d] == label && shape[d] % n != 0) return false;
