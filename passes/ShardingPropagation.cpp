@@ -257,14 +257,28 @@ private:
         if (!axes.empty()) sources.push_back({4e18, L.results[r][d], axes});
       }
     }
+    // An op of parameters alone (the cast of a master shard) may run on
+    // their ZeRO shards; one that also reads activations gathers the dp split
+    // (ZeRO storage, not a layout of the computation), so only the rest of a
+    // weight's split (its tp part) is a source: a dp split riding along with
+    // tp on the same dim must not take the weight's tp out of the running.
+    // Where the shard itself cannot be kept (a dim dp does not divide, under
+    // an op that is not padding-safe) the tp part is the fallback.
+    const bool paramOnly = !op.results.empty() && paramDerived.count(op.results[0]);
     for (size_t i = 0; i < n; ++i) {
       bool pinned = paramDerived.count(op.operands[i]);
       for (size_t d = 0; d < L.operands[i].size(); ++d) {
-        const auto &axes = cur[i].dims[d];
+        const std::vector<MeshAxis> &axes = cur[i].dims[d];
         if (axes.empty()) continue;
         bool dp = llvm::is_contained(axes, MeshAxis::DP);
-        double priority = pinned ? (dp ? -1.0 : 3e18) : double(op.operands[i]->type.numel());
-        sources.push_back({priority, L.operands[i][d], axes});
+        if (!pinned || !dp) {
+          sources.push_back({pinned ? 3e18 : double(op.operands[i]->type.numel()), L.operands[i][d], axes});
+          continue;
+        }
+        if (paramOnly) sources.push_back({-1.0, L.operands[i][d], axes});
+        std::vector<MeshAxis> rest = withoutAxis(Sharding{{axes}, {}}, MeshAxis::DP).dims[0];
+        if (!rest.empty()) sources.push_back({paramOnly ? -2.0 : 3e18, L.operands[i][d], rest});
+        else if (!paramOnly) sources.push_back({-1.0, L.operands[i][d], axes});
       }
     }
     std::stable_sort(sources.begin(), sources.end(),
@@ -689,7 +703,11 @@ private:
       if (t.size() >= 2 && t.front() == '{' && t.back() == '}') t = t.substr(1, t.size() - 2);
       return t.empty() ? std::string("replicated") : t;
     };
-    if (!moves.empty())
+    // One remark per cause: a layer repeated n times (or its backward clone)
+    // reshards at the same line in the same way; only the value differs.
+    std::string cause = op.loc.file + ":" + std::to_string(op.loc.line) + ":" + std::to_string(op.loc.column) + " " +
+                        spelled(want) + " " + spelled(cur) + " " + moves;
+    if (!moves.empty() && remarked.insert(cause).second)
       m.remarks.push_back({op.loc, "constraint_reshards", {spelled(want), "%" + op.results[0]->name, spelled(cur), moves}});
   }
 
@@ -724,6 +742,7 @@ private:
   int zeroStage;
   std::unordered_set<const Value *> paramDerived;
   std::unordered_map<const Value *, Sharding> hint;
+  std::unordered_set<std::string> remarked; // causes already remarked on (applyConstraint)
   std::map<std::tuple<const Value *, std::string, std::string>, Value *> transposedMoves;
   std::unordered_map<Value *, Value *> replaced;
   std::unordered_map<const Op *, int64_t> meanSplitOver; // reduce_mean -> devices its mean is split over
