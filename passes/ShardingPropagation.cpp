@@ -25,7 +25,8 @@
 //   1. the layout its gradient's consumer wants (the optimizer update's
 //      parameter layout, propagated backwards: "hints"), except dp;
 //   2. the operands derived from parameters alone (weights never move over
-//      tp: Megatron's layout), except their dp split (ZeRO-3 storage);
+//      tp: Megatron's layout), less their dp split (ZeRO storage), which
+//      only an op of parameters alone keeps, at the lowest priority;
 //   3. the other operands, larger first (moving the larger costs more).
 // A label takes an axis only if no other label has it; dims that must stay
 // whole (softmax'd, normalised, sliced) take none. Operands are then moved to
