@@ -83,8 +83,17 @@ void forEachBlockElement(const Shape &global, const std::vector<DimBlock> &block
 } // namespace
 
 Shape ir::localShape(const TensorType &t, const MeshLayout &mesh) {
-  Shape s;
-  for (const DimBlock &b : blocksOf(t, mesh, MeshCoords{})) s.push_back(b.size);
+  // The block's size alone (every rank's is the same): called for every
+  // value by the ledger and the communication summary, so no coordinates.
+  Shape s = t.shape;
+  for (size_t d = 0; d < s.size() && d < t.sharding.dims.size(); ++d) {
+    const auto &axes = t.sharding.dims[d];
+    if (axes.empty()) continue;
+    int64_t outer = 1;
+    for (size_t i = 0; i + 1 < axes.size(); ++i) outer *= mesh.size(axes[i]);
+    int64_t part = s[d] / outer, m = mesh.size(axes.back());
+    s[d] = (part + m - 1) / m;
+  }
   return s;
 }
 
