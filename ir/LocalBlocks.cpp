@@ -104,8 +104,14 @@ Shape ir::dataShape(const TensorType &t, const MeshLayout &mesh, int64_t rank) {
 }
 
 bool ir::isPadded(const TensorType &t, const MeshLayout &mesh) {
-  for (int64_t r = 0; r < mesh.numRanks(); ++r)
-    if (dataShape(t, mesh, r) != localShape(t, mesh)) return true;
+  // Some rank's block runs past the data when a dim's blocks, times their
+  // count, exceed the dim.
+  Shape local = localShape(t, mesh);
+  for (size_t d = 0; d < local.size() && d < t.sharding.dims.size(); ++d) {
+    int64_t blocks = 1;
+    for (MeshAxis a : t.sharding.dims[d]) blocks *= mesh.size(a);
+    if (local[d] * blocks != t.shape[d]) return true;
+  }
   return false;
 }
 

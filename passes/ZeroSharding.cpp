@@ -18,11 +18,15 @@
 // blocks, the last ranks' padded with zeros (GSPMD's uneven sharding; the
 // layout is the type's, ir/LocalBlocks.h, so the interpreter, the ledger and
 // the communication summary all see the padded blocks). A dim that divides
-// pads nothing and is taken first. Scalars stay whole. 8-bit Adam's block-quantised states keep
-// the parameter's layout (stage 3 still splits the parameter). Under mixed
-// precision the f32 master weights are optimizer state: stage 1 splits them,
-// and the narrow copy made from the shard is all-gathered once per step
-// (DeepSpeed gathers it after the update; the volume is the same).
+// pads nothing and is taken first. Scalars stay whole. Per dim rather than
+// a flat padded buffer (DeepSpeed, Megatron's distributed optimizer): the
+// split stays a sharding every op rule understands, at the price of more
+// padding where dp nears a dim (docs/memory.md). 8-bit Adam's
+// block-quantised states keep the parameter's layout (stage 3 still splits
+// the parameter). Under mixed precision the f32 master weights are
+// optimizer state: stage 1 splits them, and the narrow copy made from the
+// shard is all-gathered once per step (DeepSpeed gathers it after the
+// update; the volume is the same).
 //
 // Needs: the optimizer pass's update ops. Reads option "zero_stage" (0-3).
 //
