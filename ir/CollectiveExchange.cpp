@@ -1,6 +1,7 @@
 //===- ir/CollectiveExchange.cpp - collectives of ranks run in step -------===//
 
 #include "ir/CollectiveExchange.h"
+#include "ir/LocalBlocks.h"
 #include "ir/ops/OpSupport.h"
 
 #include <algorithm>
@@ -22,14 +23,16 @@ struct DimView {
   }
 };
 
-/// Rows [start, start + len) of `t` along dim `d`.
+/// Rows [start, start + len) of `t` along dim `d`; rows past its end are 0
+/// (the padding of an uneven split, ir/LocalBlocks.h).
 Tensor sliceDim(const Tensor &t, size_t d, int64_t start, int64_t len) {
   DimView v(t.shape, d);
   Shape s = t.shape;
   s[d] = len;
   Tensor r(s, t.dtype);
+  int64_t rows = std::clamp<int64_t>(v.size - start, 0, len);
   for (int64_t o = 0; o < v.outer; ++o)
-    std::copy_n(t.data.begin() + (o * v.size + start) * v.inner, len * v.inner, r.data.begin() + o * len * v.inner);
+    std::copy_n(t.data.begin() + (o * v.size + start) * v.inner, rows * v.inner, r.data.begin() + o * len * v.inner);
   return r;
 }
 
@@ -111,11 +114,10 @@ std::string CollectiveExchange::complete(const Op &op) {
         for (int64_t r : group) produced[r] = sum;
         break;
       }
+      // Member j keeps rows [j * len, (j + 1) * len): ceil(rows / n) each,
+      // the last members' blocks padded with zeros where n does not divide.
       size_t d = dimAttr("dim");
-      if (sum.shape[d] % n != 0)
-        return "dim " + std::to_string(d) + " of the local block " + toString(sum.shape) +
-               " does not divide into " + std::to_string(n) + " blocks";
-      int64_t len = sum.shape[d] / n;
+      int64_t len = (sum.shape[d] + n - 1) / n;
       for (int64_t j = 0; j < n; ++j) produced[group[j]] = sliceDim(sum, d, j * len, len);
       break;
     }
@@ -124,7 +126,9 @@ std::string CollectiveExchange::complete(const Op &op) {
       if (!isMinorAxisOf(op.operands[0]->type, d, *axis)) return axisMessage(op, *axis, d, "dim");
       std::vector<Tensor> parts;
       for (int64_t r : group) parts.push_back(*operands[r]);
+      // The members' padding, at the end of the concatenation, is dropped.
       Tensor all = concatDim(parts, d);
+      if (int64_t rows = localShape(op.results[0]->type, mesh)[d]; rows < all.shape[d]) all = sliceDim(all, d, 0, rows);
       for (int64_t r : group) produced[r] = all;
       break;
     }

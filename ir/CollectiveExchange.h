@@ -7,7 +7,9 @@
 //
 //   all_reduce      every member gets the sum of the group's blocks
 //   reduce_scatter  the sum, cut along `dim` into n blocks; member j keeps block j
-//   all_gather      the members' blocks concatenated along `dim`, in member order
+//                   (blocks of ceil(rows / n), the last padded with zeros)
+//   all_gather      the members' blocks concatenated along `dim`, in member order,
+//                   their padding dropped
 //   all_to_all      member i cuts its block along `split_dim` into n pieces and
 //                   sends piece j to member j; each member concatenates what it
 //                   receives along `concat_dim`, in member order

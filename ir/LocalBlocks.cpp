@@ -9,15 +9,36 @@ using namespace planc::ir;
 
 namespace {
 
-/// How many blocks a dim is cut into, and which of them `coords` picks: the
-/// axes are read major first, like the digits of a number.
-std::pair<int64_t, int64_t> blockOf(llvm::ArrayRef<MeshAxis> axes, const MeshLayout &mesh, const MeshCoords &coords) {
-  int64_t count = 1, index = 0;
-  for (MeshAxis a : axes) {
-    count *= mesh.size(a);
-    index = index * mesh.size(a) + coords[unsigned(a)];
+/// Where a rank's block of one dim lies: its size (every rank's block has
+/// it), its first global index, and how many of its rows hold data (the
+/// rest is padding). The dim's axes are read major first, like the digits of
+/// a number; every axis but the minor-most divides the dim exactly (the
+/// verifier's rule), and the minor-most cuts each of those parts into
+/// ceil(part / size) rows, the last blocks padded.
+struct DimBlock {
+  int64_t size = 0, offset = 0, valid = 0;
+};
+
+DimBlock dimBlock(int64_t n, llvm::ArrayRef<MeshAxis> axes, const MeshLayout &mesh, const MeshCoords &coords) {
+  if (axes.empty()) return {n, 0, n};
+  int64_t outer = 1, outerIndex = 0;
+  for (MeshAxis a : axes.drop_back()) {
+    outer *= mesh.size(a);
+    outerIndex = outerIndex * mesh.size(a) + coords[unsigned(a)];
   }
-  return {count, index};
+  MeshAxis minor = axes.back();
+  int64_t part = n / outer, m = mesh.size(minor), i = coords[unsigned(minor)];
+  int64_t size = (part + m - 1) / m;
+  int64_t valid = std::clamp<int64_t>(part - i * size, 0, size);
+  return {size, outerIndex * part + i * size, valid};
+}
+
+std::vector<DimBlock> blocksOf(const TensorType &t, const MeshLayout &mesh, const MeshCoords &coords) {
+  std::vector<DimBlock> b;
+  for (size_t d = 0; d < t.rank(); ++d)
+    b.push_back(d < t.sharding.dims.size() ? dimBlock(t.shape[d], t.sharding.dims[d], mesh, coords)
+                                           : DimBlock{t.shape[d], 0, t.shape[d]});
+  return b;
 }
 
 bool isPartialOver(const TensorType &t, MeshAxis a) {
@@ -30,21 +51,30 @@ bool isShardedOver(const TensorType &t, MeshAxis a) {
   return false;
 }
 
-/// Calls `fn(globalIndex, localIndex)` for every element of a block of shape
-/// `local` placed at `offsets` in a tensor of shape `global`.
+/// Calls `fn(globalIndex, localIndex)` for every element of a block that
+/// holds data (padding is skipped): `blocks` are its dims, in a tensor of
+/// shape `global`; the block itself is stored row-major at its full size.
 template <typename Fn>
-void forEachBlockElement(const Shape &global, const std::vector<int64_t> &offsets, const Shape &local, Fn fn) {
-  std::vector<int64_t> gStrides(global.size(), 1);
-  for (size_t d = global.size(); d-- > 1;) gStrides[d - 1] = gStrides[d] * global[d];
+void forEachBlockElement(const Shape &global, const std::vector<DimBlock> &blocks, Fn fn) {
+  const size_t rank = global.size();
+  std::vector<int64_t> gStrides(rank, 1), lStrides(rank, 1);
+  for (size_t d = rank; d-- > 1;) {
+    gStrides[d - 1] = gStrides[d] * global[d];
+    lStrides[d - 1] = lStrides[d] * blocks[d].size;
+  }
   int64_t n = 1;
-  for (int64_t s : local) n *= s;
-  std::vector<int64_t> idx(local.size(), 0);
-  for (int64_t l = 0; l < n; ++l) {
-    int64_t gi = 0;
-    for (size_t d = 0; d < local.size(); ++d) gi += (idx[d] + offsets[d]) * gStrides[d];
-    fn(gi, l);
-    for (size_t d = local.size(); d-- > 0;) { // row-major increment
-      if (++idx[d] < local[d]) break;
+  for (const DimBlock &b : blocks) n *= b.valid;
+  if (n == 0) return;
+  std::vector<int64_t> idx(rank, 0);
+  for (int64_t k = 0; k < n; ++k) {
+    int64_t gi = 0, li = 0;
+    for (size_t d = 0; d < rank; ++d) {
+      gi += (idx[d] + blocks[d].offset) * gStrides[d];
+      li += idx[d] * lStrides[d];
+    }
+    fn(gi, li);
+    for (size_t d = rank; d-- > 0;) { // row-major increment over the data
+      if (++idx[d] < blocks[d].valid) break;
       idx[d] = 0;
     }
   }
@@ -53,41 +83,75 @@ void forEachBlockElement(const Shape &global, const std::vector<int64_t> &offset
 } // namespace
 
 Shape ir::localShape(const TensorType &t, const MeshLayout &mesh) {
+  // The block's size alone (every rank's is the same): called for every
+  // value by the ledger and the communication summary, so no coordinates.
   Shape s = t.shape;
-  MeshCoords origin{};
-  for (size_t d = 0; d < s.size() && d < t.sharding.dims.size(); ++d)
-    s[d] /= blockOf(t.sharding.dims[d], mesh, origin).first;
+  for (size_t d = 0; d < s.size() && d < t.sharding.dims.size(); ++d) {
+    const auto &axes = t.sharding.dims[d];
+    if (axes.empty()) continue;
+    int64_t outer = 1;
+    for (size_t i = 0; i + 1 < axes.size(); ++i) outer *= mesh.size(axes[i]);
+    int64_t part = s[d] / outer, m = mesh.size(axes.back());
+    s[d] = (part + m - 1) / m;
+  }
   return s;
 }
 
-std::vector<int64_t> ir::blockOffsets(const TensorType &t, const MeshLayout &mesh, int64_t rank) {
+Shape ir::dataShape(const TensorType &t, const MeshLayout &mesh, int64_t rank) {
+  Shape s;
+  for (const DimBlock &b : blocksOf(t, mesh, mesh.coordinates(rank))) s.push_back(b.valid);
+  return s;
+}
+
+bool ir::isPadded(const TensorType &t, const MeshLayout &mesh) {
+  // Some rank's block runs past the data when a dim's blocks, times their
+  // count, exceed the dim.
   Shape local = localShape(t, mesh);
-  MeshCoords coords = mesh.coordinates(rank);
-  std::vector<int64_t> offsets(t.rank(), 0);
-  for (size_t d = 0; d < offsets.size() && d < t.sharding.dims.size(); ++d)
-    offsets[d] = blockOf(t.sharding.dims[d], mesh, coords).second * local[d];
+  for (size_t d = 0; d < local.size() && d < t.sharding.dims.size(); ++d) {
+    int64_t blocks = 1;
+    for (MeshAxis a : t.sharding.dims[d]) blocks *= mesh.size(a);
+    if (local[d] * blocks != t.shape[d]) return true;
+  }
+  return false;
+}
+
+std::vector<int64_t> ir::blockOffsets(const TensorType &t, const MeshLayout &mesh, int64_t rank) {
+  std::vector<int64_t> offsets;
+  for (const DimBlock &b : blocksOf(t, mesh, mesh.coordinates(rank))) offsets.push_back(b.offset);
   return offsets;
 }
 
 std::vector<int64_t> ir::globalIndices(const TensorType &t, const MeshLayout &mesh, int64_t rank) {
-  Shape local = localShape(t, mesh);
   int64_t n = 1;
-  for (int64_t s : local) n *= s;
-  std::vector<int64_t> out(static_cast<size_t>(n));
-  forEachBlockElement(t.shape, blockOffsets(t, mesh, rank), local, [&](int64_t g, int64_t l) { out[l] = g; });
+  for (int64_t s : localShape(t, mesh)) n *= s;
+  std::vector<int64_t> out(static_cast<size_t>(n), -1);
+  forEachBlockElement(t.shape, blocksOf(t, mesh, mesh.coordinates(rank)), [&](int64_t g, int64_t l) { out[l] = g; });
   return out;
+}
+
+std::string ir::checkPaddingIsZero(const Tensor &block, const TensorType &t, const MeshLayout &mesh, int64_t rank) {
+  if (!isPadded(t, mesh)) return "";
+  std::vector<bool> data(block.data.size(), false);
+  forEachBlockElement(t.shape, blocksOf(t, mesh, mesh.coordinates(rank)), [&](int64_t, int64_t l) {
+    if (size_t(l) < data.size()) data[size_t(l)] = true;
+  });
+  for (size_t i = 0; i < block.data.size(); ++i)
+    if (!data[i] && block.data[i] != 0)
+      return "rank " + std::to_string(rank) + "'s block of " + toString(t) + " holds " +
+             std::to_string(block.data[i]) + " in its padding (element " + std::to_string(i) + "), not 0";
+  return "";
 }
 
 std::vector<Tensor> ir::splitToRanks(const Tensor &global, const TensorType &t, const MeshLayout &mesh) {
   Shape local = localShape(t, mesh);
   std::vector<Tensor> blocks;
   for (int64_t r = 0; r < mesh.numRanks(); ++r) {
-    Tensor b(local, global.dtype);
+    Tensor b(local, global.dtype); // padding stays 0
     MeshCoords coords = mesh.coordinates(r);
     bool holdsAddend = std::all_of(t.sharding.partial.begin(), t.sharding.partial.end(),
                                    [&](MeshAxis a) { return coords[unsigned(a)] == 0; });
     if (holdsAddend)
-      forEachBlockElement(global.shape, blockOffsets(t, mesh, r), local,
+      forEachBlockElement(global.shape, blocksOf(t, mesh, coords),
                           [&](int64_t g, int64_t l) { b.data[l] = global.data[g]; });
     blocks.push_back(std::move(b));
   }
@@ -106,6 +170,7 @@ llvm::Expected<Tensor> ir::assembleFromRanks(llvm::ArrayRef<Tensor> blocks, cons
     if (blocks[r].shape != local)
       return fail("rank " + std::to_string(r) + "'s block has shape " + toString(blocks[r].shape) + ", but " +
                   toString(t) + " has local shape " + toString(local));
+    if (std::string e = checkPaddingIsZero(blocks[r], t, mesh, r); !e.empty()) return fail(e);
     // On an axis the value is replicated over, only coordinate 0 contributes;
     // the other copies must equal it.
     MeshCoords coords = mesh.coordinates(r);
@@ -119,7 +184,7 @@ llvm::Expected<Tensor> ir::assembleFromRanks(llvm::ArrayRef<Tensor> blocks, cons
                     std::to_string(q) + "'s");
       continue;
     }
-    forEachBlockElement(t.shape, blockOffsets(t, mesh, r), local,
+    forEachBlockElement(t.shape, blocksOf(t, mesh, coords),
                         [&](int64_t g, int64_t l) { global.data[g] += blocks[r].data[l]; });
   }
   return global;

@@ -148,10 +148,17 @@ llvm::Expected<RankTensorMaps> ir::interpretRanks(const Module &m, const MeshLay
     if (isCollective(op.kind))
       if (std::string e = exchange.complete(op); !e.empty()) return fail("op " + describeOp(op) + ": " + e);
 
+    // The padding of an uneven split (ir/LocalBlocks.h) must stay 0: an op
+    // that writes into it would make what the padding holds matter.
+    std::vector<bool> padded;
+    for (const Value *res : op.results) padded.push_back(isPadded(res->type, mesh));
     for (int64_t r = 0; r < ranks; ++r) {
       for (size_t k = 0; k < outs[r].size(); ++k) {
         if (!lastUse.count(op.results[k])) continue;
         roundToDType(outs[r][k]);
+        if (padded[k])
+          if (std::string e = checkPaddingIsZero(outs[r][k], op.results[k]->type, mesh, r); !e.empty())
+            return fail("op " + describeOp(op) + " leaves a value in the padding: " + e);
         live[r][op.results[k]] = std::move(outs[r][k]);
       }
       for (const Value *v : op.operands)

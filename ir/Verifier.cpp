@@ -140,7 +140,11 @@ private:
         if (!useAxis(a)) return;
         overflow |= __builtin_mul_overflow(devices, m.mesh[unsigned(a)], &devices);
       }
-      if (overflow || devices < 1 || t.shape[d] % devices != 0) {
+      // A dp split minor-most may leave a remainder: ZeRO's padded storage
+      // (ir/LocalBlocks.h); the axes outside it must divide exactly.
+      int64_t exact = devices;
+      if (!overflow && !s.dims[d].empty() && s.dims[d].back() == MeshAxis::DP) exact /= m.mesh[unsigned(MeshAxis::DP)];
+      if (overflow || devices < 1 || t.shape[d] % exact != 0) {
         std::string axes;
         for (MeshAxis a : s.dims[d]) axes += (axes.empty() ? "" : "+") + std::string(spelling(a));
         problem(loc, who + ": dimension " + std::to_string(d) + " (" + std::to_string(t.shape[d]) +

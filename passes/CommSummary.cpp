@@ -40,9 +40,18 @@ CommOp planc::commOpOf(const Op &op, const MeshLayout &mesh, int64_t rank) {
   c.phase = op.getString("phase", "forward");
   c.path = op.path;
   // The buffer S is measured on: the gathered output of an all_gather, the
-  // received value of a recv, the operand otherwise.
+  // received value of a recv, the operand otherwise. A gather's or
+  // reduce-scatter's S is n of its shards: a padded ZeRO shard
+  // (ir/LocalBlocks.h) sends its padding too, as a flat padded buffer does.
   const Value *v = op.kind == OpKind::AllGather || op.kind == OpKind::Recv ? op.results[0] : op.operands[0];
   c.block = localShape(v->type, mesh);
+  if (op.kind == OpKind::AllGather || op.kind == OpKind::ReduceScatter) {
+    const Value *shard = op.kind == OpKind::AllGather ? op.operands[0] : op.results[0];
+    int64_t dim = op.getInt("dim", 0);
+    if (dim < 0) dim += int64_t(c.block.size());
+    if (dim >= 0 && size_t(dim) < c.block.size())
+      c.block[size_t(dim)] = localShape(shard->type, mesh)[size_t(dim)] * c.groupSize;
+  }
   c.dtype = v->type.dtype;
   uint64_t numel = 1;
   for (int64_t d : c.block) numel *= uint64_t(d);

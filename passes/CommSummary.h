@@ -17,6 +17,8 @@
 //                        (each rank keeps S / n of the sum)
 //   all_gather       S = the whole output buffer: the result's local block
 //                        (n times what each rank contributes)
+//   (a reduce_scatter's or all_gather's S is n shards: a padded ZeRO shard,
+//   ir/LocalBlocks.h, sends its padding, as a padded flat buffer does)
 //   all_to_all       S = the operand's local block (each rank keeps 1/n of it)
 //   broadcast        S = the operand's local block
 //   send             S = the operand's local block; recv: the result's

@@ -25,7 +25,8 @@
 //   1. the layout its gradient's consumer wants (the optimizer update's
 //      parameter layout, propagated backwards: "hints"), except dp;
 //   2. the operands derived from parameters alone (weights never move over
-//      tp: Megatron's layout), except their dp split (ZeRO-3 storage);
+//      tp: Megatron's layout), less their dp split (ZeRO storage), which
+//      only an op of parameters alone keeps, at the lowest priority;
 //   3. the other operands, larger first (moving the larger costs more).
 // A label takes an axis only if no other label has it; dims that must stay
 // whole (softmax'd, normalised, sliced) take none. Operands are then moved to
@@ -258,14 +259,28 @@ private:
         if (!axes.empty()) sources.push_back({4e18, L.results[r][d], axes});
       }
     }
+    // An op of parameters alone (the cast of a master shard) may run on
+    // their ZeRO shards; one that also reads activations gathers the dp split
+    // (ZeRO storage, not a layout of the computation), so only the rest of a
+    // weight's split (its tp part) is a source: a dp split riding along with
+    // tp on the same dim must not take the weight's tp out of the running.
+    // Where the shard itself cannot be kept (a dim dp does not divide, under
+    // an op that is not padding-safe) the tp part is the fallback.
+    const bool paramOnly = !op.results.empty() && paramDerived.count(op.results[0]);
     for (size_t i = 0; i < n; ++i) {
       bool pinned = paramDerived.count(op.operands[i]);
       for (size_t d = 0; d < L.operands[i].size(); ++d) {
-        const auto &axes = cur[i].dims[d];
+        const std::vector<MeshAxis> &axes = cur[i].dims[d];
         if (axes.empty()) continue;
         bool dp = llvm::is_contained(axes, MeshAxis::DP);
-        double priority = pinned ? (dp ? -1.0 : 3e18) : double(op.operands[i]->type.numel());
-        sources.push_back({priority, L.operands[i][d], axes});
+        if (!pinned || !dp) {
+          sources.push_back({pinned ? 3e18 : double(op.operands[i]->type.numel()), L.operands[i][d], axes});
+          continue;
+        }
+        if (paramOnly) sources.push_back({-1.0, L.operands[i][d], axes});
+        std::vector<MeshAxis> rest = withoutAxis(Sharding{{axes}, {}}, MeshAxis::DP).dims[0];
+        if (!rest.empty()) sources.push_back({paramOnly ? -2.0 : 3e18, L.operands[i][d], rest});
+        else if (!paramOnly) sources.push_back({-1.0, L.operands[i][d], axes});
       }
     }
     std::stable_sort(sources.begin(), sources.end(),
@@ -273,7 +288,7 @@ private:
     for (const Source &s : sources) {
       if (s.label < 0 || L.whole[size_t(s.label)] || !dec.assign[size_t(s.label)].empty()) continue;
       if (llvm::any_of(s.axes, [&](MeshAxis a) { return used[unsigned(a)]; })) continue;
-      if (!fits(op, L, s.label, devices(s.axes))) continue;
+      if (!fits(op, L, s.label, s.axes)) continue;
       dec.assign[size_t(s.label)] = s.axes;
       for (MeshAxis a : s.axes) used[unsigned(a)] = true;
     }
@@ -308,7 +323,7 @@ private:
         if (op.operands[i]->type.rank() < 3) continue;
         int label = L.operands[i][1];
         if (label < 0 || L.whole[size_t(label)] || !dec.assign[size_t(label)].empty()) continue;
-        if (!fits(op, L, label, axisSize(MeshAxis::TP))) continue;
+        if (!fits(op, L, label, {MeshAxis::TP})) continue;
         dec.assign[size_t(label)] = {MeshAxis::TP};
         used[unsigned(MeshAxis::TP)] = true;
         break;
@@ -332,8 +347,31 @@ private:
     return dec;
   }
 
-  /// Every dim with `label` divides over `n` devices.
-  static bool fits(const Op &op, const DimLabels &L, int label, int64_t n) {
+  /// Ops that map zeros to zeros element by element and reduce nothing: they
+  /// may run on a ZeRO shard that dp does not divide (ir/LocalBlocks.h), its
+  /// padding staying 0 (the cast of a master shard, the widening and clip
+  /// scaling of a gradient shard, loss scaling's select).
+  static bool keepsPaddingZero(OpKind k) {
+    switch (k) {
+    case OpKind::Cast:
+    case OpKind::Transpose:
+    case OpKind::Neg:
+    case OpKind::Scale:
+    case OpKind::Add:
+    case OpKind::Sub:
+    case OpKind::Mul:
+    case OpKind::Select:
+      return true;
+    default:
+      return false;
+    }
+  }
+
+  /// Every dim with `label` divides over `axes`, or, under an op that keeps
+  /// padding zero, over the axes outside a minor-most dp (a padded dp split).
+  bool fits(const Op &op, const DimLabels &L, int label, const std::vector<MeshAxis> &axes) const {
+    int64_t n = devices(axes);
+    if (keepsPaddingZero(op.kind) && !axes.empty() && axes.back() == MeshAxis::DP) n /= axisSize(MeshAxis::DP);
     auto check = [&](const std::vector<int> &labels, const Shape &shape) {
       for (size_t d = 0; d < labels.size(); ++d)
         if (labels[d] == label && shape[d] % n != 0) return false;
@@ -667,7 +705,11 @@ private:
       if (t.size() >= 2 && t.front() == '{' && t.back() == '}') t = t.substr(1, t.size() - 2);
       return t.empty() ? std::string("replicated") : t;
     };
-    if (!moves.empty())
+    // One remark per cause: a layer repeated n times (or its backward clone)
+    // reshards at the same line in the same way; only the value differs.
+    std::string cause = op.loc.file + ":" + std::to_string(op.loc.line) + ":" + std::to_string(op.loc.column) + " " +
+                        spelled(want) + " " + spelled(cur) + " " + moves;
+    if (!moves.empty() && remarked.insert(cause).second)
       m.remarks.push_back({op.loc, "constraint_reshards", {spelled(want), "%" + op.results[0]->name, spelled(cur), moves}});
   }
 
@@ -702,6 +744,7 @@ private:
   int zeroStage;
   std::unordered_set<const Value *> paramDerived;
   std::unordered_map<const Value *, Sharding> hint;
+  std::unordered_set<std::string> remarked; // causes already remarked on (applyConstraint)
   std::map<std::tuple<const Value *, std::string, std::string>, Value *> transposedMoves;
   std::unordered_map<Value *, Value *> replaced;
   std::unordered_map<const Op *, int64_t> meanSplitOver; // reduce_mean -> devices its mean is split over

@@ -13,13 +13,20 @@
 //   stage 3: the parameters too are split over dp: gathered before each use
 //            in forward and again in backward, the gradient reduce-scattered;
 //            frozen weights (a LoRA base) are split and gathered the same way.
-// A tensor is split along its first dim that divides over dp (after any tp
-// split of that dim, dp minor-most); one with no such dim (a scalar, odd
-// sizes) stays whole on every rank. 8-bit Adam's block-quantised states keep
-// the parameter's layout (stage 3 still splits the parameter). Under mixed
-// precision the f32 master weights are optimizer state: stage 1 splits them,
-// and the narrow copy made from the shard is all-gathered once per step
-// (DeepSpeed gathers it after the update; the volume is the same).
+// Any tensor of rank >= 1 is split, whatever dp is: along the dim that pads
+// least (after any tp split of that dim, dp minor-most), in ceil(rows / dp)
+// blocks, the last ranks' padded with zeros (GSPMD's uneven sharding; the
+// layout is the type's, ir/LocalBlocks.h, so the interpreter, the ledger and
+// the communication summary all see the padded blocks). A dim that divides
+// pads nothing and is taken first. Scalars stay whole. Per dim rather than
+// a flat padded buffer (DeepSpeed, Megatron's distributed optimizer): the
+// split stays a sharding every op rule understands, at the price of more
+// padding where dp nears a dim (docs/memory.md). 8-bit Adam's
+// block-quantised states keep the parameter's layout (stage 3 still splits
+// the parameter). Under mixed precision the f32 master weights are
+// optimizer state: stage 1 splits them, and the narrow copy made from the
+// shard is all-gathered once per step (DeepSpeed gathers it after the
+// update; the volume is the same).
 //
 // Needs: the optimizer pass's update ops. Reads option "zero_stage" (0-3).
 //
@@ -30,6 +37,8 @@
 #include "llvm/ADT/STLExtras.h"
 
 #include <cstdlib>
+#include <optional>
+#include <tuple>
 #include <unordered_set>
 
 using namespace planc;
@@ -58,7 +67,7 @@ public:
       else if (op->kind != OpKind::Adam8bitUpdate) continue;
       if (stage == 3 || masters.count(op->operands[0])) split.push_back(op->operands[0]);
       for (Value *v : split)
-        if (v->kind == Value::Kind::Param) splitAlongFirstFit(m, v, dp);
+        if (v->kind == Value::Kind::Param) splitAlongLeastPadding(m, v, dp);
     }
     // Stage 3 stores every weight split, the frozen ones too (FSDP shards a
     // LoRA base or a frozen embedding like any parameter); a frozen weight is
@@ -72,28 +81,33 @@ public:
         if (op->getString("phase") != "optimizer") read.insert(op->operands.begin(), op->operands.end());
       for (Value *p : m.params)
         if (p->frozen && isFloat(p->type.dtype) && p->type.rank() > 0 && !updated.count(p) && read.count(p))
-          splitAlongFirstFit(m, p, dp);
+          splitAlongLeastPadding(m, p, dp);
     }
     return llvm::Error::success();
   }
 
 private:
-  static void splitAlongFirstFit(const Module &m, Value *v, int64_t dp) {
+  /// Splits `v` over dp along the dim that pads least (ir/LocalBlocks.h: a
+  /// dim that does not divide is cut into ceil-sized blocks, the last padded
+  /// with zeros); at equal padding, a dim no other axis splits, then the
+  /// first. A dim split by other axes takes dp minor-most. Scalars stay whole.
+  static void splitAlongLeastPadding(const Module &m, Value *v, int64_t dp) {
     TensorType &t = v->type;
     t.sharding.dims.resize(t.rank());
     for (const auto &axes : t.sharding.dims)
       if (llvm::is_contained(axes, MeshAxis::DP)) return;
-    // Prefer a dim no other axis splits; else one whose block still divides.
-    for (int pass = 0; pass < 2; ++pass)
-      for (size_t d = 0; d < t.rank(); ++d) {
-        auto &axes = t.sharding.dims[d];
-        if (pass == 0 && !axes.empty()) continue;
-        int64_t n = 1;
-        for (MeshAxis a : axes) n *= m.mesh[unsigned(a)];
-        if (t.shape[d] % (n * dp) != 0) continue;
-        axes.push_back(MeshAxis::DP);
-        return;
-      }
+    std::optional<std::tuple<int64_t, bool, size_t>> best; // (padding elements, split by others, dim)
+    for (size_t d = 0; d < t.rank(); ++d) {
+      const auto &axes = t.sharding.dims[d];
+      int64_t n = 1;
+      for (MeshAxis a : axes) n *= m.mesh[unsigned(a)];
+      if (t.shape[d] == 0 || t.shape[d] % n != 0) continue;
+      int64_t part = t.shape[d] / n, rows = (part + dp - 1) / dp * dp;
+      int64_t padding = (rows - part) * n * (t.numel() / t.shape[d]);
+      std::tuple<int64_t, bool, size_t> key{padding, !axes.empty(), d};
+      if (!best || key < *best) best = key;
+    }
+    if (best) t.sharding.dims[std::get<2>(*best)].push_back(MeshAxis::DP);
   }
 
   int stage;

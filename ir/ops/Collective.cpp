@@ -139,9 +139,12 @@ void evalShardSlice(EvalContext &ctx, const Op &op, llvm::ArrayRef<const Tensor 
   Tensor &y = out[0];
   int64_t outer = product(x.shape, 0, size_t(dim)), inner = product(x.shape, size_t(dim) + 1);
   int64_t xn = x.shape[size_t(dim)], yn = y.shape[size_t(dim)];
-  if (start < 0 || start + yn > xn) return ctx.fail("shard_slice: the block lies outside the operand's");
+  if (start < 0) return ctx.fail("shard_slice: the block lies outside the operand's");
+  // Rows past the operand's end are the padding of an uneven split: 0.
+  int64_t rows = std::clamp<int64_t>(xn - start, 0, yn);
+  std::fill(y.data.begin(), y.data.end(), 0.0);
   for (int64_t o = 0; o < outer; ++o)
-    std::copy_n(x.data.begin() + (o * xn + start) * inner, yn * inner, y.data.begin() + o * yn * inner);
+    std::copy_n(x.data.begin() + (o * xn + start) * inner, rows * inner, y.data.begin() + o * yn * inner);
 }
 
 // stage_merge(v_0, ..., v_{p-1}): v_i exists only on pipeline stage i's

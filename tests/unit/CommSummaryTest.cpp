@@ -44,6 +44,28 @@ module @t mesh(dp = 2, tp = 2) {
 }
 )";
 
+TEST(CommSummaryTest, PaddedZeroShardsSendTheirPadding) {
+  // ZeRO over dp = 3 of 7 rows: shards of ceil(7 / 3) = 3 rows, the last
+  // padded. The ring moves n = 3 shards of [3, 2] f32 = 72 bytes, not the
+  // 56 of the data: (n - 1) / n * 72 = 48 sent per rank, both ways.
+  auto m = parse(R"(
+module @z mesh(dp = 3) {
+  input %g : f32[7, 2]{partial(dp)}
+  %s = reduce_scatter(%g) {axis = "dp", dim = 0} : f32[7, 2]{shard(0, dp)}
+  %w = all_gather(%s) {axis = "dp", dim = 0} : f32[7, 2]
+  return %w as "w"
+}
+)");
+  ASSERT_TRUE(m);
+  CommSummary s = summarizeComm(*m, MeshLayout(m->mesh));
+  ASSERT_EQ(s.lists.size(), 1u);
+  ASSERT_EQ(s.lists[0].ops.size(), 2u);
+  for (const CommOp &op : s.lists[0].ops) {
+    EXPECT_EQ(op.messageBytes, 72u) << spelling(op.kind);
+    EXPECT_DOUBLE_EQ(op.sentBytes, 48) << spelling(op.kind);
+  }
+}
+
 TEST(CommSummaryTest, MessageSizesAndRingBytes) {
   auto m = parse(kModule);
   ASSERT_TRUE(m);

@@ -142,6 +142,24 @@ TEST(IRVerifierTest, ShardingsMustFitTheMesh) {
             "error: %b : f32[8]{partial(pp)} is split over 'pp', which has size 1 in the mesh");
 }
 
+TEST(IRVerifierTest, OnlyAMinorMostDpSplitMayPad) {
+  // ZeRO's storage: a dp split minor-most need not divide (padded blocks,
+  // ir/LocalBlocks.h); the axes outside it, and every other axis, must.
+  EXPECT_EQ(problems(R"(module @m mesh(dp = 3, tp = 2) {
+  param %a : f32[7, 8]{shard(0, dp)} init zeros
+  param %b : f32[10]{shard(0, tp+dp)} init zeros
+  return
+})"),
+            "");
+  EXPECT_EQ(problems(R"(module @m mesh(dp = 3, tp = 2) {
+  param %a : f32[9]{shard(0, tp+dp)} init zeros
+  param %b : f32[9]{shard(0, dp+tp)} init zeros
+  return
+})"),
+            "error: %a : f32[9]{shard(0, tp+dp)}: dimension 0 (9) does not divide evenly over tp+dp (6 devices)\n"
+            "error: %b : f32[9]{shard(0, dp+tp)}: dimension 0 (9) does not divide evenly over dp+tp (6 devices)");
+}
+
 TEST(IRVerifierTest, ResultShardingsAreCheckedToo) {
   EXPECT_EQ(problems(R"(module @m mesh(tp = 4) {
   input %a : f32[6]

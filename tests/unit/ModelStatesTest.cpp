@@ -6,8 +6,12 @@
 // N_d data-parallel ranks stage 1 holds 4 + 12/N_d, stage 2 2 + 14/N_d,
 // stage 3 16/N_d. 8-bit Adam holds 2 + 2 + 4 + 1 + 1 = 10 plus one f32 scale
 // per block of each moment. LoRA's frozen base holds its bf16 copy only. Every
-// tensor of the models below divides by 8, so the division is exact and the
-// figures must be too, to the byte.
+// tensor of the small models below divides by 8, so the division is exact and
+// the figures must be too, to the byte. A 7.5B GPT over N_d = 3, 6, 48 and
+// 1000, which divide none of its power-of-two dims, holds the formula's bytes
+// plus the documented padding (docs/memory.md): each split tensor pads its
+// dim to a multiple of N_d, less than numel / (its largest dim) elements per
+// rank.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,6 +23,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 
 using namespace planc;
@@ -63,26 +68,74 @@ parallel {
 }
 
 struct Planned {
-  uint64_t psi = 0; // trainable parameters
+  uint64_t psi = 0;          // trainable parameters
+  uint64_t paddingBound = 0; // elements of ZeRO padding a rank may hold, at most: sum of numel / largest dim
   CategoryBytes states{};
 };
 
+/// A 7.5B GPT (Rajbhandari et al. train one: h = 4096, 36 layers) over
+/// `dp` ranks under ZeRO `zero`, bf16 with an f32 master and Adam (K = 12).
+std::string gpt7p5bText(int dp, int zero) {
+  return R"(import std.gpt
+model m {
+  let vocab = 51200, seq = 1024, hidden = 4096, heads = 32, layers = 36
+  input tokens : i32[batch, seq]
+  input targets : i32[batch, seq]
+  x = embedding(tokens, vocab, hidden) as wte + positional(seq, hidden) as wpe
+  repeat layers {
+    x = x + attention(layernorm(x) as ln_1, heads, causal = true)
+    x = x + mlp(layernorm(x) as ln_2, ffn = 4 * hidden)
+  }
+  loss = lm_loss(layernorm(x) as ln_f, wte.weight, targets)
+}
+train {
+  global_batch = )" +
+         std::to_string(dp) + R"(, micro_batch = 1, steps = 10
+  optimizer adamw(lr = 1e-3)
+  precision bf16(master = f32)
+}
+cluster {
+  nodes = )" + std::to_string(dp) +
+         R"(, gpus_per_node = 1
+  device a100_80gb
+}
+parallel {
+  mesh(dp = )" + std::to_string(dp) +
+         R"()
+  zero = )" + std::to_string(zero) +
+         R"(
+}
+)";
+}
+
+struct Planned;
+Planned planOf(const std::string &text);
+
 Planned plan(int dp, int zero, const std::string &optimizer = "adamw(lr = 1e-3)",
              const std::string &precision = "bf16(master = f32)") {
+  return planOf(planText(dp, zero, optimizer, precision));
+}
+
+Planned planOf(const std::string &text) {
   Compilation c;
   auto consumer = std::make_unique<CollectingConsumer>();
   CollectingConsumer *diags = consumer.get();
   c.setDiagnosticConsumer(std::move(consumer));
   Planned out;
-  if (!c.loadString("t.plan", planText(dp, zero, optimizer, precision)) || !c.check()) {
+  if (!c.loadString("t.plan", text) || !c.check()) {
     std::string text;
     for (const Diagnostic &d : diags->diagnostics) text += d.message + "\n";
     ADD_FAILURE() << "the frontend rejected the plan:\n" << text;
     return out;
   }
   std::unique_ptr<ir::Module> m = lowerToIR(c);
-  for (const ir::Value *p : m->params)
-    if (!p->frozen) out.psi += uint64_t(p->type.numel());
+  for (const ir::Value *p : m->params) {
+    if (p->frozen) continue;
+    out.psi += uint64_t(p->type.numel());
+    int64_t largest = 1;
+    for (int64_t d : p->type.shape) largest = std::max(largest, d);
+    out.paddingBound += uint64_t(p->type.numel() / largest);
+  }
   auto memory = planMemoryOf(c);
   if (!memory) {
     ADD_FAILURE() << llvm::toString(memory.takeError());
@@ -120,6 +173,42 @@ TEST(ModelStatesTest, ZeroStagesDivideAsThePaperSays) {
                              : zero == 2                      ? 2 * psi + 14 * psi / n
                                                               : 16 * psi / n;
       EXPECT_EQ(total, paper);
+    }
+}
+
+TEST(ModelStatesTest, ZeroSplitsA7p5BGptOverAnyDpWithinThePadding) {
+  // N_d = 3, 6, 48, 1000 divide none of 4096, 16384, 51200, 1024: every
+  // tensor is split all the same, its dim padded to a multiple of N_d. Per
+  // rank each category holds its share of the formula (x / N_d of its bytes
+  // per parameter), and at most the padding bound more; never less.
+  for (int dp : {3, 6, 48, 1000})
+    for (int zero = 1; zero <= 3; ++zero) {
+      SCOPED_TRACE("dp = " + std::to_string(dp) + ", zero = " + std::to_string(zero));
+      Planned p = planOf(gpt7p5bText(dp, zero));
+      ASSERT_GT(p.psi, 7'400'000'000u);
+      ASSERT_LT(p.psi, 7'600'000'000u);
+      const double psi = double(p.psi), n = double(dp), pad = double(p.paddingBound);
+      auto expectShare = [&](Category c, double bytesPerParam, bool split) {
+        double got = double(at(p.states, c));
+        if (!split) {
+          EXPECT_EQ(got, bytesPerParam * psi);
+          return;
+        }
+        EXPECT_GE(got, bytesPerParam * psi / n);
+        EXPECT_LE(got, bytesPerParam * (psi / n + pad));
+      };
+      expectShare(Category::Parameters, 2, zero == 3);
+      expectShare(Category::Gradients, 2, zero >= 2);
+      expectShare(Category::OptimizerState, 12, true);
+      const double total = double(at(p.states, Category::Parameters) + at(p.states, Category::Gradients) +
+                                  at(p.states, Category::OptimizerState));
+      const double paper = zero == 1 ? 4 * psi + 12 * psi / n : zero == 2 ? 2 * psi + 14 * psi / n : 16 * psi / n;
+      const double padded = zero == 1 ? 12 * pad : zero == 2 ? 14 * pad : 16 * pad;
+      EXPECT_GE(total, paper);
+      EXPECT_LE(total, paper + padded);
+      // The padding is small beside the shard where the dims are large
+      // against N_d: under 1% at N_d <= 48, under 10% at 1000.
+      EXPECT_LE(total, paper * (dp <= 48 ? 1.01 : 1.10));
     }
 }
 

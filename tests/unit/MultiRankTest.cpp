@@ -382,6 +382,95 @@ TEST(MultiRankTest, GatherAlongTheWrongAxisIsAnError) {
   EXPECT_NE(e.find("needs tp as the minor-most axis splitting dim 0"), std::string::npos) << e;
 }
 
+TEST(MultiRankTest, UnevenDpSplitsArePaddedBlocks) {
+  // 7 rows over dp = 3: blocks of ceil(7 / 3) = 3 rows at 0, 3, 6; the last
+  // holds one row of data and two of padding. Under tp (exact, major) each
+  // tp part of 10 rows is cut over dp the same way: 4, 4, 2 rows.
+  MeshLayout mesh({3, 1, 2, 1, 1}); // dp = 3, tp = 2
+  TensorType t({7, 2}, DType::F64);
+  t.sharding.dims[0] = {MeshAxis::DP};
+  EXPECT_EQ(localShape(t, mesh), (Shape{3, 2}));
+  EXPECT_TRUE(isPadded(t, mesh));
+  EXPECT_EQ(blockOffsets(t, mesh, mesh.rankOf({2, 0, 0, 0, 0})), (std::vector<int64_t>{6, 0}));
+  EXPECT_EQ(dataShape(t, mesh, mesh.rankOf({2, 0, 0, 0, 0})), (Shape{1, 2}));
+  EXPECT_EQ(dataShape(t, mesh, mesh.rankOf({1, 0, 0, 0, 0})), (Shape{3, 2}));
+  TensorType u({20}, DType::F64);
+  u.sharding.dims[0] = {MeshAxis::TP, MeshAxis::DP};
+  EXPECT_EQ(localShape(u, mesh), (Shape{4}));
+  EXPECT_EQ(blockOffsets(u, mesh, mesh.rankOf({2, 0, 1, 0, 0}))[0], 18); // tp part 1 starts at 10
+  EXPECT_EQ(dataShape(u, mesh, mesh.rankOf({2, 0, 1, 0, 0})), (Shape{2}));
+  // Split and assembled back exactly; the padding is 0 and must stay 0.
+  for (const TensorType &v : {t, u}) {
+    Tensor g = ramp(v.shape);
+    std::vector<Tensor> blocks = splitToRanks(g, v, mesh);
+    int64_t last = mesh.rankOf({2, 0, 0, 0, 0});
+    EXPECT_EQ(blocks[size_t(last)].data.back(), 0) << toString(v);
+    auto back = assembleFromRanks(blocks, v, mesh);
+    ASSERT_TRUE(bool(back)) << llvm::toString(back.takeError());
+    EXPECT_EQ(back->data, g.data) << toString(v);
+    blocks[size_t(last)].data.back() = 1;
+    auto bad = assembleFromRanks(blocks, v, mesh);
+    ASSERT_FALSE(bool(bad));
+    EXPECT_NE(llvm::toString(bad.takeError()).find("in its padding"), std::string::npos);
+  }
+  // A dp size larger than the dim: ranks past the data hold padding only.
+  MeshLayout wide({6, 1, 1, 1, 1});
+  TensorType w({4}, DType::F64);
+  w.sharding.dims[0] = {MeshAxis::DP};
+  EXPECT_EQ(localShape(w, wide), (Shape{1}));
+  EXPECT_EQ(dataShape(w, wide, 5), (Shape{0}));
+}
+
+TEST(MultiRankTest, ZeroCollectivesOverADpThatDoesNotDivide) {
+  // ZeRO over dp = 3 of a 7-row gradient: reduce-scattered into padded
+  // shards, updated there (scale maps 0 to 0), gathered whole again. The
+  // result is the single-device one, and shard_slice pads the same way.
+  auto m = parse(R"(module @z mesh(dp = 3) {
+  input %g : f64[7, 2]{partial(dp)}
+  input %p : f64[7, 2]
+  %s = reduce_scatter(%g) {axis = "dp", dim = 0} : f64[7, 2]{shard(0, dp)}
+  %h = scale(%s) {factor = 0.5} : f64[7, 2]{shard(0, dp)}
+  %q = shard_slice(%p) {axis = "dp", dim = 0} : f64[7, 2]{shard(0, dp)}
+  %n = sub(%q, %h) : f64[7, 2]{shard(0, dp)}
+  %w = all_gather(%n) {axis = "dp", dim = 0} : f64[7, 2]
+  return %w as "w"
+}
+)");
+  ASSERT_TRUE(m);
+  llvm::Error bad = verify(*m);
+  ASSERT_FALSE(bool(bad)) << llvm::toString(std::move(bad));
+  Tensor g = filled({7, 2}, 1), p = filled({7, 2}, 2);
+  MeshLayout mesh = meshOf(*m);
+  RankTensorMaps feeds(3);
+  for (int64_t r = 0; r < 3; ++r) { // three addends of g: g, g, g
+    feeds[size_t(r)]["g"] = g;
+    feeds[size_t(r)]["p"] = p;
+  }
+  RankTensorMaps out = run(*m, feeds);
+  ASSERT_EQ(out.size(), 3u);
+  for (int64_t r = 0; r < 3; ++r) {
+    ASSERT_EQ(out[size_t(r)]["w"].shape, (Shape{7, 2}));
+    for (size_t i = 0; i < p.data.size(); ++i)
+      EXPECT_NEAR(out[size_t(r)]["w"].data[i], p.data[i] - 1.5 * g.data[i], 1e-12) << "rank " << r << ", " << i;
+  }
+}
+
+TEST(MultiRankTest, AnOpThatWritesIntoThePaddingIsCaught) {
+  // exp(0) = 1: run on a padded shard it would leave ones in the padding.
+  auto m = parse(R"(module @e mesh(dp = 3) {
+  input %x : f64[7]{shard(0, dp)}
+  %y = exp(%x) : f64[7]{shard(0, dp)}
+  return %y as "y"
+}
+)");
+  ASSERT_TRUE(m);
+  auto feeds = splitFeeds(*m, meshOf(*m), {{"x", filled({7}, 0)}});
+  ASSERT_TRUE(bool(feeds)) << llvm::toString(feeds.takeError());
+  std::string e = runError(*m, *feeds);
+  EXPECT_NE(e.find("'exp' defining %y"), std::string::npos) << e;
+  EXPECT_NE(e.find("leaves a value in the padding"), std::string::npos) << e;
+}
+
 TEST(MultiRankTest, CollectiveAloneStillFails) {
   // The single-device interpreter has no simulator: a collective is an error.
   auto m = parse(kPipelineShift);
