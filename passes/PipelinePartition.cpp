@@ -3,9 +3,9 @@
 // Cuts a partitioned training step (one micro-batch) into pipeline stages:
 //
 //  1. Stages. The repeated layers (ops whose layer path has an index,
-//     blocks.3.mlp -> blocks.3) are cut into p * v contiguous chunks balanced
-//     by forward FLOPs (the embedding counting to the first chunk, the head
-//     and loss to the last); chunk k is virtual stage k, run by pipeline rank
+//     blocks.3.mlp -> blocks.3) are cut into p * v contiguous chunks, by
+//     layer count or by forward FLOPs ("stage_balance", StageBalance.h);
+//     chunk k is virtual stage k, run by pipeline rank
 //     k mod p (Megatron's interleaving; v = 1: rank k). Ops before the first
 //     layer belong to stage 0, after the last to the last.
 //     An op's `stage` attribute (@stage in the plan) overrides this. Backward
@@ -25,7 +25,8 @@
 // The result is rolled: one micro-batch's ops, placed (passes/PipelineAttrs.h);
 // `unroll-microbatches` repeats them per micro-batch in schedule order. Needs:
 // sharding propagation has run. Reads "pipeline_schedule",
-// "micro_batches", "virtual_stages". With pp = 1 it changes nothing.
+// "micro_batches", "virtual_stages", "stage_balance". With pp = 1 it changes
+// nothing.
 //
 //===----------------------------------------------------------------------===//
 
@@ -55,7 +56,8 @@ llvm::Error fail(const llvm::Twine &message) {
 
 class Partition {
 public:
-  Partition(Module &m, const PassOptions &o) : m(m), so(scheduleOptionsFrom(o, m.mesh[unsigned(MeshAxis::PP)])) {}
+  Partition(Module &m, const PassOptions &o)
+      : m(m), so(scheduleOptionsFrom(o, m.mesh[unsigned(MeshAxis::PP)])), balance(stageBalanceFrom(o)) {}
 
   llvm::Error run() {
     if (so.stages == 1) return llvm::Error::success();
@@ -114,7 +116,8 @@ private:
     if (layers.size() < size_t(S))
       return fail(std::to_string(layers.size()) + " repeated layers cannot be cut into " + std::to_string(S) +
                   " pipeline chunks (pp x virtual stages) of at least one layer each");
-    std::vector<int> chunkOf = balanceByFlops(layers, layerIndex, firstLayerOp, S);
+    std::vector<int> chunkOf = balance == StageBalance::Flops ? balanceByFlops(layers, layerIndex, firstLayerOp, S)
+                                                              : balanceByLayers(layers.size(), S);
     std::unordered_map<std::string, int> pathStage;
     std::unordered_map<const Op *, int> stage;
     for (size_t i = 0; i < m.ops.size(); ++i) {
@@ -166,6 +169,19 @@ private:
       place(*op, stage[op.get()], w);
     }
     return llvm::Error::success();
+  }
+
+  /// The chunk of every layer by count, as Megatron splits: L / S layers in
+  /// each of the S chunks, and the first L mod S chunks one more. The
+  /// remainder goes to the front because the last chunk also runs the head and
+  /// loss (a vocabulary-wide matmul), the first only the embedding (a lookup).
+  static std::vector<int> balanceByLayers(size_t L, int S) {
+    const size_t base = L / size_t(S), extra = L % size_t(S);
+    std::vector<int> chunkOf(L, 0);
+    size_t l = 0;
+    for (size_t k = 0; k < size_t(S); ++k)
+      for (size_t n = 0; n < base + (k < extra); ++n) chunkOf[l++] = int(k);
+    return chunkOf;
   }
 
   /// The chunk of every layer: contiguous runs of layers, at least one per
@@ -524,6 +540,7 @@ private:
 
   Module &m;
   pipeline::ScheduleOptions so;
+  StageBalance balance;
   InstructionTimes times;
   std::unordered_map<const Op *, std::pair<int, Work>> placed; // virtual stage, work
   std::unordered_map<const Value *, Value *> replaced;
