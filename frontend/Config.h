@@ -12,6 +12,7 @@
 #include "frontend/AST.h"
 #include "frontend/Diagnostics.h"
 #include "ir/Mesh.h"
+#include "passes/StageBalance.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
@@ -163,6 +164,7 @@ struct ParallelConfig {
   int64_t virtualStages = 1;           // interleaved(v)
   int64_t microBatches = 0;            // 0: global_batch / (micro_batch x dp)
   SettingSource scheduleSource;
+  StageBalance balance = StageBalance::Layers; SettingSource balanceSource; // how pipeline chunks are cut
   RecomputePolicy recompute = RecomputePolicy::None; SettingSource recomputeSource;
   uint64_t bucketBytes = 25ull << 20;  SettingSource bucketSource;
   bool overlapGradReduce = true;       // overlap DP gradient sync with backward

@@ -1,7 +1,7 @@
 //===- frontend/ConfigParallel.cpp - the parallel { } block and checkConfig ---===//
 //
-// The device mesh, ZeRO, sequence parallelism, the pipeline schedule,
-// recompute, gradient buckets and overlap; then checkConfig, the checks that
+// The device mesh, ZeRO, sequence parallelism, the pipeline schedule and its
+// stage balance, recompute, gradient buckets and overlap; then checkConfig, the checks that
 // need settings from more than one block but nothing from the model.
 //
 //===----------------------------------------------------------------------===//
@@ -20,6 +20,7 @@ const KeySpec keys[] = {
     {"zero", "'zero = 1'"},
     {"sequence_parallel", "'sequence_parallel = true'"},
     {"pipeline", "'pipeline 1f1b(micro_batches = 32)'"},
+    {"balance", "'balance = layers'"},
     {"recompute", "'recompute selective'"},
     {"bucket", "'bucket = 25 MiB'"},
     {"overlap", "'overlap(grad_reduce = true, param_gather = true, p2p = true)'"},
@@ -157,6 +158,14 @@ void config::interpretParallel(const Block &block, ParallelConfig &p, Reader &r)
   });
   r.readBool(block, spec("sequence_parallel"), p.sequenceParallel, p.sequenceParallelSource);
   r.with(block, "pipeline", [&](const Entry &e) { readPipeline(e, p, r); });
+  r.with(block, "balance", [&](const Entry &e) {
+    static const StringRef policies[] = {"layers", "flops"}; // StageBalance order
+    if (const ast::Expr *x = r.scalar(e, spec("balance")))
+      if (auto k = r.choiceOf(x, "balance", "stage balance", policies)) {
+        p.balance = StageBalance(*k);
+        p.balanceSource.range = e.source;
+      }
+  });
   r.with(block, "recompute", [&](const Entry &e) {
     static const StringRef policies[] = {"none", "selective", "full", "auto"}; // RecomputePolicy order
     if (const ast::Expr *x = r.scalar(e, spec("recompute")))

@@ -691,12 +691,17 @@ void Elaborator::crossCheck() {
   const ParallelConfig &par = config.parallel;
   int64_t pp = par.size(MeshAxis::PP);
   if (pp > 1 && model.numLayers > 0 && model.stages.empty()) {
-    int64_t chunks = pp * par.virtualStages;
-    if (model.numLayers % chunks != 0) {
-      SMRange at = par.scheduleSource.isDefault() ? par.axisSource[unsigned(MeshAxis::PP)].range : par.scheduleSource.range;
-      report(DiagID::err_layers_pp, at)
-          .note(DiagID::note_declared_here, model.layersRange, {"layers"})
-          << model.numLayers << pp << par.virtualStages;
+    // Every chunk needs a layer. Past that the pipeline pass cuts any count:
+    // by FLOPs unevenly by design; by layers with the remainder on the first
+    // chunks, which is legal but leaves those stages a layer slower.
+    int64_t chunks = pp * par.virtualStages, L = model.numLayers;
+    SMRange at = par.scheduleSource.isDefault() ? par.axisSource[unsigned(MeshAxis::PP)].range : par.scheduleSource.range;
+    if (L < chunks) {
+      report(DiagID::err_layers_pp, at).note(DiagID::note_declared_here, model.layersRange, {"layers"})
+          << L << pp << par.virtualStages;
+    } else if (L % chunks != 0 && par.balance == StageBalance::Layers) {
+      report(DiagID::warn_layers_uneven, at).note(DiagID::note_declared_here, model.layersRange, {"layers"})
+          << L << pp << par.virtualStages << L % chunks << L / chunks + 1 << L / chunks;
     }
   }
 }

@@ -53,6 +53,7 @@ PassOptions planc::passOptionsFromConfig(const PlanConfig &config) {
                                                                                     : "1f1b"},
       {"micro_batches", std::to_string(std::max<int64_t>(config.parallel.microBatches, 1))},
       {"virtual_stages", std::to_string(config.parallel.virtualStages)},
+      {kStageBalanceKey, spelling(config.parallel.balance)},
       {"bucket_bytes", std::to_string(config.parallel.bucketBytes)},
       {"overlap_grad_reduce", config.parallel.overlapGradReduce ? "true" : "false"},
       {"overlap_param_gather", config.parallel.overlapParamGather ? "true" : "false"},

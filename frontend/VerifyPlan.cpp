@@ -168,6 +168,60 @@ llvm::Error misplaceOneOp(Module &m) {
   return llvm::Error::success();
 }
 
+double largestMagnitude(const Tensor &t) {
+  double m = 0;
+  for (double x : t.data) m = std::max(m, std::fabs(x));
+  return m;
+}
+
+double largestChange(const Tensor &now, const Tensor *before) {
+  if (!before || before->shape != now.shape) return largestMagnitude(now);
+  double m = 0;
+  for (size_t i = 0; i < now.data.size(); ++i) m = std::max(m, std::fabs(now.data[i] - before->data[i]));
+  return m;
+}
+
+/// What each output's differences are divided by: the scale of the quantity
+/// it perturbs (VerifyPlan.h). An output's kind is "grad" for gradients,
+/// "param" for an updated trainable parameter, the state's suffix
+/// ("adam_m") for an updated optimizer state, and the output's own name for
+/// anything else (the loss, the learning rate, the norm); a kind's scale is
+/// the largest change the step makes to any of its outputs (a gradient's
+/// change is its value), and an output is judged against the larger of that
+/// and its own largest magnitude.
+std::map<std::string, double> comparisonScales(const Module &step, const TensorMap &feeds, const TensorMap &reference) {
+  std::map<std::string, const Value *> paramAt; // path -> parameter
+  for (const Value *p : step.params) paramAt[p->path.empty() ? p->name : p->path] = p;
+  std::map<std::string, std::string> kindOf;
+  std::map<std::string, double> kindScale;
+  for (const auto &[name, value] : step.outputs) {
+    auto ref = reference.find(name);
+    if (ref == reference.end()) continue;
+    llvm::StringRef n(name);
+    std::string kind = name;
+    const Tensor *before = nullptr;
+    if (n.startswith("grad.")) {
+      kind = "grad";
+    } else if (n.startswith("new.")) {
+      auto p = paramAt.find(n.drop_front(4).str());
+      if (p != paramAt.end()) {
+        if (auto f = feeds.find(p->second->name); f != feeds.end()) before = &f->second;
+        // An optimizer state is a frozen parameter named <param>.<state>.
+        llvm::StringRef path(p->first);
+        size_t dot = path.rfind('.');
+        bool state = p->second->frozen && dot != llvm::StringRef::npos && paramAt.count(path.take_front(dot).str());
+        kind = state ? "state." + path.drop_front(dot + 1).str() : "param";
+      }
+    }
+    kindOf[name] = kind;
+    double &k = kindScale[kind];
+    k = std::max(k, largestChange(ref->second, before));
+  }
+  std::map<std::string, double> scale;
+  for (const auto &[name, kind] : kindOf) scale[name] = std::max(kindScale[kind], largestMagnitude(reference.at(name)));
+  return scale;
+}
+
 void record(RankDifference::Worst &w, double abs, double rel, const std::string &name) {
   w.abs = std::max(w.abs, abs);
   if (rel >= w.rel) {
@@ -231,11 +285,25 @@ llvm::Expected<PlanVerifyReport> planc::verifyPlan(Compilation &c, const PlanVer
     report.ranks.back().rank = r;
     report.ranks.back().coords = mesh.coordinates(r);
   }
-  for (const auto &[name, value] : part.outputs) {
+  const std::map<std::string, double> scales = comparisonScales(*step, *feeds, *reference);
+  // The factor clipping multiplies the gradients by (torch's clip_grad_norm_).
+  double clipScale = 1;
+  if (auto norm = reference->find("grad_norm"); norm != reference->end() && config.train.clipGradNorm > 0)
+    clipScale = std::min(1.0, config.train.clipGradNorm / (norm->second.data.at(0) + 1e-6));
+  // Gradients first: the Adam exception below needs each gradient's largest
+  // difference.
+  std::map<std::string, double> gradDifference;
+  std::vector<const std::pair<std::string, Value *> *> order;
+  for (const auto &out : part.outputs)
+    if (llvm::StringRef(out.first).startswith("grad.")) order.push_back(&out);
+  for (const auto &out : part.outputs)
+    if (!llvm::StringRef(out.first).startswith("grad.")) order.push_back(&out);
+  for (const auto *out : order) {
+    const std::string &name = out->first;
+    const Value *value = out->second;
     auto ref = reference->find(name);
     if (ref == reference->end()) return fail("the single-device step has no output '" + name + "'");
-    double scale = 0;
-    for (double x : ref->second.data) scale = std::max(scale, std::fabs(x));
+    double scale = scales.count(name) ? scales.at(name) : largestMagnitude(ref->second);
     // Per rank: its block against the reference's block; a partial sum is
     // compared whole (its addends alone mean nothing).
     std::vector<Tensor> have, want;
@@ -251,26 +319,32 @@ llvm::Expected<PlanVerifyReport> planc::verifyPlan(Compilation &c, const PlanVer
       want.assign(size_t(mesh.numRanks()), ref->second);
     }
     llvm::StringRef n(name);
-    // Adam divides by |gradient|: where the reference gradient is at the
-    // rounding-noise level of the dtype (a key bias's gradient is exactly 0
-    // in exact arithmetic), the update's direction is noise in either run.
-    // Those elements of the updated parameter are counted, not compared.
+    // Adam's first step moves each element by lr * g / (|g| + eps) (g
+    // clipped): a gradient off by d moves it by up to lr * d * eps /
+    // (|g| - d + eps)^2, and by up to 2 lr where |g| <= d (the sign is not
+    // decided). Where the reference gradient is that close to 0 (a key bias's
+    // gradient is exactly 0 in exact arithmetic, all rounding noise), the
+    // updated parameter is left out and counted; the gradient itself is
+    // compared as any other, and d is its largest difference here (where
+    // that is within the tolerance).
     std::vector<Tensor> noiseMask;
-    bool adam = false;
-    if (const Value *v = step->output(name); v && v->def)
-      adam = v->def->kind == OpKind::AdamUpdate || v->def->kind == OpKind::Adam8bitUpdate;
-    if (adam && n.startswith("new.") && !n.endswith(".adam_m") && !n.endswith(".adam_v")) {
-      auto grad = reference->find("grad." + n.drop_front(4).str());
-      if (grad != reference->end() && grad->second.shape == ref->second.shape) {
-        double gmax = 0;
-        for (double g : grad->second.data) gmax = std::max(gmax, std::fabs(g));
-        double floor = 1e3 * (options.floatType == DType::F64 ? 2.2e-16 : 1.2e-7) * gmax;
-        Tensor mask(grad->second.shape, DType::F64);
-        for (size_t i = 0; i < mask.data.size(); ++i)
-          mask.data[i] = grad->second.data[i] != 0 && std::fabs(grad->second.data[i]) < floor;
-        noiseMask = value->type.sharding.partial.empty() ? splitToRanks(mask, value->type, mesh)
-                                                         : std::vector<Tensor>(size_t(mesh.numRanks()), mask);
-      }
+    const Op *update = nullptr;
+    if (const Value *v = step->output(name); v && v->def && v == v->def->results[0] &&
+                                             (v->def->kind == OpKind::AdamUpdate || v->def->kind == OpKind::Adam8bitUpdate))
+      update = v->def;
+    auto grad = update ? reference->find("grad." + n.drop_front(4).str()) : reference->end();
+    if (grad != reference->end() && grad->second.shape == ref->second.shape) {
+      // A gradient that failed fails the step anyway: its update is compared whole.
+      double d = gradDifference.count(grad->first) ? gradDifference.at(grad->first) : 0.0;
+      auto gradScale = scales.find(grad->first);
+      if (gradScale == scales.end() || d > report.tolerance * gradScale->second) d = 0;
+      double eps = update->getFloat("eps", 1e-8) / clipScale;
+      double floor = d > 0 ? d + std::max(0.0, std::sqrt(d * eps / report.tolerance) - eps) : 0.0;
+      Tensor mask(grad->second.shape, DType::F64);
+      for (size_t i = 0; i < mask.data.size(); ++i)
+        mask.data[i] = grad->second.data[i] != 0 && std::fabs(grad->second.data[i]) < floor;
+      noiseMask = value->type.sharding.partial.empty() ? splitToRanks(mask, value->type, mesh)
+                                                       : std::vector<Tensor>(size_t(mesh.numRanks()), mask);
     }
     for (int64_t r = 0; r < mesh.numRanks(); ++r) {
       double abs = 0;
@@ -283,6 +357,7 @@ llvm::Expected<PlanVerifyReport> planc::verifyPlan(Compilation &c, const PlanVer
         double d = std::fabs(have[r].data[i] - want[r].data[i]);
         abs = std::isnan(d) ? INFINITY : std::max(abs, d);
       }
+      if (n.startswith("grad.")) gradDifference[name] = std::max(gradDifference[name], abs);
       double rel = scale > 0 ? abs / scale : abs;
       RankDifference &rd = report.ranks[size_t(r)];
       record(n == "loss" ? rd.loss : n.startswith("grad.") ? rd.grads : rd.params, abs, rel, name);
@@ -324,8 +399,8 @@ void planc::printPlanVerifyReport(const PlanVerifyReport &r, llvm::raw_ostream &
   for (const std::string &v : r.structure) os << "structure: " << v << "\n";
   if (r.noiseElements)
     os << "not compared: " << r.noiseElements
-       << " element(s) of updated parameters whose gradient is at the dtype's noise level "
-          "(Adam normalises them to noise)\n";
+       << " element(s) of Adam-updated parameters whose gradient is too close to 0 for its difference "
+          "to decide the step\n";
   bool close = r.worstRel <= r.tolerance;
   os << (r.passed() ? "PASS" : "FAIL") << ": largest relative difference "
      << llvm::formatv("{0:e2}", r.worstRel) << " (" << r.worstOutput << ")" << (close ? " <= " : " > ")

@@ -12,10 +12,30 @@
 // The structure is checked as well as the numbers: with pp > 1, every op on
 // the stage that owns its layer and exactly the messages the schedule
 // implies (passes/PipelineStructure.h); a violation fails verify.
-// One exception: Adam normalises each gradient element by its magnitude, so
-// where the reference gradient is rounding noise (below 1000 ulps of the
-// tensor's largest) the updated parameter is noise in both runs; those
-// elements are counted and left out of the verdict.
+//
+// A difference is relative to the scale of the quantity it perturbs, not to
+// its own tensor (a tensor that is 0 in exact arithmetic, such as a separate
+// attention key bias's gradient, is all rounding noise, and noise against
+// itself is O(1)):
+//   grad.<p>          the step's largest gradient element (of any parameter)
+//   new.<p>           the larger of the updated parameter's largest magnitude
+//                     and the step's largest update |new - old| of any
+//                     parameter
+//   new.<p>.<state>   the larger of its own largest magnitude and the largest
+//                     change of that state (adam_m, adam_v, ...) of any
+//                     parameter
+//   anything else     its own largest magnitude (the loss, lr, grad_norm)
+// An error in one tensor that is small against those would move the step
+// less than the tolerance does; any real error (a missing collective, a
+// wrong shard) is many orders above it.
+//
+// One exception: Adam's first step moves an element by lr * g / (|g| + eps),
+// so where the reference gradient is within the gradient's measured largest
+// difference d of 0, or close enough that d could move the step by more
+// than the tolerance (|g| < d - eps + sqrt(d * eps / tolerance)), the
+// updated parameter differs by up to a whole step whatever the scale. Those
+// elements of new.<p> are counted and left out; grad.<p> itself is compared
+// as above, and a gradient that fails it has its update compared whole.
 //
 //===----------------------------------------------------------------------===//
 #ifndef PLANC_FRONTEND_VERIFYPLAN_H
@@ -71,8 +91,9 @@ struct PlanVerifyReport {
   double worstRel = 0;
   std::string worstOutput;
   size_t collectives = 0; // inserted by the partitioner
-  /// Elements of updated parameters left out because the reference gradient
-  /// there is rounding noise (counted on rank 0's blocks).
+  /// Elements of Adam-updated parameters left out because the reference
+  /// gradient there is too close to 0 for its difference to decide the step
+  /// (counted on rank 0's blocks).
   size_t noiseElements = 0;
   std::string deadlock; // the static check's error after --testing-swap-sends
   /// Work on the wrong pipeline stage, messages the schedule does not imply

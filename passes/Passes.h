@@ -82,7 +82,7 @@ std::unique_ptr<Pass> createGradientBucketsPass(const PassOptions &options);
 
 /// Pipeline stages, the schedule instruction of every op and the send/recv
 /// between stages, for one micro-batch. Reads "pipeline_schedule",
-/// "micro_batches", "virtual_stages". See PipelinePartition.cpp.
+/// "micro_batches", "virtual_stages", "stage_balance". See PipelinePartition.cpp.
 std::unique_ptr<Pass> createPipelinePartitionPass(const PassOptions &options);
 
 /// The step of every micro-batch, in schedule order (gradient accumulation

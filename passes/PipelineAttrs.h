@@ -21,6 +21,7 @@
 #include "ir/IR.h"
 #include "passes/Pass.h"
 #include "passes/PipelineSchedule.h"
+#include "passes/StageBalance.h"
 
 #include <unordered_set>
 
@@ -94,6 +95,11 @@ inline pipeline::ScheduleOptions scheduleOptionsFrom(const PassOptions &o, int64
       so.style == pipeline::ScheduleStyle::Interleaved ? std::max(1, std::atoi(o.get("virtual_stages", "1").c_str())) : 1;
   if (so.stages == 1 && so.style == pipeline::ScheduleStyle::Interleaved) so.style = pipeline::ScheduleStyle::OneFOneB;
   return so;
+}
+
+/// The chunk balance the options name (passes/StageBalance.h).
+inline StageBalance stageBalanceFrom(const PassOptions &o) {
+  return stageBalanceNamed(o.get(kStageBalanceKey, spelling(StageBalance::Layers)));
 }
 
 /// Start times of a schedule's compute instructions in its replay, by

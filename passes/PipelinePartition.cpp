@@ -3,9 +3,9 @@
 // Cuts a partitioned training step (one micro-batch) into pipeline stages:
 //
 //  1. Stages. The repeated layers (ops whose layer path has an index,
-//     blocks.3.mlp -> blocks.3) are cut into p * v contiguous chunks balanced
-//     by forward FLOPs (the embedding counting to the first chunk, the head
-//     and loss to the last); chunk k is virtual stage k, run by pipeline rank
+//     blocks.3.mlp -> blocks.3) are cut into p * v contiguous chunks, by
+//     layer count or by forward FLOPs ("stage_balance", StageBalance.h);
+//     chunk k is virtual stage k, run by pipeline rank
 //     k mod p (Megatron's interleaving; v = 1: rank k). Ops outside the
 //     layers belong to stage 0, or to the last stage where they read a
 //     layer's output (by the data, not by their place in the module).
@@ -34,7 +34,8 @@
 // The result is rolled: one micro-batch's ops, placed (passes/PipelineAttrs.h);
 // `unroll-microbatches` repeats them per micro-batch in schedule order. Needs:
 // sharding propagation has run. Reads "pipeline_schedule",
-// "micro_batches", "virtual_stages". With pp = 1 it changes nothing.
+// "micro_batches", "virtual_stages", "stage_balance". With pp = 1 it changes
+// nothing.
 //
 //===----------------------------------------------------------------------===//
 
@@ -65,7 +66,8 @@ llvm::Error fail(const llvm::Twine &message) {
 
 class Partition {
 public:
-  Partition(Module &m, const PassOptions &o) : m(m), so(scheduleOptionsFrom(o, m.mesh[unsigned(MeshAxis::PP)])) {}
+  Partition(Module &m, const PassOptions &o)
+      : m(m), so(scheduleOptionsFrom(o, m.mesh[unsigned(MeshAxis::PP)])), balance(stageBalanceFrom(o)) {}
 
   llvm::Error run() {
     if (so.stages == 1) return llvm::Error::success();
@@ -135,7 +137,8 @@ private:
     if (layers.size() < size_t(S))
       return fail(std::to_string(layers.size()) + " repeated layers cannot be cut into " + std::to_string(S) +
                   " pipeline chunks (pp x virtual stages) of at least one layer each");
-    std::vector<int> chunkOf = balanceByFlops(layers, layerIndex, tailOps, S);
+    std::vector<int> chunkOf = balance == StageBalance::Flops ? balanceByFlops(layers, layerIndex, tailOps, S)
+                                                              : balanceByLayers(layers.size(), S);
     std::unordered_map<std::string, int> pathStage;
     std::unordered_map<const Op *, int> stage;
     for (size_t i = 0; i < m.ops.size(); ++i) {
@@ -292,6 +295,19 @@ private:
             v = copyOf(v, rankOf(p->second.first), p->second.first);
       m.ops.push_back(std::move(up));
     }
+  }
+
+  /// The chunk of every layer by count, as Megatron splits: L / S layers in
+  /// each of the S chunks, and the first L mod S chunks one more. The
+  /// remainder goes to the front because the last chunk also runs the head and
+  /// loss (a vocabulary-wide matmul), the first only the embedding (a lookup).
+  static std::vector<int> balanceByLayers(size_t L, int S) {
+    const size_t base = L / size_t(S), extra = L % size_t(S);
+    std::vector<int> chunkOf(L, 0);
+    size_t l = 0;
+    for (size_t k = 0; k < size_t(S); ++k)
+      for (size_t n = 0; n < base + (k < extra); ++n) chunkOf[l++] = int(k);
+    return chunkOf;
   }
 
   /// The chunk of every layer: contiguous runs of layers, at least one per
@@ -666,6 +682,7 @@ private:
 
   Module &m;
   pipeline::ScheduleOptions so;
+  StageBalance balance;
   InstructionTimes times;
   std::unordered_map<const Op *, std::pair<int, Work>> placed; // virtual stage, work
   std::unordered_map<const Value *, Value *> replaced;

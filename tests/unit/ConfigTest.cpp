@@ -612,6 +612,23 @@ TEST_F(ConfigTest, OverlapForms) {
   EXPECT_EQ(messages(), "");
 }
 
+TEST_F(ConfigTest, StageBalanceIsLayersUnlessWritten) {
+  PlanConfig c = interpret("parallel { }\n");
+  EXPECT_EQ(c.parallel.balance, StageBalance::Layers);
+  EXPECT_TRUE(c.parallel.balanceSource.isDefault());
+  c = interpret("parallel { balance = flops }\n");
+  EXPECT_EQ(c.parallel.balance, StageBalance::Flops);
+  EXPECT_EQ(text(c.parallel.balanceSource.range), "balance = flops");
+  c = interpret("parallel { balance layers }\n", {"parallel.balance=flops"});
+  EXPECT_EQ(c.parallel.balance, StageBalance::Flops);
+  EXPECT_EQ(messages(), "");
+  // An unknown policy keeps the default and says which are known.
+  c = interpret("parallel { balance = even }\n");
+  EXPECT_EQ(c.parallel.balance, StageBalance::Layers);
+  EXPECT_NE(messages().find("unknown stage balance 'even'"), std::string::npos);
+  EXPECT_NE(messages().find("valid choices: layers, flops"), std::string::npos);
+}
+
 //===----------------------------------------------------------------------===//
 // --set
 //===----------------------------------------------------------------------===//
