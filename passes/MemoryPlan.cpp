@@ -251,10 +251,21 @@ private:
     for (const Value *v : stored)
       if (v->def && onStage(*v->def)) out[size_t(Category::Parameters)] += dataBytesOf(v);
     for (const Op *op : optimizer) {
-      if (!isOptimizerUpdate(op->kind)) continue;
+      // The gradient an update reads; plain SGD (no momentum) is lowered to
+      // p - (g + wd p) * lr, elementwise: its step's first operand.
+      const Value *g = nullptr;
+      if (isOptimizerUpdate(op->kind)) {
+        g = op->operands[1];
+      } else if (const Value *p = op->kind == OpKind::Sub ? op->operands[0] : nullptr;
+                 p && (p->kind == Value::Kind::Param || (p->def && p->def->kind == OpKind::ShardSlice)) &&
+                 !states.count(p) && op->operands[1]->def && op->operands[1]->def->kind == OpKind::Mul) {
+        g = op->operands[1]->def->operands[0];
+        if (g->def && g->def->kind == OpKind::Add && facts.workOfOp(*g->def) == Work::Optimizer) g = g->def->operands[0];
+      } else {
+        continue;
+      }
       // The gradient as held: back through the optimizer's own widening,
       // clipping and reductions to the value backward leaves.
-      const Value *g = op->operands[1];
       while (g->def && facts.workOfOp(*g->def) == Work::Optimizer && !g->def->operands.empty() &&
              (g->def->kind == OpKind::Cast || g->def->kind == OpKind::Mul || isCommunication(g->def->kind)))
         g = g->def->operands[0];
