@@ -1,6 +1,7 @@
 //===- passes/MemoryPlan.cpp - liveness and arena placement per rank ------===//
 
 #include "passes/MemoryPlan.h"
+#include "passes/MemoryPlanArena.h"
 #include "passes/PipelineAttrs.h"
 
 #include "ir/LocalBlocks.h"
@@ -36,58 +37,6 @@ const StagePlan &MemoryPlan::peakStage() const {
 namespace {
 
 constexpr uint64_t kAlign = 64;
-
-/// One rank's arena: buffers at fixed offsets, in the first hole (in
-/// address order) or the smallest hole that fits.
-class Arena {
-public:
-  explicit Arena(bool bestFit) : bestFit(bestFit) {}
-
-  uint64_t allocate(uint64_t size) {
-    auto chosen = holes.end();
-    for (auto it = holes.begin(); it != holes.end(); ++it)
-      if (it->second >= size && (chosen == holes.end() || it->second < chosen->second)) {
-        chosen = it;
-        if (!bestFit || it->second == size) break;
-      }
-    if (chosen != holes.end()) {
-      uint64_t at = chosen->first, left = chosen->second - size;
-      holes.erase(chosen);
-      if (left) holes[at + size] = left;
-      return at;
-    }
-    // Grow, absorbing a hole that ends at the top.
-    uint64_t at = end;
-    if (!holes.empty()) {
-      auto last = std::prev(holes.end());
-      if (last->first + last->second == end) {
-        at = last->first;
-        holes.erase(last);
-      }
-    }
-    end = std::max(end, at + size);
-    return at;
-  }
-  void release(uint64_t at, uint64_t size) {
-    auto [it, inserted] = holes.emplace(at, size);
-    (void)inserted;
-    if (auto next = std::next(it); next != holes.end() && at + size == next->first) {
-      it->second += next->second;
-      holes.erase(next);
-    }
-    if (it != holes.begin())
-      if (auto prev = std::prev(it); prev->first + prev->second == at) {
-        prev->second += it->second;
-        holes.erase(it);
-      }
-  }
-  uint64_t size() const { return end; }
-
-private:
-  bool bestFit;
-  std::map<uint64_t, uint64_t> holes; // offset -> size
-  uint64_t end = 0;
-};
 
 /// Results that count as communication buffers: what collectives and
 /// receives make, and stage_merge's cross-stage sum.
