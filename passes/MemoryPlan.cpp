@@ -8,6 +8,8 @@
 #include "ir/MeshLayout.h"
 
 #include <algorithm>
+#include <atomic>
+#include <thread>
 #include "llvm/ADT/StringRef.h"
 #include <map>
 #include <unordered_map>
@@ -436,6 +438,18 @@ llvm::Expected<MemoryPlan> memory::planMemory(const Module &m, const pipeline::S
   MeshLayout mesh(m.mesh);
   MemoryPlan plan;
   ModuleFacts facts(m);
-  for (int s = 0; s < so.stages; ++s) plan.stages.push_back(StagePlanner(m, facts, mesh, *schedule, s).run());
+  // The stages share only what is read (the module, its facts, the
+  // schedule), so they are planned on as many threads as the machine has;
+  // each result lands at its stage's index, the same plan on any number.
+  plan.stages.resize(size_t(so.stages));
+  std::atomic<int> next{0};
+  auto work = [&] {
+    for (int s; (s = next++) < so.stages;) plan.stages[size_t(s)] = StagePlanner(m, facts, mesh, *schedule, s).run();
+  };
+  unsigned threads = std::min<unsigned>(std::max(1u, std::thread::hardware_concurrency()), unsigned(so.stages));
+  std::vector<std::thread> pool;
+  for (unsigned i = 1; i < threads; ++i) pool.emplace_back(work);
+  work();
+  for (std::thread &t : pool) t.join();
   return plan;
 }
