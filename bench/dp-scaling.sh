@@ -14,7 +14,8 @@
 #
 # Defaults: 3 runs of each (best of them, after one warm-up run),
 # build/bin/planc, a limit of 1.0 s on every best wall time (set for a 2-core
-# machine) and of 1.25 on each ratio of wall times. Exits 1 if a limit is missed or planc fails, 2 on a usage error.
+# machine) and of 1.25 on each ratio of wall times. Exits 1 if a limit is
+# missed or planc fails, 2 on a usage error.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -25,7 +26,7 @@ while (($#)); do
     --planc) planc=$2; shift 2 ;;
     --limit) limit=$2; shift 2 ;;
     --ratio) ratio=$2; shift 2 ;;
-    -h|--help) sed -n '2,18p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,19p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "dp-scaling.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
