@@ -26,7 +26,7 @@ while (($#)); do
     --planc) planc=$2; shift 2 ;;
     --limit) limit=$2; shift 2 ;;
     --ratio) ratio=$2; shift 2 ;;
-    -h|--help) sed -n '2,19p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,18p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "dp-scaling.sh: unknown argument '$1'" >&2; exit 2 ;;
   esac
 done
