@@ -38,9 +38,26 @@ llvm::Expected<PartitionedStep> planc::buildPartitionedStep(Compilation &c, cons
     return fail("the mesh has pp = " + std::to_string(config.parallel.size(MeshAxis::PP)) + ", but model '" +
                 c.getProgram().model->name +
                 "' has no repeated layers to cut into pipeline stages (write the layers in a `repeat`)");
-  std::unique_ptr<Module> step = lowerToIR(c, config.train.microBatch * config.parallel.size(MeshAxis::DP));
+  const int64_t batch = config.train.microBatch * config.parallel.size(MeshAxis::DP);
+  std::unique_ptr<Module> step = lowerToIR(c, batch);
   if (!step) return fail("the plan could not be lowered to IR");
-  if (llvm::Error e = makeTrainingStep(c, *step, options.floatType, options.passes)) return e;
+  // Each pipeline's input can be made again, so a reproducer is printed
+  // only when a pass fails (passes/PassManager.h).
+  PassManagerOptions training = options.passes;
+  training.rebuildInput = [&c, batch] { return lowerToIR(c, batch); };
+  if (llvm::Error e = makeTrainingStep(c, *step, options.floatType, training)) return e;
+  PassManagerOptions partitioning = options.passes;
+  partitioning.rebuildInput = [&c, batch, &options]() -> std::unique_ptr<Module> {
+    std::unique_ptr<Module> again = lowerToIR(c, batch);
+    PassManagerOptions quiet;
+    quiet.reproducerDir = "";
+    if (!again) return nullptr;
+    if (llvm::Error e = makeTrainingStep(c, *again, options.floatType, quiet)) {
+      llvm::consumeError(std::move(e));
+      return nullptr;
+    }
+    return again;
+  };
 
   PartitionedStep result;
   if (options.keepUnpartitioned) {
@@ -48,7 +65,7 @@ llvm::Expected<PartitionedStep> planc::buildPartitionedStep(Compilation &c, cons
     if (!copy) return copy.takeError();
     result.unpartitioned = std::move(*copy);
   }
-  PassManager pm(options.passes, passOptionsFromConfig(config));
+  PassManager pm(partitioning, passOptionsFromConfig(config));
   if (llvm::Error e = addPartitionPipeline(pm)) return e;
   if (options.unroll)
     if (llvm::Error e = addUnrollPipeline(pm)) return e;

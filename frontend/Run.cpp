@@ -34,7 +34,15 @@ llvm::Error planc::makeTrainingStep(Compilation &c, ir::Module &m, std::optional
   // A plan whose adapters cannot apply is the author's error, not the pass's.
   if (c.getConfig().train.adapters.kind == AdapterKind::LoRA)
     if (llvm::Error e = checkLoraTargets(m, c.getConfig().train.adapters.rank)) return e;
-  PassManager pm(pmOptions, options);
+  PassManagerOptions pmo = pmOptions;
+  // The caller rebuilds the module it gave; the float types are made here.
+  if (pmo.rebuildInput && floatType)
+    pmo.rebuildInput = [rebuild = pmOptions.rebuildInput, floatType] {
+      std::unique_ptr<ir::Module> again = rebuild();
+      if (again) ir::convertFloatTypes(*again, *floatType);
+      return again;
+    };
+  PassManager pm(pmo, options);
   if (llvm::Error e = addDefaultTrainingPipeline(pm)) return e;
   return pm.run(m);
 }

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <map>
 
 using namespace planc;
@@ -74,17 +75,29 @@ CommSummary planc::summarizeComm(const Module &m, const MeshLayout &mesh) {
   CommSummary s;
   s.module = m.name;
   s.mesh = m.mesh;
+  // Every rank of a pipeline stage runs the same list (commOpOf does not
+  // depend on the rank's dp or tp coordinate), so the ops are walked once
+  // per stage; the ranks are then grouped in increasing order, each stage's
+  // list joining the first equal list already made, as if every rank's list
+  // were compared in turn.
+  const int64_t stages = std::max<int64_t>(mesh.size(MeshAxis::PP), 1);
+  std::vector<size_t> listOfStage(size_t(stages), SIZE_MAX);
   for (int64_t r = 0; r < mesh.numRanks(); ++r) {
-    std::vector<CommOp> ops;
     int64_t stage = mesh.coordinates(r)[unsigned(MeshAxis::PP)];
-    for (const auto &op : m.ops)
-      if (isCommunication(op->kind) && runsOn(*op, stage)) ops.push_back(commOpOf(*op, mesh, r));
-    auto same = std::find_if(s.lists.begin(), s.lists.end(), [&](const RankCommList &l) { return l.ops == ops; });
-    if (same != s.lists.end()) {
-      same->ranks.push_back(r);
-    } else {
-      s.lists.push_back({{r}, std::move(ops)});
+    size_t &list = listOfStage[size_t(stage)];
+    if (list == SIZE_MAX) {
+      std::vector<CommOp> ops;
+      for (const auto &op : m.ops)
+        if (isCommunication(op->kind) && runsOn(*op, stage)) ops.push_back(commOpOf(*op, mesh, r));
+      auto same = std::find_if(s.lists.begin(), s.lists.end(), [&](const RankCommList &l) { return l.ops == ops; });
+      if (same != s.lists.end()) {
+        list = size_t(same - s.lists.begin());
+      } else {
+        list = s.lists.size();
+        s.lists.push_back({{}, std::move(ops)});
+      }
     }
+    s.lists[list].ranks.push_back(r);
   }
   return s;
 }

@@ -1,12 +1,15 @@
 //===- passes/MemoryPlan.cpp - liveness and arena placement per rank ------===//
 
 #include "passes/MemoryPlan.h"
+#include "passes/MemoryPlanArena.h"
 #include "passes/PipelineAttrs.h"
 
 #include "ir/LocalBlocks.h"
 #include "ir/MeshLayout.h"
 
 #include <algorithm>
+#include <atomic>
+#include <thread>
 #include "llvm/ADT/StringRef.h"
 #include <map>
 #include <unordered_map>
@@ -36,58 +39,6 @@ const StagePlan &MemoryPlan::peakStage() const {
 namespace {
 
 constexpr uint64_t kAlign = 64;
-
-/// One rank's arena: buffers at fixed offsets, in the first hole (in
-/// address order) or the smallest hole that fits.
-class Arena {
-public:
-  explicit Arena(bool bestFit) : bestFit(bestFit) {}
-
-  uint64_t allocate(uint64_t size) {
-    auto chosen = holes.end();
-    for (auto it = holes.begin(); it != holes.end(); ++it)
-      if (it->second >= size && (chosen == holes.end() || it->second < chosen->second)) {
-        chosen = it;
-        if (!bestFit || it->second == size) break;
-      }
-    if (chosen != holes.end()) {
-      uint64_t at = chosen->first, left = chosen->second - size;
-      holes.erase(chosen);
-      if (left) holes[at + size] = left;
-      return at;
-    }
-    // Grow, absorbing a hole that ends at the top.
-    uint64_t at = end;
-    if (!holes.empty()) {
-      auto last = std::prev(holes.end());
-      if (last->first + last->second == end) {
-        at = last->first;
-        holes.erase(last);
-      }
-    }
-    end = std::max(end, at + size);
-    return at;
-  }
-  void release(uint64_t at, uint64_t size) {
-    auto [it, inserted] = holes.emplace(at, size);
-    (void)inserted;
-    if (auto next = std::next(it); next != holes.end() && at + size == next->first) {
-      it->second += next->second;
-      holes.erase(next);
-    }
-    if (it != holes.begin())
-      if (auto prev = std::prev(it); prev->first + prev->second == at) {
-        prev->second += it->second;
-        holes.erase(it);
-      }
-  }
-  uint64_t size() const { return end; }
-
-private:
-  bool bestFit;
-  std::map<uint64_t, uint64_t> holes; // offset -> size
-  uint64_t end = 0;
-};
 
 /// Results that count as communication buffers: what collectives and
 /// receives make, and stage_merge's cross-stage sum.
@@ -498,6 +449,18 @@ llvm::Expected<MemoryPlan> memory::planMemory(const Module &m, const pipeline::S
   MeshLayout mesh(m.mesh);
   MemoryPlan plan;
   ModuleFacts facts(m);
-  for (int s = 0; s < so.stages; ++s) plan.stages.push_back(StagePlanner(m, facts, mesh, *schedule, s).run());
+  // The stages share only what is read (the module, its facts, the
+  // schedule), so they are planned on as many threads as the machine has;
+  // each result lands at its stage's index, the same plan on any number.
+  plan.stages.resize(size_t(so.stages));
+  std::atomic<int> next{0};
+  auto work = [&] {
+    for (int s; (s = next++) < so.stages;) plan.stages[size_t(s)] = StagePlanner(m, facts, mesh, *schedule, s).run();
+  };
+  unsigned threads = std::min<unsigned>(std::max(1u, std::thread::hardware_concurrency()), unsigned(so.stages));
+  std::vector<std::thread> pool;
+  for (unsigned i = 1; i < threads; ++i) pool.emplace_back(work);
+  work();
+  for (std::thread &t : pool) t.join();
   return plan;
 }

@@ -66,22 +66,31 @@ llvm::Error PassManager::run(ir::Module &m) {
   llvm::raw_ostream &out = options.printStream ? *options.printStream : llvm::errs();
   // The reproducer of a failing pass is the IR it was given. Printing the
   // module before every pass costs more than the passes on a large model,
-  // so only the pipeline's input is printed; a failure re-runs the passes
-  // before the failing one on a copy parsed from it (the passes are
-  // deterministic) to recover that IR.
-  const std::string input = options.reproducerDir.empty() ? std::string() : ir::toText(m);
+  // so at most the pipeline's input is printed, and not even that when the
+  // caller can rebuild it; a failure re-runs the passes before the failing
+  // one on a copy of the input (the passes are deterministic) to recover
+  // that IR.
+  const bool reproduce = !options.reproducerDir.empty();
+  const std::string input = reproduce && !options.rebuildInput ? ir::toText(m) : std::string();
   auto inputOf = [&](size_t index) -> std::string {
-    auto copy = ir::parseIR(input, "<pipeline input>");
-    if (!copy) {
-      llvm::consumeError(copy.takeError());
-      return input;
-    }
-    for (size_t i = 0; i < index; ++i)
-      if (llvm::Error e = pipeline[i]->create(passOptions)->run(**copy)) {
-        llvm::consumeError(std::move(e));
+    std::unique_ptr<ir::Module> copy;
+    if (options.rebuildInput) {
+      copy = options.rebuildInput();
+      if (!copy) return "";
+    } else {
+      auto parsed = ir::parseIR(input, "<pipeline input>");
+      if (!parsed) {
+        llvm::consumeError(parsed.takeError());
         return input;
       }
-    return ir::toText(**copy);
+      copy = std::move(*parsed);
+    }
+    for (size_t i = 0; i < index; ++i)
+      if (llvm::Error e = pipeline[i]->create(passOptions)->run(*copy)) {
+        llvm::consumeError(std::move(e));
+        return options.rebuildInput ? "" : input;
+      }
+    return ir::toText(*copy);
   };
   for (size_t index = 0; index < pipeline.size(); ++index) {
     const PassInfo *info = pipeline[index];
@@ -92,8 +101,8 @@ llvm::Error PassManager::run(ir::Module &m) {
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     times.push_back({info->name, seconds});
     auto fail = [&](const std::string &what) {
-      std::string file =
-          options.reproducerDir.empty() ? std::string() : writeReproducer(options.reproducerDir, info->name, inputOf(index));
+      std::string text = reproduce ? inputOf(index) : std::string();
+      std::string file = text.empty() ? std::string() : writeReproducer(options.reproducerDir, info->name, text);
       std::string msg = "internal error in pass '" + info->name + "': " + what;
       if (!file.empty()) msg += "\nthe IR it was given is in " + file + "; rerun with: plan-opt " + file + " --passes=" + info->name;
       return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);

@@ -14,6 +14,8 @@
 
 #include "llvm/Support/raw_ostream.h"
 
+#include <functional>
+#include <memory>
 #include <set>
 
 namespace planc {
@@ -31,6 +33,12 @@ struct PassManagerOptions {
   bool printAfterChange = false;      // print only when the pass changed the IR
   bool timePasses = false;
   std::string reproducerDir = ".";    // "" disables reproducers
+  /// Makes the pipeline's input again (lowering is deterministic, and so are
+  /// the passes). With it the reproducer costs nothing until a pass fails:
+  /// then the input is rebuilt, the passes before the failing one rerun on
+  /// it, and the result printed. Without it the input is printed before the
+  /// first pass, as a large model's text is kept for that case.
+  std::function<std::unique_ptr<ir::Module>()> rebuildInput;
   llvm::raw_ostream *printStream = nullptr; // default: stderr
 };
 

@@ -720,6 +720,14 @@ private:
   }
 
   void fixOutputs() {
+    // The first parameter whose path or name is the key: outputs are matched
+    // by lookup, not by a scan of every parameter per output (thousands of
+    // each on a large model).
+    std::unordered_map<std::string, size_t> firstParam;
+    for (size_t i = 0; i < m.params.size(); ++i) {
+      firstParam.emplace(m.params[i]->path, i);
+      firstParam.emplace(m.params[i]->name, i);
+    }
     for (auto &[name, v] : m.outputs) {
       v = resolve(v);
       llvm::StringRef n(name);
@@ -728,11 +736,8 @@ private:
         v = move(v, Sharding::replicated(v->type.rank()), stamp);
       } else if (n.consume_front("new.")) {
         // The next step feeds this value back as the parameter (or state).
-        for (Value *p : m.params)
-          if (p->path == n || p->name == n) {
-            v = move(v, p->type.sharding, stamp);
-            break;
-          }
+        if (auto it = firstParam.find(n.str()); it != firstParam.end())
+          v = move(v, m.params[it->second]->type.sharding, stamp);
       }
       if (!v) return;
     }
