@@ -1,6 +1,7 @@
 //===- frontend/VerifyPlan.cpp - `planc verify` ---------------------------===//
 
 #include "frontend/VerifyPlan.h"
+#include "frontend/ModelStatesCheck.h"
 #include "frontend/PartitionedStep.h"
 #include "frontend/Run.h"
 #include "passes/Passes.h"
@@ -259,6 +260,10 @@ llvm::Expected<PlanVerifyReport> planc::verifyPlan(Compilation &c, const PlanVer
     if (llvm::Error e = misplaceOneOp(part)) return e;
   report.structure = checkPipelineStructure(
       part, scheduleOptionsFrom(passOptionsFromConfig(config), part.mesh[unsigned(MeshAxis::PP)]));
+  auto states = checkModelStates(c);
+  if (!states) return states.takeError();
+  report.structure.insert(report.structure.end(), states->violations.begin(), states->violations.end());
+  report.modelStatesSkipped = states->skipped;
   report.structureOnly = options.structureOnly;
   if (options.structureOnly) return report;
 
@@ -378,6 +383,7 @@ void planc::printPlanVerifyReport(const PlanVerifyReport &r, llvm::raw_ostream &
   for (int64_t n : r.mesh) ranks *= n;
   if (ranks == 1) os << " (one device)";
   os << ", " << r.collectives << " collectives inserted\n";
+  if (!r.modelStatesSkipped.empty()) os << "model states not compared with the formula: " << r.modelStatesSkipped << "\n";
   if (r.structureOnly) {
     for (const std::string &v : r.structure) os << "structure: " << v << "\n";
     if (r.structure.empty()) os << "PASS: the structure of the pipeline schedule (numbers not compared)\n";

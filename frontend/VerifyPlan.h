@@ -11,7 +11,9 @@
 // that is still a partial sum is compared after adding the ranks' addends).
 // The structure is checked as well as the numbers: with pp > 1, every op on
 // the stage that owns its layer and exactly the messages the schedule
-// implies (passes/PipelineStructure.h); a violation fails verify.
+// implies (passes/PipelineStructure.h); on every plan, each stage's model
+// states against ZeRO's formula (frontend/ModelStatesCheck.h). A violation
+// fails verify.
 //
 // A difference is relative to the scale of the quantity it perturbs, not to
 // its own tensor (a tensor that is 0 in exact arithmetic, such as a separate
@@ -100,6 +102,7 @@ struct PlanVerifyReport {
   /// (passes/PipelineStructure.h); empty when the structure is right.
   std::vector<std::string> structure;
   bool structureOnly = false; // no numbers were compared
+  std::string modelStatesSkipped; // why the model states were not compared with the formula
   bool passed() const {
     return (structureOnly || worstRel <= tolerance) && deadlock.empty() && structure.empty();
   }

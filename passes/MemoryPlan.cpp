@@ -209,8 +209,13 @@ private:
         g = op->operands[1];
       } else if (const Value *p = op->kind == OpKind::Sub ? op->operands[0] : nullptr;
                  p && (p->kind == Value::Kind::Param || (p->def && p->def->kind == OpKind::ShardSlice)) &&
-                 !states.count(p) && op->operands[1]->def && op->operands[1]->def->kind == OpKind::Mul) {
-        g = op->operands[1]->def->operands[0];
+                 !states.count(p)) {
+        // The step, (g + wd p) * lr, reduced where it is still a partial sum.
+        const Value *step = op->operands[1];
+        while (step->def && isCommunication(step->def->kind) && !step->def->operands.empty())
+          step = step->def->operands[0];
+        if (!step->def || step->def->kind != OpKind::Mul) continue;
+        g = step->def->operands[0];
         if (g->def && g->def->kind == OpKind::Add && facts.workOfOp(*g->def) == Work::Optimizer) g = g->def->operands[0];
       } else {
         continue;

@@ -391,6 +391,28 @@ private:
       m.ops.push_back(std::move(up));
       place(op, first, Work::Optimizer);
     }
+    // An optimizer op of parameters alone (ZeRO's slice of a parameter for
+    // its update) runs where its readers do, not on every rank: a stage
+    // holds the parameters it updates, not the whole model's.
+    std::unordered_map<const Value *, std::set<int>> readerStages;
+    for (auto it = m.ops.rbegin(); it != m.ops.rend(); ++it) {
+      Op &op = **it;
+      auto p = placed.find(&op);
+      int vs = p == placed.end() ? -1 : p->second.first;
+      if (vs < 0 && workOf(op) == Work::Optimizer && !op.operands.empty() && !op.results.empty() &&
+          llvm::all_of(op.operands, [](const Value *v) { return v->kind == Value::Kind::Param; })) {
+        std::set<int> readers;
+        for (const Value *r : op.results)
+          if (auto rs = readerStages.find(r); rs != readerStages.end()) readers.insert(rs->second.begin(), rs->second.end());
+        std::set<int> readerRanks;
+        for (int r : readers) readerRanks.insert(rankOf(r));
+        if (readerRanks.size() == 1 && !readers.count(-1)) {
+          vs = *readers.begin();
+          place(op, vs, Work::Optimizer);
+        }
+      }
+      for (const Value *v : op.operands) readerStages[v].insert(vs);
+    }
   }
 
   void splitNorm(const Op &op) {
