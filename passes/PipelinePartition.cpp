@@ -154,18 +154,7 @@ private:
     // norm's ZeRO-3 gather, a tied table's cast, the targets' tp slice) is
     // made where it is first read: it depends on no layer, but need not come
     // before them.
-    {
-      std::unordered_set<const Value *> fromParams = parameterAndInputValues();
-      std::unordered_map<const Value *, int> firstReader;
-      for (auto it = m.ops.rbegin(); it != m.ops.rend(); ++it) {
-        const Op &op = **it;
-        if (workOf(op) != Work::Forward) continue;
-        if (repeatedLayerOf(op.path).empty() && !op.has("stage") && !op.results.empty() &&
-            fromParams.count(op.results[0]))
-          if (auto r = firstReader.find(op.results[0]); r != firstReader.end()) stage[&op] = r->second;
-        for (const Value *v : op.operands) firstReader[v] = stage[&op]; // reverse order: the first reader wins
-      }
-    }
+    placeWhereFirstRead(stage, Work::Forward, parameterAndInputValues(Work::Forward));
     // Backward ops of a layer run on the layer's stage (an @stage on the
     // forward op is copied to its gradient ops). Outside the layers the path
     // does not tell the embedding's backward from the head's (both can be
@@ -189,22 +178,7 @@ private:
     // A backward value of parameters alone outside the layers (the ZeRO-3
     // gather of a model-level norm's weight for its gradient) is made where
     // it is read, as in forward.
-    {
-      std::unordered_set<const Value *> fromParams(m.params.begin(), m.params.end());
-      for (const auto &op : m.ops)
-        if (workOf(*op) != Work::Optimizer && !op->operands.empty() &&
-            llvm::all_of(op->operands, [&](const Value *v) { return fromParams.count(v) > 0; }))
-          fromParams.insert(op->results.begin(), op->results.end());
-      std::unordered_map<const Value *, int> firstReader;
-      for (auto it = m.ops.rbegin(); it != m.ops.rend(); ++it) {
-        const Op &op = **it;
-        if (workOf(op) != Work::Backward) continue;
-        if (repeatedLayerOf(op.path).empty() && !op.has("stage") && !op.results.empty() &&
-            fromParams.count(op.results[0]))
-          if (auto r = firstReader.find(op.results[0]); r != firstReader.end()) stage[&op] = r->second;
-        for (const Value *v : op.operands) firstReader[v] = stage[&op];
-      }
-    }
+    placeWhereFirstRead(stage, Work::Backward, parameterAndInputValues(Work::Backward));
     // Zero-bubble: backward work that nothing sent upstream depends on is W.
     std::unordered_set<const Op *> inputGrad;
     if (times.hasWeightGrad()) {
@@ -238,20 +212,37 @@ private:
     return llvm::Error::success();
   }
 
-  /// The parameters, the inputs, and the forward values made from
-  /// parameters alone or from inputs alone (not both: an embedding lookup is
-  /// the model's work, a slice of the targets is not).
-  std::unordered_set<const Value *> parameterAndInputValues() const {
+  /// The parameters, the inputs, and the values made from parameters alone
+  /// or from inputs alone (not both: an embedding lookup is the model's
+  /// work, a slice of the targets is not) by forward ops, and with
+  /// `upTo = Backward` by backward ops too.
+  std::unordered_set<const Value *> parameterAndInputValues(Work upTo) const {
     std::unordered_set<const Value *> params(m.params.begin(), m.params.end()),
         inputs(m.inputs.begin(), m.inputs.end());
     for (const auto &op : m.ops) {
-      if (workOf(*op) != Work::Forward || op->operands.empty()) continue;
+      Work w = workOf(*op);
+      bool counted = w == Work::Forward || (upTo == Work::Backward && w != Work::Optimizer);
+      if (!counted || op->operands.empty()) continue;
       for (auto *alone : {&params, &inputs})
         if (llvm::all_of(op->operands, [&](const Value *v) { return alone->count(v) > 0; }))
           alone->insert(op->results.begin(), op->results.end());
     }
     params.insert(inputs.begin(), inputs.end());
     return params;
+  }
+
+  /// Ops of `work` outside the layers that make values of `alone` run where
+  /// their first reader does.
+  void placeWhereFirstRead(std::unordered_map<const Op *, int> &stage, Work work,
+                           const std::unordered_set<const Value *> &alone) const {
+    std::unordered_map<const Value *, int> firstReader;
+    for (auto it = m.ops.rbegin(); it != m.ops.rend(); ++it) {
+      const Op &op = **it;
+      if (workOf(op) != work) continue;
+      if (repeatedLayerOf(op.path).empty() && !op.has("stage") && !op.results.empty() && alone.count(op.results[0]))
+        if (auto r = firstReader.find(op.results[0]); r != firstReader.end()) stage[&op] = r->second;
+      for (const Value *v : op.operands) firstReader[v] = stage[&op]; // reverse order: the first reader wins
+    }
   }
 
   /// A forward value of parameters (or inputs) alone (a weight's bf16 copy, its
@@ -262,7 +253,7 @@ private:
   /// is summed across those stages (deferCrossStageGradientSums); the
   /// update is repeated on each (replicateSharedUpdates).
   void copyParameterValues() {
-    std::unordered_set<const Value *> fromParams = parameterAndInputValues();
+    std::unordered_set<const Value *> fromParams = parameterAndInputValues(Work::Forward);
     std::map<std::pair<const Value *, int>, Value *> copies;
     std::vector<std::unique_ptr<Op>> old = std::move(m.ops);
     m.ops.clear();
