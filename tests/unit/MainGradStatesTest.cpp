@@ -24,6 +24,8 @@
 
 #include "ir/IR.h"
 
+#include "GptPlanText.h"
+
 #include <gtest/gtest.h>
 
 #include <string>
@@ -34,38 +36,10 @@ using namespace planc::memory;
 namespace {
 
 std::string planText(int dp, int zero, const std::string &precision) {
-  const std::string d = std::to_string(dp);
-  return R"(import std.gpt
-model m {
-  let vocab = 384, seq = 48, hidden = 96, heads = 4, layers = 2
-  input tokens : i32[batch, seq]
-  input targets : i32[batch, seq]
-  x = embedding(tokens, vocab, hidden) as wte + positional(seq, hidden) as wpe
-  repeat layers {
-    x = x + attention(layernorm(x) as ln_1, heads, causal = true)
-    x = x + mlp(layernorm(x) as ln_2, ffn = 4 * hidden)
-  }
-  loss = lm_loss(layernorm(x) as ln_f, wte.weight, targets)
-}
-train {
-  global_batch = )" +
-         std::to_string(2 * dp) + R"(, micro_batch = 1, steps = 10
-  optimizer adamw(lr = 1e-3)
-  precision )" + precision +
-         R"(
-}
-cluster {
-  nodes = 1, gpus_per_node = )" +
-         d + R"(
-  device a100_80gb
-}
-parallel {
-  mesh(dp = )" + d +
-         R"()
-  zero = )" + std::to_string(zero) +
-         R"(
-}
-)";
+  planc::testing::GptPlan p;
+  p.vocab = 384, p.seq = 48, p.hidden = 96;
+  p.dp = dp, p.zero = zero, p.globalBatch = 2 * dp, p.precision = precision;
+  return planc::testing::gptPlanText(p);
 }
 
 struct Planned {

@@ -21,6 +21,8 @@
 
 #include "ir/IR.h"
 
+#include "GptPlanText.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -33,38 +35,9 @@ namespace {
 
 /// tiny-gpt's shape (every dim a multiple of 8) in bf16 with an f32 master.
 std::string planText(int dp, int zero, const std::string &optimizer, const std::string &precision) {
-  return R"(import std.gpt
-model m {
-  let vocab = 256, seq = 64, hidden = 64, heads = 4, layers = 2
-  input tokens : i32[batch, seq]
-  input targets : i32[batch, seq]
-  x = embedding(tokens, vocab, hidden) as wte + positional(seq, hidden) as wpe
-  repeat layers {
-    x = x + attention(layernorm(x) as ln_1, heads, causal = true)
-    x = x + mlp(layernorm(x) as ln_2, ffn = 4 * hidden)
-  }
-  loss = lm_loss(layernorm(x) as ln_f, wte.weight, targets)
-}
-train {
-  global_batch = )" +
-         std::to_string(dp) + R"(, micro_batch = 1, steps = 10
-  optimizer )" + optimizer +
-         R"(
-  precision )" + precision +
-         R"(
-}
-cluster {
-  nodes = 1, gpus_per_node = )" +
-         std::to_string(dp) + R"(
-  device a100_80gb
-}
-parallel {
-  mesh(dp = )" + std::to_string(dp) +
-         R"()
-  zero = )" + std::to_string(zero) +
-         R"(
-}
-)";
+  planc::testing::GptPlan p;
+  p.dp = dp, p.zero = zero, p.globalBatch = dp, p.optimizer = optimizer, p.precision = precision;
+  return planc::testing::gptPlanText(p);
 }
 
 struct Planned {
@@ -76,36 +49,10 @@ struct Planned {
 /// A 7.5B GPT (Rajbhandari et al. train one: h = 4096, 36 layers) over
 /// `dp` ranks under ZeRO `zero`, bf16 with an f32 master and Adam (K = 12).
 std::string gpt7p5bText(int dp, int zero) {
-  return R"(import std.gpt
-model m {
-  let vocab = 51200, seq = 1024, hidden = 4096, heads = 32, layers = 36
-  input tokens : i32[batch, seq]
-  input targets : i32[batch, seq]
-  x = embedding(tokens, vocab, hidden) as wte + positional(seq, hidden) as wpe
-  repeat layers {
-    x = x + attention(layernorm(x) as ln_1, heads, causal = true)
-    x = x + mlp(layernorm(x) as ln_2, ffn = 4 * hidden)
-  }
-  loss = lm_loss(layernorm(x) as ln_f, wte.weight, targets)
-}
-train {
-  global_batch = )" +
-         std::to_string(dp) + R"(, micro_batch = 1, steps = 10
-  optimizer adamw(lr = 1e-3)
-  precision bf16(master = f32)
-}
-cluster {
-  nodes = )" + std::to_string(dp) +
-         R"(, gpus_per_node = 1
-  device a100_80gb
-}
-parallel {
-  mesh(dp = )" + std::to_string(dp) +
-         R"()
-  zero = )" + std::to_string(zero) +
-         R"(
-}
-)";
+  planc::testing::GptPlan p;
+  p.vocab = 51200, p.seq = 1024, p.hidden = 4096, p.heads = 32, p.layers = 36;
+  p.dp = dp, p.zero = zero, p.globalBatch = dp, p.nodePerRank = true;
+  return planc::testing::gptPlanText(p);
 }
 
 struct Planned;
