@@ -10,9 +10,9 @@
 #define PLANC_FRONTEND_CONFIG_H
 
 #include "frontend/AST.h"
-#include "frontend/Diagnostics.h"
+#include "support/Diagnostics.h"
 #include "ir/Mesh.h"
-#include "passes/StageBalance.h"
+#include "ir/StageBalance.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"

@@ -12,8 +12,8 @@
 
 #include "frontend/AST.h"
 #include "frontend/Config.h"
-#include "frontend/Diagnostics.h"
-#include "frontend/Units.h"
+#include "support/Diagnostics.h"
+#include "support/Units.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/STLExtras.h"
@@ -26,6 +26,12 @@
 #include <optional>
 #include <string>
 #include <vector>
+
+namespace planc {
+/// `80 GiB` as a plan writes it -> {85899345920, Bytes}; none if the unit is
+/// unknown (support/Units.h, which knows nothing of the syntax tree).
+inline std::optional<Quantity> toBaseUnits(const ast::QuantityExpr &q) { return toBaseUnits(q.number, q.unit); }
+} // namespace planc
 
 namespace planc::config {
 

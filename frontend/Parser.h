@@ -10,7 +10,7 @@
 
 #include "frontend/AST.h"
 #include "frontend/Config.h"
-#include "frontend/Diagnostics.h"
+#include "support/Diagnostics.h"
 
 #include "llvm/Support/raw_ostream.h"
 

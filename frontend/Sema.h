@@ -16,7 +16,7 @@
 
 #include "frontend/AST.h"
 #include "frontend/Config.h"
-#include "frontend/Diagnostics.h"
+#include "support/Diagnostics.h"
 
 #include <cstdint>
 #include <map>

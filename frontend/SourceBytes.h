@@ -2,7 +2,7 @@
 #ifndef PLANC_FRONTEND_SOURCEBYTES_H
 #define PLANC_FRONTEND_SOURCEBYTES_H
 
-#include "frontend/Diagnostics.h"
+#include "support/Diagnostics.h"
 
 #include "llvm/ADT/StringRef.h"
 

@@ -1,7 +1,7 @@
 //===- frontend/Summary.cpp - the one-screen summary of `planc check` ----===//
 
 #include "frontend/Frontend.h"
-#include "frontend/Units.h"
+#include "support/Units.h"
 
 #include "llvm/Support/Format.h"
 

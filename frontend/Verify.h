@@ -17,7 +17,7 @@
 #ifndef PLANC_FRONTEND_VERIFY_H
 #define PLANC_FRONTEND_VERIFY_H
 
-#include "frontend/Diagnostics.h"
+#include "support/Diagnostics.h"
 
 #include "llvm/Support/raw_ostream.h"
 

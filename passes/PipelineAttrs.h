@@ -1,85 +1,23 @@
-//===- passes/PipelineAttrs.h - how pipeline placement is written on ops -*- C++ -*-===//
+//===- passes/PipelineAttrs.h - the pipeline settings of the pass options -*- C++ -*-===//
 //
-// The pipeline passes and their readers (the simulator, the deadlock check,
-// the memory planner) share these attribute names:
-//
-//   pipeline_stage  the pipeline rank (pp coordinate) that runs the op;
-//                   absent: every rank runs it
-//   virtual_stage   the model chunk's stage (interleaved: chunk c of rank r
-//                   is virtual stage c * p + r); absent: = pipeline_stage
-//   work            the schedule instruction the op is part of: forward,
-//                   backward or weight_grad (zero-bubble's W)
-//   micro_batch     the micro-batch of an unrolled op
-//
-// A module after `pipeline` is rolled: one micro-batch's ops, placed. After
-// `unroll-microbatches` it is the whole step in schedule order.
+// The placement the pipeline passes write is read through
+// analysis/Placement.h; this header reads the schedule and the chunk balance
+// from the pass options.
 //
 //===----------------------------------------------------------------------===//
 #ifndef PLANC_PASSES_PIPELINEATTRS_H
 #define PLANC_PASSES_PIPELINEATTRS_H
 
+#include "analysis/InstructionTimes.h"
+#include "analysis/PipelineSchedule.h"
+#include "analysis/Placement.h"
 #include "ir/IR.h"
+#include "ir/StageBalance.h"
 #include "passes/Pass.h"
-#include "passes/PipelineSchedule.h"
-#include "passes/StageBalance.h"
 
-#include <unordered_set>
+#include <cstdlib>
 
 namespace planc {
-
-enum class Work { Forward, Backward, WeightGrad, Optimizer };
-
-/// The op's section of the training step (its phase) refined by its `work`.
-inline Work workOf(const ir::Op &op) {
-  std::string phase = op.getString("phase"), work = op.getString("work");
-  if (phase == "optimizer") return Work::Optimizer;
-  if (work == "weight_grad") return Work::WeightGrad;
-  if (work == "backward" || (work.empty() && phase == "backward")) return Work::Backward;
-  return Work::Forward;
-}
-
-/// Values made once per step however many micro-batches run: forward values
-/// of parameters alone (a bf16 copy, a transpose, a ZeRO-1/2 gather of the
-/// copy). A ZeRO-3 gather (`transient`: released after its use) and
-/// anything computed from one are made again in every micro-batch, as FSDP
-/// and DeepSpeed gather again for each.
-inline std::unordered_set<const ir::Value *> oncePerStepValues(const ir::Module &m) {
-  std::unordered_set<const ir::Value *> once(m.params.begin(), m.params.end());
-  for (const auto &op : m.ops) {
-    if (op->operands.empty() || workOf(*op) != Work::Forward || op->has("transient")) continue;
-    bool fromParams = true;
-    for (const ir::Value *v : op->operands) fromParams &= once.count(v) > 0;
-    if (fromParams) once.insert(op->results.begin(), op->results.end());
-  }
-  for (const ir::Value *p : m.params) once.erase(p);
-  return once;
-}
-
-/// A bucketed gradient reduction that runs once per step on the gradients
-/// summed over the micro-batches: an all-reduce (DDP's accumulation, of f32
-/// main gradients too) or a reduce-scatter the optimizer issues (ZeRO-1 and
-/// Megatron's distributed optimizer keep whole gradients until the step); a
-/// reduce-scatter in backward (ZeRO-2/3) runs in every micro-batch, so only
-/// the shards are accumulated, as DeepSpeed does.
-inline bool reducesOncePerStep(const ir::Op &op) {
-  return op.has("bucket") && (op.kind != ir::OpKind::ReduceScatter || workOf(op) == Work::Optimizer);
-}
-
-inline const char *spelling(Work w) {
-  switch (w) {
-  case Work::Forward: return "forward";
-  case Work::Backward: return "backward";
-  case Work::WeightGrad: return "weight_grad";
-  case Work::Optimizer: return "optimizer";
-  }
-  return "";
-}
-
-/// The virtual stage of a placed op, or -1 for an op every rank runs.
-inline int virtualStageOf(const ir::Op &op) {
-  if (op.has("virtual_stage")) return int(op.getInt("virtual_stage"));
-  return op.has("pipeline_stage") ? int(op.getInt("pipeline_stage")) : -1;
-}
 
 /// The schedule the options name, for a module with `pp` pipeline ranks.
 inline pipeline::ScheduleOptions scheduleOptionsFrom(const PassOptions &o, int64_t pp) {
@@ -97,47 +35,10 @@ inline pipeline::ScheduleOptions scheduleOptionsFrom(const PassOptions &o, int64
   return so;
 }
 
-/// The chunk balance the options name (passes/StageBalance.h).
+/// The chunk balance the options name (ir/StageBalance.h).
 inline StageBalance stageBalanceFrom(const PassOptions &o) {
   return stageBalanceNamed(o.get(kStageBalanceKey, spelling(StageBalance::Layers)));
 }
-
-/// Start times of a schedule's compute instructions in its replay, by
-/// (virtual stage, kind, micro-batch).
-class InstructionTimes {
-public:
-  llvm::Error build(const pipeline::ScheduleOptions &so) {
-    auto schedule = pipeline::buildSchedule(so);
-    if (!schedule) return schedule.takeError();
-    auto sim = pipeline::simulate(*schedule);
-    if (!sim) return sim.takeError();
-    stages = so.stages;
-    weightGrad = so.style == pipeline::ScheduleStyle::ZeroBubble;
-    for (size_t r = 0; r < sim->timelines.size(); ++r)
-      for (const pipeline::TimedInstr &t : sim->timelines[r])
-        if (t.instr.isCompute()) start[key(int(r) + t.instr.chunk * stages, t.instr.kind, t.instr.microBatch)] = t.start;
-    return llvm::Error::success();
-  }
-  /// The start of `work` of micro-batch `mb` on virtual stage `vs`.
-  int64_t of(int vs, Work work, int mb) const {
-    if (work == Work::Optimizer) return INT64_MAX / 2;
-    if (vs < 0) return -1;
-    pipeline::InstrKind k = work == Work::Forward                     ? pipeline::InstrKind::Forward
-                            : work == Work::WeightGrad && weightGrad ? pipeline::InstrKind::WeightGrad
-                                                                      : pipeline::InstrKind::Backward;
-    auto it = start.find(key(vs, k, mb));
-    return it == start.end() ? 0 : it->second;
-  }
-  bool hasWeightGrad() const { return weightGrad; }
-
-private:
-  static int64_t key(int vs, pipeline::InstrKind kind, int mb) {
-    return (int64_t(vs) * 8 + int64_t(kind)) * 1000003 + mb;
-  }
-  int stages = 1;
-  bool weightGrad = false;
-  std::unordered_map<int64_t, int64_t> start;
-};
 
 } // namespace planc
 

@@ -31,7 +31,7 @@
 //  4. The gradient norm for clipping: each stage's sum of squares, merged
 //     across stages (stage_merge) and all-reduced over pp.
 //
-// The result is rolled: one micro-batch's ops, placed (passes/PipelineAttrs.h);
+// The result is rolled: one micro-batch's ops, placed (analysis/Placement.h);
 // `unroll-microbatches` repeats them per micro-batch in schedule order. Needs:
 // sharding propagation has run. Reads "pipeline_schedule",
 // "micro_batches", "virtual_stages", "stage_balance". With pp = 1 it changes
@@ -41,7 +41,7 @@
 
 #include "passes/Passes.h"
 #include "passes/PipelineAttrs.h"
-#include "passes/Recompute.h"
+#include "analysis/SavedActivations.h"
 
 #include "ir/OpDef.h"
 

@@ -37,7 +37,7 @@
 //    leave it, which are the next layer's inputs. Values outside every layer
 //    (the embedding, the final norm, the loss) are saved, and so are values
 //    of parameters alone (bf16 copies of weights), which are made once per
-//    step (passes/PipelineAttrs.h, oncePerStepValues).
+//    step (analysis/Placement.h, oncePerStepValues).
 //  - `send` and `recv` results are always saved (a point-to-point transfer
 //    is not repeated).
 //
@@ -61,7 +61,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/Recompute.h"
+#include "analysis/SavedActivations.h"
 #include "passes/Passes.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -75,33 +75,6 @@
 
 using namespace planc;
 using namespace planc::ir;
-
-bool planc::isForwardOp(const Op &op) {
-  std::string phase = op.getString("phase");
-  return phase != "backward" && phase != "optimizer";
-}
-
-std::vector<const Value *> planc::savedActivations(const Module &m) {
-  std::unordered_set<const Value *> read;
-  for (const auto &op : m.ops)
-    if (op->getString("phase") == "backward")
-      for (const Value *v : op->operands) read.insert(v);
-  std::vector<const Value *> saved;
-  for (const auto &op : m.ops)
-    if (isForwardOp(*op))
-      for (const Value *r : op->results)
-        if (read.count(r)) saved.push_back(r);
-  return saved;
-}
-
-std::string planc::repeatedLayerOf(llvm::StringRef path) {
-  llvm::SmallVector<llvm::StringRef, 8> parts;
-  path.split(parts, '.');
-  for (size_t i = 1; i < parts.size(); ++i)
-    if (!parts[i].empty() && llvm::all_of(parts[i], llvm::isDigit))
-      return path.substr(0, parts[i].end() - path.begin()).str();
-  return "";
-}
 
 namespace {
 

@@ -20,7 +20,7 @@
 //    reduce-scatter (ZeRO-2/3) in every micro-batch, and its shards are
 //    summed (reducesOncePerStep).
 //  - The module is ordered by the start of each op's instruction in the
-//    schedule's replay (passes/PipelineSchedule.h), the optimizer last, so
+//    schedule's replay (analysis/PipelineSchedule.h), the optimizer last, so
 //    each pipeline rank runs its ops in its schedule's order; a receive is
 //    moved up where needed so that a rank receives from a peer in the order
 //    the peer sends (messages between two ranks match in order, as NCCL's).

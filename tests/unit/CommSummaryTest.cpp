@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/CommSummary.h"
+#include "analysis/CommSummary.h"
 
 #include "ir/Parser.h"
 #include "OpTestHelpers.h"

@@ -9,7 +9,7 @@
 
 #include "frontend/Config.h"
 #include "frontend/Parser.h"
-#include "frontend/Units.h"
+#include "support/Units.h"
 
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"

@@ -1,6 +1,6 @@
 //===- tests/unit/DiagnosticsTest.cpp - the diagnostic engine ------------===//
 
-#include "frontend/Diagnostics.h"
+#include "support/Diagnostics.h"
 #include "frontend/Verify.h"
 
 #include "llvm/Support/MemoryBuffer.h"

@@ -19,7 +19,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "frontend/Frontend.h"
-#include "frontend/Ledger.h"
+#include "compiler/Ledger.h"
 #include "frontend/Verify.h"
 
 #include "ir/IR.h"

@@ -39,7 +39,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "frontend/Frontend.h"
-#include "frontend/Ledger.h"
+#include "compiler/Ledger.h"
 #include "frontend/Verify.h"
 
 #include <gtest/gtest.h>

@@ -7,10 +7,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "frontend/MemoryCheck.h"
-#include "frontend/PartitionedStep.h"
+#include "compiler/MemoryCheck.h"
+#include "compiler/PartitionedStep.h"
 #include "ir/MeshLayout.h"
-#include "passes/CommSummary.h"
+#include "analysis/CommSummary.h"
 
 #include <gtest/gtest.h>
 

@@ -10,7 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/MemoryPlanArena.h"
+#include "analysis/MemoryPlanArena.h"
 
 #include <gtest/gtest.h>
 

@@ -10,7 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/MemoryPlan.h"
+#include "analysis/MemoryPlan.h"
 
 #include "ir/Parser.h"
 

@@ -10,7 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "frontend/Frontend.h"
-#include "frontend/TrainOptions.h"
+#include "compiler/TrainOptions.h"
 #include "frontend/Verify.h"
 #include "ir/Interpreter.h"
 #include "ir/Printer.h"

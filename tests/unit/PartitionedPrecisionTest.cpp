@@ -16,8 +16,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "frontend/Frontend.h"
-#include "frontend/PartitionedStep.h"
-#include "frontend/Run.h"
+#include "compiler/PartitionedStep.h"
+#include "compiler/Run.h"
 #include "frontend/Verify.h"
 
 #include "ir/Interpreter.h"

@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/PipelineSchedule.h"
+#include "analysis/PipelineSchedule.h"
 
 #include <gtest/gtest.h>
 

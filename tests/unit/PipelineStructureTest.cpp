@@ -3,12 +3,12 @@
 // A hand-written, unrolled two-stage step (one micro-batch): a model-level
 // embedding, one layer per stage, a model-level head, their backward, and
 // one optimizer-phase exchange of a tied parameter's gradient. It is right
-// as written; each test breaks one rule of passes/PipelineStructure.h and
+// as written; each test breaks one rule of analysis/PipelineStructure.h and
 // expects exactly the violation that names it.
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/PipelineStructure.h"
+#include "analysis/PipelineStructure.h"
 
 #include "OpTestHelpers.h"
 

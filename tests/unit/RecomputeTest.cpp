@@ -14,7 +14,7 @@
 #include "ir/Printer.h"
 #include "ir/Verifier.h"
 #include "passes/PassManager.h"
-#include "passes/Recompute.h"
+#include "analysis/SavedActivations.h"
 
 #include <gtest/gtest.h>
 

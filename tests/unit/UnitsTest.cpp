@@ -6,7 +6,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "frontend/Units.h"
+#include "support/Units.h"
+#include "frontend/ConfigReader.h"
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/MemoryBuffer.h"

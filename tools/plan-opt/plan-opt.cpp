@@ -10,7 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "frontend/Frontend.h"
-#include "frontend/TrainOptions.h"
+#include "compiler/TrainOptions.h"
 #include "ir/Parser.h"
 #include "ir/Printer.h"
 #include "ir/Verifier.h"

@@ -6,19 +6,19 @@
 //===----------------------------------------------------------------------===//
 
 #include "frontend/Frontend.h"
-#include "frontend/PartitionedStep.h"
-#include "frontend/Run.h"
+#include "compiler/PartitionedStep.h"
+#include "compiler/Run.h"
 #include "frontend/Verify.h"
-#include "frontend/VerifyPlan.h"
-#include "frontend/Ledger.h"
-#include "frontend/MemoryCheck.h"
+#include "compiler/VerifyPlan.h"
+#include "compiler/Ledger.h"
+#include "compiler/MemoryCheck.h"
 #include "ir/MeshLayout.h"
 #include "ir/Printer.h"
 #include "ir/RankProgram.h"
 #include "ir/Verifier.h"
-#include "passes/CommSummary.h"
+#include "analysis/CommSummary.h"
 #include "passes/PassManager.h"
-#include "passes/PipelineSchedule.h"
+#include "analysis/PipelineSchedule.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Process.h"
@@ -150,7 +150,7 @@ const char *kEmitHelp = R"(USAGE: planc emit --emit=<what> [options] <file.plan>
                   algorithms, nccl-tests conventions: all_reduce 2(n-1)/n*S;
                   reduce_scatter, all_gather, all_to_all (n-1)/n*S; broadcast
                   and send S), then totals by axis, phase and layer path
-  --emit=memory   the memory planner's result (passes/MemoryPlan.h): per
+  --emit=memory   the memory planner's result (analysis/MemoryPlan.h): per
                   pipeline stage, the bytes live at the rank's peak by
                   category (parameters, gradients, optimizer state,
                   activations, temporaries, communication), the peak, the

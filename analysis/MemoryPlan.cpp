@@ -1,0 +1,471 @@
+//===- analysis/MemoryPlan.cpp - liveness and arena placement per rank ------===//
+
+#include "analysis/MemoryPlan.h"
+#include "analysis/MemoryPlanArena.h"
+#include "analysis/InstructionTimes.h"
+
+#include "ir/LocalBlocks.h"
+#include "ir/MeshLayout.h"
+
+#include <algorithm>
+#include <atomic>
+#include <thread>
+#include "llvm/ADT/StringRef.h"
+#include <map>
+#include <unordered_map>
+#include <unordered_set>
+
+using namespace planc;
+using namespace planc::ir;
+using namespace planc::memory;
+
+const char *memory::spelling(Category c) {
+  switch (c) {
+  case Category::Parameters: return "parameters";
+  case Category::Gradients: return "gradients";
+  case Category::OptimizerState: return "optimizer state";
+  case Category::Activations: return "activations";
+  case Category::Temporaries: return "temporaries";
+  case Category::Communication: return "communication";
+  }
+  return "";
+}
+
+const StagePlan &MemoryPlan::peakStage() const {
+  return *std::max_element(stages.begin(), stages.end(),
+                           [](const StagePlan &a, const StagePlan &b) { return a.peak < b.peak; });
+}
+
+namespace {
+
+constexpr uint64_t kAlign = 64;
+
+/// Results that count as communication buffers: what collectives and
+/// receives make, and stage_merge's cross-stage sum.
+bool makesCommunicationBuffer(OpKind k) { return isCommunication(k) || k == OpKind::StageMerge; }
+
+/// What every pipeline rank's plan needs to know about the module, computed
+/// once: each op's work and placement (attributes, looked up by name) and
+/// the values whose role does not depend on the rank.
+struct ModuleFacts {
+  struct OpFacts {
+    Work work = Work::Forward;
+    int pipelineStage = -1; // -1: every stage
+    int virtualStage = -1;
+    bool bucket = false; // a gradient reduction once per step (reducesOncePerStep)
+    bool transient = false;
+  };
+  std::unordered_map<const Op *, OpFacts> ops;
+  // Values of parameters alone (a bf16 copy, a transpose, a gather), made
+  // once per step (oncePerStepValues).
+  std::unordered_set<const Value *> paramDerived;
+  // ZeRO-3 gathers of parameters (any phase) and views of them.
+  std::unordered_set<const Value *> gatheredParams;
+  // Optimizer state: the update ops' state operands and the master weights.
+  std::unordered_set<const Value *> states;
+  // Narrow copies of master weights as stored, and gathers' send buffers.
+  std::unordered_set<const Value *> stored, staging;
+
+  explicit ModuleFacts(const Module &m) {
+    for (const auto &up : m.ops) {
+      const Op &op = *up;
+      OpFacts f;
+      f.work = workOf(op);
+      if (op.has("pipeline_stage")) f.pipelineStage = int(op.getInt("pipeline_stage"));
+      f.virtualStage = virtualStageOf(op);
+      f.bucket = reducesOncePerStep(op);
+      f.transient = op.has("transient");
+      ops.emplace(&op, f);
+    }
+    paramDerived = oncePerStepValues(m);
+    // ZeRO-3's gathered parameters and their views (a transpose for the
+    // tied head), in any phase: made per micro-batch, released after use.
+    for (const auto &up : m.ops) {
+      const Op &op = *up;
+      bool gathered = ops.at(&op).transient;
+      if (!gathered && !op.operands.empty()) {
+        bool any = false, fromParams = true;
+        for (const Value *v : op.operands) {
+          any |= gatheredParams.count(v) > 0;
+          fromParams &= v->kind == Value::Kind::Param || paramDerived.count(v) || gatheredParams.count(v);
+        }
+        gathered = any && fromParams;
+      }
+      if (gathered) gatheredParams.insert(op.results.begin(), op.results.end());
+    }
+    for (const auto &up : m.ops)
+      if (isOptimizerUpdate(up->kind)) {
+        const Op &op = *up;
+        size_t first = 2, last = op.kind == OpKind::AdamUpdate ? 3 : op.kind == OpKind::SgdUpdate ? 2 : 5;
+        for (size_t i = first; i <= last && i < op.operands.size(); ++i) states.insert(op.operands[i]);
+      }
+    // Mixed precision: the f32 master weights are optimizer state.
+    for (const Value *v : masterWeights(m)) states.insert(v);
+    // The narrow copy of a master weight: stored as cast, unless every use
+    // is a gather kept for the step (ZeRO-1/2 under mixed precision): then
+    // the cast is that gather's send buffer and the gathered copy is stored.
+    std::unordered_map<const Value *, std::vector<const Op *>> narrowUsers;
+    for (const auto &up : m.ops)
+      for (const Value *v : up->operands)
+        if (v->def && v->def->kind == OpKind::Cast && v->def->operands[0]->kind == Value::Kind::Param)
+          narrowUsers[v].push_back(up.get());
+    for (const auto &up : m.ops) {
+      const Op &op = *up;
+      if (op.kind != OpKind::Cast || op.operands[0]->kind != Value::Kind::Param || !states.count(op.operands[0]))
+        continue;
+      const Value *c = op.results[0];
+      std::vector<const Value *> gathers;
+      bool onlyGathered = true;
+      for (const Op *user : narrowUsers[c]) {
+        bool kept = user->kind == OpKind::AllGather && !ops.at(user).transient;
+        onlyGathered &= kept;
+        if (kept) gathers.push_back(user->results[0]);
+      }
+      if (onlyGathered && !gathers.empty()) {
+        staging.insert(c);
+        stored.insert(gathers.begin(), gathers.end());
+      } else {
+        stored.insert(c);
+      }
+    }
+  }
+  Work workOfOp(const Op &op) const { return ops.at(&op).work; }
+};
+
+class StagePlanner {
+public:
+  StagePlanner(const Module &m, const ModuleFacts &facts, const MeshLayout &mesh,
+               const pipeline::PipelineSchedule &schedule, int stage)
+      : m(m), facts(facts), paramDerived(facts.paramDerived), states(facts.states), staging(facts.staging),
+        stored(facts.stored), mesh(mesh), schedule(schedule), stage(stage) {}
+
+  StagePlan run() {
+    StagePlan plan;
+    plan.stage = stage;
+    for (int64_t r = 0; r < mesh.numRanks(); ++r)
+      if (mesh.coordinates(r)[unsigned(MeshAxis::PP)] == stage) plan.ranks.push_back(r);
+    collect();
+    indexValues();
+    sequence();
+    findLastUses();
+    simulate(plan);
+    plan.modelStates = countModelStates();
+    return plan;
+  }
+
+private:
+  /// The rank-local block's bytes, unpadded.
+  uint64_t dataBytesOf(const Value *v) const {
+    Shape local = localShape(v->type, mesh);
+    uint64_t n = 1;
+    for (int64_t d : local) n *= uint64_t(d);
+    return n * byteSize(v->type.dtype);
+  }
+  /// What the buffer takes in the arena: padded to the alignment.
+  uint64_t bytesOf(const Value *v) const { return (dataBytesOf(v) + kAlign - 1) / kAlign * kAlign; }
+
+  /// The ops this pipeline rank runs, by instruction group, and the roles of
+  /// values that decide their category and lifetime.
+  void collect() {
+    for (const auto &up : m.ops) {
+      const Op &op = *up;
+      const ModuleFacts::OpFacts &f = facts.ops.at(&op);
+      if (f.pipelineStage >= 0 && f.pipelineStage != stage) continue;
+      Work w = f.work;
+      if (w == Work::Optimizer) {
+        optimizer.push_back(&op);
+      } else {
+        int vs = f.virtualStage;
+        groups[{vs < 0 ? stage : vs, w == Work::WeightGrad && !weightGradInSchedule() ? Work::Backward : w}].push_back(&op);
+      }
+      for (const Value *v : op.operands)
+        if (!v->def) onRank.insert(v);
+      // Read by the optimizer or a bucketed gradient sync: summed over the
+      // micro-batches into one buffer.
+      if (w == Work::Optimizer || f.bucket)
+        for (const Value *v : op.operands) readOnce.insert(v);
+      if (w == Work::Backward || w == Work::WeightGrad)
+        for (const Value *v : op.operands) readInBackward.insert(v);
+    }
+    // Outputs other than the gradients (which a runtime does not keep: they
+    // are reported for checking) live to the end of the step.
+    for (const auto &out : m.outputs)
+      if (!llvm::StringRef(out.first).startswith("grad.")) readOnce.insert(out.second);
+  }
+
+  /// ZeRO's accounting of this rank's model states (StagePlan::modelStates).
+  CategoryBytes countModelStates() const {
+    CategoryBytes out{};
+    for (const Value *p : m.params)
+      if (onRank.count(p))
+        out[size_t(states.count(p) ? Category::OptimizerState : Category::Parameters)] += dataBytesOf(p);
+    for (const Value *v : stored)
+      if (v->def && onStage(*v->def)) out[size_t(Category::Parameters)] += dataBytesOf(v);
+    for (const Op *op : optimizer) {
+      // The gradient an update reads; plain SGD (no momentum) is lowered to
+      // p - (g + wd p) * lr, elementwise: its step's first operand.
+      const Value *g = nullptr;
+      if (isOptimizerUpdate(op->kind)) {
+        g = op->operands[1];
+      } else if (const Value *p = op->kind == OpKind::Sub ? op->operands[0] : nullptr;
+                 p && (p->kind == Value::Kind::Param || (p->def && p->def->kind == OpKind::ShardSlice)) &&
+                 !states.count(p)) {
+        // The step, (g + wd p) * lr, reduced where it is still a partial sum.
+        const Value *step = op->operands[1];
+        while (step->def && isCommunication(step->def->kind) && !step->def->operands.empty())
+          step = step->def->operands[0];
+        if (!step->def || step->def->kind != OpKind::Mul) continue;
+        g = step->def->operands[0];
+        if (g->def && g->def->kind == OpKind::Add && facts.workOfOp(*g->def) == Work::Optimizer) g = g->def->operands[0];
+      } else {
+        continue;
+      }
+      // The gradient as held: back through the optimizer's own widening,
+      // clipping and reductions to the value backward leaves.
+      while (g->def && facts.workOfOp(*g->def) == Work::Optimizer && !g->def->operands.empty() &&
+             (g->def->kind == OpKind::Cast || g->def->kind == OpKind::Mul || isCommunication(g->def->kind)))
+        g = g->def->operands[0];
+      out[size_t(Category::Gradients)] += dataBytesOf(g);
+    }
+    return out;
+  }
+
+  bool onStage(const Op &op) const {
+    int placed = facts.ops.at(&op).pipelineStage;
+    return placed < 0 || placed == stage;
+  }
+
+  bool weightGradInSchedule() const { return schedule.options.style == pipeline::ScheduleStyle::ZeroBubble; }
+
+  /// Every value this rank's ops make or read gets a dense index and its
+  /// size, lifetime kind and category, computed once: the simulation below
+  /// visits each op once per micro-batch (hundreds of thousands of steps for
+  /// a large pipeline) and must not look anything up by name or hash.
+  void indexValues() {
+    auto add = [&](const Value *v) {
+      auto [it, fresh] = indexOf.emplace(v, uint32_t(values.size()));
+      if (fresh) {
+        ValueInfo info;
+        info.v = v;
+        info.bytes = bytesOf(v);
+        info.perStep =
+            !v->def || readOnce.count(v) || facts.workOfOp(*v->def) == Work::Optimizer || paramDerived.count(v);
+        info.readOnce = readOnce.count(v) > 0;
+        info.category = v->def ? categoryOf(v, facts.workOfOp(*v->def)) : Category::Temporaries;
+        values.push_back(info);
+      }
+      return it->second;
+    };
+    auto addOp = [&](const Op *op) {
+      OpInfo info;
+      info.op = op;
+      info.update = isOptimizerUpdate(op->kind);
+      for (const Value *v : op->operands) info.operands.push_back(v->def ? int32_t(add(v)) : -1);
+      for (const Value *r : op->results) info.results.push_back(add(r));
+      opIndex.emplace(op, uint32_t(ops.size()));
+      ops.push_back(std::move(info));
+    };
+    for (const auto &[group, list] : groups)
+      for (const Op *op : list) addOp(op);
+    for (const Op *op : optimizer) addOp(op);
+  }
+
+  /// The ops in the order this rank runs them: its instructions, then the
+  /// optimizer.
+  void sequence() {
+    for (const pipeline::Instr &in : schedule.ranks[size_t(stage)]) {
+      if (!in.isCompute()) continue;
+      Work w = in.kind == pipeline::InstrKind::Forward      ? Work::Forward
+               : in.kind == pipeline::InstrKind::WeightGrad ? Work::WeightGrad
+                                                            : Work::Backward;
+      auto it = groups.find({schedule.virtualStage(stage, in.chunk), w});
+      if (it == groups.end()) continue;
+      for (const Op *op : it->second) steps.push_back({opIndex.at(op), in.microBatch, w});
+    }
+    for (const Op *op : optimizer) steps.push_back({opIndex.at(op), -1, Work::Optimizer});
+  }
+
+  /// The buffer instance of value `v` in micro-batch `mb`: values summed over
+  /// the micro-batches (gradients, the loss), values of parameters alone and
+  /// the optimizer's are one buffer per step.
+  size_t slotOf(uint32_t v, int mb) const {
+    return size_t(v) * slotsPerValue + (values[v].perStep ? 0 : size_t(mb + 1));
+  }
+
+  static constexpr uint32_t kNoUse = ~0u;
+
+  void findLastUses() {
+    slotsPerValue = size_t(schedule.options.microBatches) + 1;
+    lastUse.assign(values.size() * slotsPerValue, kNoUse);
+    for (size_t i = 0; i < steps.size(); ++i)
+      for (int32_t v : ops[steps[i].op].operands)
+        if (v >= 0) lastUse[slotOf(uint32_t(v), steps[i].mb)] = uint32_t(i);
+  }
+
+  Category categoryOf(const Value *v, Work made) const {
+    if (readOnce.count(v) && (made == Work::Backward || made == Work::WeightGrad)) return Category::Gradients;
+    // A ZeRO-3 gather (released after its phase) and the send buffer of a
+    // gather are communication, not the stored parameter.
+    if (staging.count(v) || facts.gatheredParams.count(v)) return Category::Communication;
+    // A value of parameters alone (a bf16 copy, a transpose, a ZeRO-3
+    // gather) is made once per step, not per micro-batch.
+    if (paramDerived.count(v)) return Category::Parameters;
+    // A received stage input that backward reads is an activation (kept
+    // until its micro-batch's backward), not a transfer buffer.
+    if (made == Work::Forward && readInBackward.count(v)) return Category::Activations;
+    if (v->def && makesCommunicationBuffer(v->def->kind)) return Category::Communication;
+    return Category::Temporaries;
+  }
+
+  void simulate(StagePlan &plan) {
+    // Both placements run side by side; the smaller arena is the plan's.
+    Arena firstFit(false), bestFit(true);
+    CategoryBytes live{};
+    uint64_t total = 0;
+    struct Placed {
+      uint64_t at = 0, atBest = 0, size = 0;
+      Category category = Category::Temporaries;
+      bool live = false;
+    };
+    std::vector<Placed> placed(values.size() * slotsPerValue);
+    auto allocate = [&](Placed &p, uint64_t size, Category c) {
+      p = {firstFit.allocate(size), bestFit.allocate(size), size, c, true};
+      live[size_t(c)] += size;
+      total += size;
+      ++plan.buffers;
+      plan.timeline.push_back(total);
+      return total > plan.peak;
+    };
+    auto notePeak = [&](const std::string &op, const std::string &path, int mb, Work w) {
+      plan.peak = total;
+      plan.atPeak = live;
+      plan.peakOp = op;
+      plan.peakPath = path;
+      plan.peakMicroBatch = mb;
+      plan.peakWork = planc::spelling(w);
+    };
+    auto release = [&](Placed &p) {
+      if (!p.live) return;
+      firstFit.release(p.at, p.size);
+      bestFit.release(p.atBest, p.size);
+      live[size_t(p.category)] -= p.size;
+      total -= p.size;
+      p.live = false;
+    };
+    // Parameters, states and inputs this rank reads live for the whole step
+    // (outside the slots: nothing releases them).
+    std::vector<Placed> resident;
+    auto reside = [&](const Value *v) {
+      Category c = states.count(v)                 ? Category::OptimizerState
+                   : v->kind == Value::Kind::Param ? Category::Parameters
+                                                   : Category::Temporaries;
+      resident.emplace_back();
+      if (allocate(resident.back(), bytesOf(v), c)) notePeak("%" + v->name, "", -1, Work::Forward);
+    };
+    for (const Value *p : m.params)
+      if (onRank.count(p)) reside(p);
+    for (const Value *in : m.inputs)
+      if (onRank.count(in)) reside(in);
+    for (size_t i = 0; i < steps.size(); ++i) {
+      const Step &s = steps[i];
+      const OpInfo &op = ops[s.op];
+      // An all-reduce of a buffer read by nothing after it reduces in place.
+      if (op.op->kind == OpKind::AllReduce && op.operands[0] >= 0) {
+        size_t from = slotOf(uint32_t(op.operands[0]), s.mb), to = slotOf(op.results[0], s.mb);
+        if (placed[from].live && lastUse[from] == i && !placed[to].live) {
+          Placed p = placed[from];
+          placed[from].live = false;
+          live[size_t(p.category)] -= p.size;
+          p.category = values[op.results[0]].category;
+          live[size_t(p.category)] += p.size;
+          placed[to] = p;
+          continue;
+        }
+      }
+      // An update writes its parameter and states in place.
+      if (!op.update)
+        for (uint32_t r : op.results) {
+          Placed &p = placed[slotOf(r, s.mb)];
+          if (p.live) continue; // a sum over micro-batches, made by the first
+          if (allocate(p, values[r].bytes, values[r].category))
+            notePeak(std::string(ir::spelling(op.op->kind)) + " %" + op.op->results[0]->name, op.op->path, s.mb, s.work);
+        }
+      for (int32_t v : op.operands) {
+        if (v < 0) continue;
+        size_t k = slotOf(uint32_t(v), s.mb);
+        const ValueInfo &info = values[size_t(v)];
+        if (lastUse[k] == i && !(info.perStep && info.readOnce && s.work != Work::Optimizer)) release(placed[k]);
+      }
+      for (uint32_t r : op.results) {
+        size_t k = slotOf(r, s.mb);
+        if (lastUse[k] == kNoUse && !values[r].readOnce) release(placed[k]); // nothing reads it here
+      }
+    }
+    plan.bestFit = bestFit.size() < firstFit.size();
+    plan.arena = std::min(firstFit.size(), bestFit.size());
+  }
+
+  struct ValueInfo {
+    const Value *v = nullptr;
+    uint64_t bytes = 0;
+    bool perStep = false, readOnce = false;
+    Category category = Category::Temporaries;
+  };
+  struct OpInfo {
+    const Op *op = nullptr;
+    bool update = false;
+    std::vector<int32_t> operands; // value indices; -1: a parameter or input
+    std::vector<uint32_t> results;
+  };
+  struct Step {
+    uint32_t op;
+    int mb;
+    Work work;
+  };
+  const Module &m;
+  const ModuleFacts &facts;
+  const std::unordered_set<const Value *> &paramDerived, &states, &staging, &stored;
+  const MeshLayout &mesh;
+  const pipeline::PipelineSchedule &schedule;
+  int stage;
+  std::map<std::pair<int, Work>, std::vector<const Op *>> groups;
+  std::vector<const Op *> optimizer;
+  std::unordered_set<const Value *> onRank, readOnce, readInBackward;
+  std::unordered_map<const Value *, uint32_t> indexOf;
+  std::unordered_map<const Op *, uint32_t> opIndex;
+  std::vector<ValueInfo> values;
+  std::vector<OpInfo> ops;
+  std::vector<Step> steps;
+  size_t slotsPerValue = 1;
+  std::vector<uint32_t> lastUse;
+};
+
+} // namespace
+
+llvm::Expected<MemoryPlan> memory::planMemory(const Module &m, const pipeline::ScheduleOptions &options) {
+  pipeline::ScheduleOptions so = options;
+  so.stages = int(m.mesh[unsigned(MeshAxis::PP)]);
+  for (const auto &op : m.ops)
+    if (op->has("micro_batch"))
+      return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                     "the memory plan reads the placed step of one micro-batch, not an unrolled one");
+  auto schedule = pipeline::buildSchedule(so);
+  if (!schedule) return schedule.takeError();
+  MeshLayout mesh(m.mesh);
+  MemoryPlan plan;
+  ModuleFacts facts(m);
+  // The stages share only what is read (the module, its facts, the
+  // schedule), so they are planned on as many threads as the machine has;
+  // each result lands at its stage's index, the same plan on any number.
+  plan.stages.resize(size_t(so.stages));
+  std::atomic<int> next{0};
+  auto work = [&] {
+    for (int s; (s = next++) < so.stages;) plan.stages[size_t(s)] = StagePlanner(m, facts, mesh, *schedule, s).run();
+  };
+  unsigned threads = std::min<unsigned>(std::max(1u, std::thread::hardware_concurrency()), unsigned(so.stages));
+  std::vector<std::thread> pool;
+  for (unsigned i = 1; i < threads; ++i) pool.emplace_back(work);
+  work();
+  for (std::thread &t : pool) t.join();
+  return plan;
+}

@@ -1,0 +1,81 @@
+//===- analysis/MemoryPlan.h - liveness and arena placement per rank -*- C++ -*-===//
+//
+// The memory of a partitioned training step, rank by rank, computed from the
+// program and its schedule rather than from a formula: every value of the
+// placed (rolled) step is a buffer of its rank-local size; each pipeline rank
+// runs its ops instruction by instruction in the order of its schedule, every
+// micro-batch's values living from the op that makes them to their last use
+// on that rank (an activation saved in forward lives until its backward
+// instruction, so the micro-batches a schedule keeps in flight are all there);
+// buffers are placed at fixed offsets in one arena per rank (64-byte aligned)
+// as they are made and freed, both first fit in address order and best fit
+// (the smallest hole); the smaller arena is the plan's.
+//
+// Categories: parameters (and frozen weights), gradients (the values the
+// optimizer reads, summed over micro-batches, live from the first
+// micro-batch's backward to the update), optimizer state (the update ops'
+// state operands, and under mixed precision the f32 master weights, which
+// the model reads only through a narrowing cast), activations (forward values backward reads), temporaries
+// (everything else), communication (results of collectives and receives
+// that are none of the above). Updates write their parameter and states in
+// place. Ranks of one pipeline stage run the same program on blocks of the
+// same shape, so one plan stands for all of them.
+//
+//===----------------------------------------------------------------------===//
+#ifndef PLANC_ANALYSIS_MEMORYPLAN_H
+#define PLANC_ANALYSIS_MEMORYPLAN_H
+
+#include "ir/IR.h"
+#include "analysis/PipelineSchedule.h"
+
+#include "llvm/Support/Error.h"
+
+#include <array>
+#include <string>
+#include <vector>
+
+namespace planc::memory {
+
+enum class Category { Parameters, Gradients, OptimizerState, Activations, Temporaries, Communication };
+constexpr size_t kNumCategories = 6;
+const char *spelling(Category c);
+
+using CategoryBytes = std::array<uint64_t, kNumCategories>;
+
+struct StagePlan {
+  int stage = 0;                 // pipeline rank (pp coordinate)
+  std::vector<int64_t> ranks;    // every rank running this program
+  uint64_t peak = 0;             // bytes live at the peak
+  CategoryBytes atPeak{};        // the peak by category
+  std::string peakOp;            // the op making the buffer that reached the peak
+  std::string peakPath;          // its layer path
+  int peakMicroBatch = -1;       // -1: outside the micro-batches (optimizer)
+  std::string peakWork;          // forward, backward, weight_grad, optimizer
+  uint64_t arena = 0;            // the placed arena's size (>= peak)
+  bool bestFit = false;          // placed best fit (else first fit), whichever is smaller
+  uint64_t buffers = 0;          // buffers placed
+  std::vector<uint64_t> timeline; // live bytes after every allocation (the memory over time)
+  /// ZeRO's model states, counted from the program rather than at the peak:
+  /// parameters as stored for the step (the narrow copy of each master
+  /// weight, whole where it is gathered once per step, the shard under
+  /// ZeRO-3; parameters without a master), gradients as held until the
+  /// update (before a reduction the optimizer phase does; after one that
+  /// backward does), optimizer state (master weights, moments) -- indexed
+  /// by Category, unpadded (as the formulas count); the other entries are 0.
+  CategoryBytes modelStates{};
+  double fragmentation() const { return peak ? double(arena) / double(peak) - 1.0 : 0.0; }
+};
+
+struct MemoryPlan {
+  std::vector<StagePlan> stages; // by pipeline rank
+  const StagePlan &peakStage() const;
+};
+
+/// Plans the placed step `m` (after sharding propagation and, with pp > 1,
+/// the `pipeline` pass; not unrolled) under `schedule` (its micro-batch count
+/// and style). Errors name an op the plan cannot place.
+llvm::Expected<MemoryPlan> planMemory(const ir::Module &m, const pipeline::ScheduleOptions &schedule);
+
+} // namespace planc::memory
+
+#endif

@@ -1,0 +1,343 @@
+//===- compiler/MemoryCheck.cpp - does the plan fit, and if not, what does --===//
+
+#include "compiler/MemoryCheck.h"
+#include "compiler/Ledger.h"
+#include "compiler/PartitionedStep.h"
+#include "support/Units.h"
+
+#include "ir/MeshLayout.h"
+#include "ir/OpDef.h"
+#include "analysis/CommSummary.h"
+#include "passes/PipelineAttrs.h"
+
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/SourceMgr.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+using namespace planc;
+
+namespace {
+
+/// The share of an op's work one rank does: its first result's local block
+/// over the whole (a partial sum is a full-size block of 1/n of the work).
+double rankShare(const ir::Op &op, const ir::Module &m) {
+  if (op.results.empty()) return 1.0;
+  const ir::Sharding &s = op.results[0]->type.sharding;
+  double share = 1.0;
+  for (const auto &axes : s.dims)
+    for (MeshAxis a : axes) share /= double(m.mesh[unsigned(a)]);
+  for (MeshAxis a : s.partial) share /= double(m.mesh[unsigned(a)]);
+  return share;
+}
+
+/// Bytes the busiest rank sends in one step. The placed step holds one
+/// micro-batch: every op runs once per micro-batch except the optimizer's, a
+/// bucketed all-reduce and a gather of parameters kept for the step, which
+/// run once per step (as the unrolled step has them,
+/// passes/UnrollMicroBatches.cpp).
+double commBytesPerStep(const ir::Module &m, int microBatches) {
+  double most = 0;
+  const std::unordered_set<const ir::Value *> oncePerStep = oncePerStepValues(m);
+  for (const RankCommList &list : summarizeComm(m, MeshLayout(m.mesh)).lists) {
+    double sent = 0;
+    for (const CommOp &c : list.ops) {
+      bool once = !c.op || workOf(*c.op) == Work::Optimizer || reducesOncePerStep(*c.op) ||
+                  (!c.op->results.empty() && oncePerStep.count(c.op->results[0]));
+      sent += c.sentBytes * (once ? 1 : microBatches);
+    }
+    most = std::max(most, sent);
+  }
+  return most;
+}
+
+/// FLOPs of the ops the recompute pass cloned into backward, on the busiest
+/// pipeline stage, for every micro-batch of the step.
+double recomputeFlopsPerStep(const ir::Module &m, int microBatches) {
+  const int64_t stages = m.mesh[unsigned(MeshAxis::PP)];
+  std::vector<double> perStage(size_t(std::max<int64_t>(stages, 1)), 0.0);
+  for (const auto &op : m.ops) {
+    if (!op->getBool("recomputed")) continue;
+    auto flops = ir::opDef(op->kind).flops;
+    if (!flops) continue;
+    double f = flops(*op) * rankShare(*op, m) * microBatches;
+    int64_t st = op->has("pipeline_stage") ? op->getInt("pipeline_stage") : -1;
+    for (int64_t s = 0; s < int64_t(perStage.size()); ++s)
+      if (st < 0 || st == s) perStage[size_t(s)] += f;
+  }
+  return *std::max_element(perStage.begin(), perStage.end());
+}
+
+/// Diagnostics of candidate plans are not the user's: they only say the
+/// candidate is invalid.
+class DiscardingConsumer : public DiagnosticConsumer {
+  void handle(const Diagnostic &) override {}
+};
+
+/// The plan of `base` with `fix` applied, checked and analysed anew; none
+/// when the changed plan does not check or cannot be partitioned.
+std::optional<PlanAnalysis> analyzeFix(Compilation &base, const MemoryFix &fix) {
+  FrontendOptions options = base.getOptions();
+  options.setOverrides.insert(options.setOverrides.end(), fix.sets.begin(), fix.sets.end());
+  options.warningsAsErrors = false;
+  Compilation c(options);
+  c.setDiagnosticConsumer(std::make_unique<DiscardingConsumer>());
+  const llvm::MemoryBuffer *main = base.getSourceMgr().getMemoryBuffer(base.getMainBuffer());
+  if (!c.loadString(main->getBufferIdentifier(), main->getBuffer()) || !c.check()) return std::nullopt;
+  auto analysis = analyzePlan(c);
+  if (!analysis) {
+    llvm::consumeError(analysis.takeError());
+    return std::nullopt;
+  }
+  return std::move(*analysis);
+}
+
+/// "+1.2 GiB", "-512 B", "+0 B"
+std::string signedBytes(double b) {
+  return (b < 0 ? "-" : "+") + formatBytes(uint64_t(std::llround(std::fabs(b))));
+}
+
+/// "+1.23 TFLOP"
+std::string signedFlops(double f) {
+  static const char *units[] = {"", "K", "M", "G", "T", "P", "E"};
+  double v = std::fabs(f);
+  int i = 0;
+  while (v >= 1000 && i < 6) v /= 1000, ++i;
+  if (i == 0) return (f < 0 ? "-" : "+") + std::to_string(std::llround(v)) + " FLOP";
+  return (f < 0 ? "-" : "+") + llvm::formatv("{0:F2} {1}FLOP", v, units[i]).str();
+}
+
+/// A --set value as a shell word: quoted when it has spaces or brackets.
+std::string shellSet(const std::string &set) {
+  if (set.find_first_of(" ()'\"") == std::string::npos) return "--set " + set;
+  return "--set '" + set + "'";
+}
+
+std::string describeFix(const MemoryFix &f) {
+  std::string sets;
+  for (const std::string &s : f.sets) sets += (sets.empty() ? "" : " ") + shellSet(s);
+  return sets;
+}
+
+std::string priceOf(const MemoryFix &f) {
+  return signedBytes(f.extra.commBytes) + " sent per rank and step, " + signedFlops(f.extra.recomputeFlops) +
+         " recomputed, bubble " + llvm::formatv("{0}{1:F1}", f.extra.bubble < 0 ? "-" : "+",
+                                                  std::fabs(f.extra.bubble) * 100).str() + " points";
+}
+
+/// "rank 0", "ranks 0-7"
+std::string ranksText(const std::vector<int64_t> &ranks) {
+  return (ranks.size() == 1 ? "rank " : "ranks ") + formatRanks(ranks);
+}
+
+const char *budgetSource(const MemoryCheckResult &r) { return r.budgetFromOption ? "--budget" : "device"; }
+
+/// Whose bytes the budget is: "device 'a100_80gb'" or "--budget".
+std::string budgetOwner(const Compilation &c, const MemoryCheckResult &r) {
+  if (r.budgetFromOption) return "--budget";
+  return "device '" + c.getConfig().cluster.device.name + "'";
+}
+
+void reportOverBudget(Compilation &c, const MemoryCheckResult &r, size_t shown) {
+  const memory::StagePlan &peak = r.analysis.memory.peakStage();
+  const ClusterConfig &cl = c.getConfig().cluster;
+  const MemoryFix *top = r.fixes.empty() ? nullptr : &r.fixes.front();
+  llvm::SMRange at = top ? top->decides : cl.deviceSource.range;
+  auto d = c.getDiagnostics().report(DiagID::err_memory_over_budget, at);
+  d << formatBytes(peak.arena) << ranksText(peak.ranks) << formatBytes(r.budget) << budgetOwner(c, r);
+  // The clang fix-it: the best fix, when it fits and the file holds its settings.
+  if (top && top->fits && !top->edits.empty())
+    for (const FixIt &e : top->edits) d.fixit(e.range, e.replacement);
+  std::string held;
+  for (size_t k = 0; k < memory::kNumCategories; ++k)
+    held += (k ? ", " : "") + std::string(memory::spelling(memory::Category(k))) + " " + formatBytes(peak.atPeak[k]);
+  d.note(DiagID::note_memory_breakdown, {}, {std::to_string(peak.stage), ranksText(peak.ranks), held});
+  std::string where;
+  if (!peak.peakPath.empty()) where += " in " + peak.peakPath;
+  if (peak.peakMicroBatch >= 0) where += ", micro-batch " + std::to_string(peak.peakMicroBatch);
+  where += " (" + peak.peakWork + ")";
+  d.note(DiagID::note_memory_peak_at, {}, {peak.peakOp, where});
+  if (!r.budgetFromOption)
+    d.noteAt(DiagID::note_memory_budget_here, cl.deviceSource.range, {cl.device.name, formatBytes(r.budget)});
+  if (r.fixes.empty()) d.note(DiagID::note_memory_no_fix, {});
+  else if (!r.fixes.front().fits) d.note(DiagID::note_memory_none_fits, {}, {std::to_string(r.fixes.size())});
+  for (size_t i = 0; i < r.fixes.size() && i < shown; ++i) {
+    const MemoryFix &f = r.fixes[i];
+    d.note(DiagID::note_memory_fix, {},
+           {std::to_string(i + 1), f.change, formatBytes(f.peakArena), f.fits ? "fits" : "over", priceOf(f),
+            describeFix(f)});
+  }
+}
+
+void reportLowHeadroom(Compilation &c, const MemoryCheckResult &r, double fraction) {
+  const memory::StagePlan &peak = r.analysis.memory.peakStage();
+  llvm::SMRange at = r.budgetFromOption ? llvm::SMRange() : c.getConfig().cluster.deviceSource.range;
+  c.getDiagnostics().report(DiagID::warn_memory_headroom, at)
+      << formatBytes(peak.arena) << ranksText(peak.ranks)
+      << llvm::formatv("{0:P1}", double(peak.arena) / double(r.budget)).str() << formatBytes(r.budget)
+      << budgetOwner(c, r) << std::to_string(int(std::lround(fraction * 100)));
+}
+
+} // namespace
+
+llvm::Expected<PlanAnalysis> planc::analyzePlan(Compilation &c) {
+  PartitionedStepOptions options;
+  options.unroll = false; // the planner follows the schedule itself
+  auto step = buildPartitionedStep(c, options);
+  if (!step) return step.takeError();
+  const ir::Module &m = *step->partitioned;
+  pipeline::ScheduleOptions so = memoryScheduleOf(c.getConfig().parallel);
+  PlanAnalysis a;
+  auto plan = memory::planMemory(m, so);
+  if (!plan) return plan.takeError();
+  a.memory = std::move(*plan);
+  a.cost.commBytes = commBytesPerStep(m, so.microBatches);
+  a.cost.recomputeFlops = recomputeFlopsPerStep(m, so.microBatches);
+  if (so.stages > 1) {
+    auto schedule = pipeline::buildSchedule(so);
+    if (!schedule) return schedule.takeError();
+    auto sim = pipeline::simulate(*schedule);
+    if (!sim) return sim.takeError();
+    a.cost.bubble = sim->bubbleFraction();
+  }
+  return a;
+}
+
+const char *planc::spelling(MemoryVerdict v) {
+  switch (v) {
+  case MemoryVerdict::Unknown: return "unknown";
+  case MemoryVerdict::Fits: return "fits";
+  case MemoryVerdict::LowHeadroom: return "low_headroom";
+  case MemoryVerdict::OverBudget: return "over_budget";
+  }
+  return "unknown";
+}
+
+llvm::Expected<MemoryCheckResult> planc::checkMemory(Compilation &c, const MemoryCheckOptions &options) {
+  using Clock = std::chrono::steady_clock;
+  MemoryCheckResult r;
+  auto start = Clock::now();
+  auto analysis = analyzePlan(c);
+  if (!analysis) return analysis.takeError();
+  r.analysis = std::move(*analysis);
+  double baseSeconds = std::chrono::duration<double>(Clock::now() - start).count();
+  r.budgetFromOption = options.budgetBytes.has_value();
+  r.budget = options.budgetBytes ? *options.budgetBytes : c.getConfig().cluster.device.memoryBytes;
+  if (!r.budget || r.analysis.memory.stages.empty()) return r;
+
+  const uint64_t peak = r.analysis.peakArena();
+  if (peak <= r.budget) {
+    bool low = double(peak) > (1.0 - options.headroomFraction) * double(r.budget);
+    r.verdict = low ? MemoryVerdict::LowHeadroom : MemoryVerdict::Fits;
+    if (low) reportLowHeadroom(c, r, options.headroomFraction);
+    return r;
+  }
+
+  r.verdict = MemoryVerdict::OverBudget;
+  std::vector<MemoryFix> proposed = proposeMemoryFixes(c);
+  // Each candidate costs about what the plan itself did: say so when the
+  // wait is noticeable.
+  if (options.progress && !proposed.empty() &&
+      (options.progressAlways || baseSeconds * double(proposed.size()) > 1.0)) {
+    *options.progress << "planc: re-checking " << proposed.size() << " candidate plan"
+                      << (proposed.size() == 1 ? "" : "s") << "...\n";
+    options.progress->flush();
+  }
+  auto analyse = [&](std::vector<MemoryFix> &candidates, bool combined) {
+    for (MemoryFix &f : candidates) {
+      auto changed = analyzeFix(c, f);
+      if (!changed) continue; // an invalid change is not reported
+      // A combination no better than its best part adds nothing.
+      if (combined && changed->peakArena() >= f.peakArena) continue;
+      f.peakArena = changed->peakArena();
+      f.fits = f.peakArena <= r.budget;
+      f.extra.commBytes = changed->cost.commBytes - r.analysis.cost.commBytes;
+      f.extra.recomputeFlops = changed->cost.recomputeFlops - r.analysis.cost.recomputeFlops;
+      f.extra.bubble = changed->cost.bubble - r.analysis.cost.bubble;
+      r.fixes.push_back(std::move(f));
+    }
+  };
+  analyse(proposed, false);
+  // No single change fits: two together, then three, of the changes that
+  // came closest (ZeRO and recompute, a larger tp and 8-bit Adam, ...).
+  const std::vector<MemoryFix> singles = r.fixes;
+  for (size_t size = 2; size <= 3; ++size) {
+    if (llvm::any_of(r.fixes, [](const MemoryFix &f) { return f.fits; })) break;
+    std::vector<MemoryFix> combined = combineMemoryFixes(singles, 5, size);
+    if (combined.empty()) break;
+    if (options.progress && (options.progressAlways || baseSeconds * double(combined.size()) > 1.0)) {
+      *options.progress << "planc: no single change fits; re-checking " << combined.size() << " combinations of "
+                        << size << "...\n";
+      options.progress->flush();
+    }
+    analyse(combined, true);
+  }
+  rankMemoryFixes(r.fixes);
+  reportOverBudget(c, r, 5);
+  return r;
+}
+
+void planc::printMemoryCheck(const MemoryCheckResult &r, llvm::raw_ostream &os) {
+  printLedger(r.analysis.memory, r.budget, os, r.budgetFromOption ? "budget" : "device");
+  const uint64_t peak = r.analysis.peakArena();
+  os << "memory: ";
+  switch (r.verdict) {
+  case MemoryVerdict::Unknown:
+    os << formatBytes(peak) << " per rank; no budget to check it against (the device's memory is unknown: give "
+                               "--budget)\n";
+    return;
+  case MemoryVerdict::OverBudget:
+    os << "over budget: " << formatBytes(peak) << " per rank, " << formatBytes(peak - r.budget) << " more than the "
+       << formatBytes(r.budget) << " of " << (r.budgetFromOption ? "--budget" : "the device") << "\n";
+    return;
+  case MemoryVerdict::Fits:
+  case MemoryVerdict::LowHeadroom:
+    os << "fits: " << formatBytes(peak) << " per rank of " << (r.budgetFromOption ? "--budget" : "the device") << "'s "
+       << formatBytes(r.budget)
+       << ", " << formatBytes(r.budget - peak) << " ("
+       << llvm::formatv("{0:P1}", double(r.budget - peak) / double(r.budget)) << ") headroom\n";
+    return;
+  }
+}
+
+void planc::printMemoryCheckJson(const MemoryCheckResult &r, llvm::raw_ostream &os) {
+  nlohmann::json j = nlohmann::json::parse(ledgerJsonText(r.analysis.memory, r.budget));
+  const uint64_t peak = r.analysis.peakArena();
+  j["budget"] = {{"bytes", r.budget}, {"source", budgetSource(r)}};
+  j["verdict"] = spelling(r.verdict);
+  j["peak_arena_bytes"] = peak;
+  j["headroom_bytes"] = int64_t(r.budget) - int64_t(peak);
+  j["cost"] = {{"comm_bytes", r.analysis.cost.commBytes},
+               {"recompute_flops", r.analysis.cost.recomputeFlops},
+               {"bubble", r.analysis.cost.bubble}};
+  j["fixes"] = nlohmann::json::array();
+  for (const MemoryFix &f : r.fixes)
+    j["fixes"].push_back({{"change", f.change},
+                          {"set", f.sets},
+                          {"peak_arena_bytes", f.peakArena},
+                          {"fits", f.fits},
+                          {"changes_training", f.changesTraining},
+                          {"extra_comm_bytes", f.extra.commBytes},
+                          {"extra_recompute_flops", f.extra.recomputeFlops},
+                          {"bubble_change", f.extra.bubble}});
+  os << j.dump(1) << "\n";
+}
+
+void planc::printMemoryNotPlannedJson(llvm::StringRef reason, llvm::raw_ostream &os) {
+  nlohmann::json j = {{"verdict", spelling(MemoryVerdict::Unknown)}, {"error", reason.str()}};
+  os << j.dump(1) << "\n";
+}
+
+llvm::Expected<uint64_t> planc::parseBudget(llvm::StringRef text) {
+  auto bad = [&] {
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "--budget needs a size such as 70GiB or 80 GB, got '" + text.str() + "'");
+  };
+  std::optional<Quantity> q = parseQuantity(text);
+  if (!q || q->dim != UnitDim::Bytes || !(q->value >= 1) || q->value >= 1.8e19) return bad();
+  return uint64_t(q->value);
+}

@@ -1,0 +1,154 @@
+//===- compiler/ModelStatesCheck.cpp - ZeRO's bytes, stage by stage -------===//
+
+#include "compiler/ModelStatesCheck.h"
+#include "compiler/Ledger.h"
+#include "compiler/PartitionedStep.h"
+
+#include "ir/IR.h"
+#include "analysis/MemoryPlan.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+using namespace planc;
+using namespace planc::ir;
+using memory::Category;
+
+namespace {
+
+unsigned bytesOf(const std::string &dtype, unsigned otherwise) {
+  std::optional<DType> t = parseDType(dtype);
+  return t ? byteSize(*t) : otherwise;
+}
+
+/// The formula's bytes of one category on one stage.
+struct Share {
+  double bytes = 0;   // unpadded
+  double padding = 0; // what padded shards may add
+  double whole = 0;   // the same without ZeRO's split
+  size_t tensors = 0;
+  uint64_t elements = 0;
+};
+
+std::string pathOf(const Value &p) { return p.path.empty() ? p.name : p.path; }
+
+/// The parameter an optimizer op updates: an update op's first operand, or
+/// plain SGD's `p - step` (elementwise, no update op), through the ZeRO
+/// shard_slice of the parameter.
+const Value *updatedParam(const Op &op) {
+  if (op.getString("phase") != "optimizer" || op.operands.empty()) return nullptr;
+  if (!isOptimizerUpdate(op.kind) && op.kind != OpKind::Sub) return nullptr;
+  const Value *v = op.operands[0];
+  if (v->def && v->def->kind == OpKind::ShardSlice) v = v->def->operands[0];
+  return v->kind == Value::Kind::Param ? v : nullptr;
+}
+
+} // namespace
+
+llvm::Expected<ModelStatesCheck> planc::checkModelStates(Compilation &c) {
+  const PlanConfig &config = c.getConfig();
+  ModelStatesCheck result;
+  const OptimizerConfig &opt = config.train.optimizer;
+  if (opt.kind == OptimizerKind::Adam8bit) {
+    result.skipped = "8-bit Adam's block scales are not in the formula";
+    return result;
+  }
+  PartitionedStepOptions options;
+  options.unroll = false; // the planner follows the schedule itself
+  auto step = buildPartitionedStep(c, options);
+  if (!step) return step.takeError();
+  const Module &m = *step->partitioned;
+  auto plan = memory::planMemory(m, memoryScheduleOf(config.parallel));
+  if (!plan) return plan.takeError();
+
+  const PrecisionConfig &prec = config.train.precision;
+  const unsigned compute = bytesOf(prec.compute, 4);
+  const bool mixed = prec.compute != "f32" && prec.compute != "f64";
+  const unsigned grads = prec.grads.empty() ? compute : bytesOf(prec.grads, compute);
+  const unsigned master = mixed ? bytesOf(prec.master, 4) : 0;
+  const unsigned states = opt.kind == OptimizerKind::SGD ? (opt.momentum > 0 ? 4 : 0) : 8;
+  const int64_t zero = config.parallel.zeroStage, dp = config.parallel.size(MeshAxis::DP);
+  const int64_t pp = config.parallel.size(MeshAxis::PP);
+
+  // The stages that hold each parameter: those that update it (a replica of
+  // the update too); a frozen weight's, those that read it in forward. The
+  // optimizer's state is held frozen too, but is never read in forward.
+  std::map<const Value *, std::set<int64_t>> stagesOf;
+  auto onStagesOf = [&](const Value *p, const Op &op) {
+    if (op.has("pipeline_stage")) stagesOf[p].insert(op.getInt("pipeline_stage"));
+    else for (int64_t s = 0; s < pp; ++s) stagesOf[p].insert(s);
+  };
+  std::set<const Value *> state;
+  for (const auto &op : m.ops)
+    if (isOptimizerUpdate(op->kind))
+      for (size_t i = 2; i < op->operands.size(); ++i) state.insert(op->operands[i]);
+  for (const auto &op : m.ops) {
+    if (const Value *p = updatedParam(*op); p && !state.count(p)) onStagesOf(p, *op);
+    if (op->getString("phase").empty())
+      for (const Value *v : op->operands)
+        if (v->kind == Value::Kind::Param && v->frozen && !state.count(v) && v->type.rank() > 0) onStagesOf(v, *op);
+  }
+
+  std::map<std::pair<int64_t, Category>, Share> expected;
+  // The tensor-parallel block: every split but dp's (ZeRO's, in the formula).
+  auto blockOf = [&](const TensorType &t) {
+    Shape block = t.shape;
+    for (size_t d = 0; d < block.size() && d < t.sharding.dims.size(); ++d)
+      for (MeshAxis a : t.sharding.dims[d])
+        if (a != MeshAxis::DP) block[d] /= config.parallel.size(a);
+    return block;
+  };
+  for (const auto &[p, stages] : stagesOf) {
+    auto count = [&, &stages = stages](Category cat, unsigned bytes, bool split, const Shape &block) {
+      if (!bytes) return;
+      uint64_t n = 1;
+      bool divides = false;
+      int64_t largest = 1;
+      for (int64_t d : block) {
+        n *= uint64_t(d);
+        divides |= d % dp == 0;
+        largest = std::max(largest, d);
+      }
+      split &= dp > 1 && !block.empty(); // scalars stay whole
+      const double pad = split && !divides ? double(n) / double(largest) * bytes : 0.0;
+      for (int64_t s : stages) {
+        Share &sh = expected[{s, cat}];
+        sh.bytes += double(n) * bytes / double(split ? dp : 1);
+        sh.whole += double(n) * bytes;
+        sh.padding += pad;
+        sh.tensors += 1;
+        sh.elements += n;
+      }
+    };
+    const Shape block = blockOf(p->type);
+    count(Category::Parameters, mixed ? compute : 4, zero >= 3, block);
+    if (p->frozen) continue;
+    const Value *g = m.output("grad." + pathOf(*p));
+    count(Category::Gradients, grads, zero >= 2, g ? blockOf(g->type) : block);
+    count(Category::OptimizerState, master + states, zero >= 1, block);
+  }
+
+  for (const memory::StagePlan &sp : plan->stages)
+    for (Category cat : {Category::Parameters, Category::Gradients, Category::OptimizerState}) {
+      Share sh;
+      if (auto it = expected.find({sp.stage, cat}); it != expected.end()) sh = it->second;
+      const double have = double(sp.modelStates[size_t(cat)]);
+      // Each tensor's share of a split rounds to whole elements.
+      const double slack = double(sh.tensors) * 16;
+      // Gradients may be held whole where ZeRO-2/3 split them: a tied
+      // parameter's parts until their sum across stages, and every gradient
+      // of a plain SGD, which has no state for ZeRO to split.
+      const double most = cat == Category::Gradients ? std::max(sh.bytes + sh.padding, sh.whole) : sh.bytes + sh.padding;
+      if (have >= sh.bytes - slack && have <= most + slack) continue;
+      std::string padding = sh.padding > 0 ? llvm::formatv(" + up to {0:F0} B of padding", sh.padding).str() : "";
+      result.violations.push_back(llvm::formatv("model states of pipeline stage {0}: {1} {2} B, but ZeRO's formula "
+                                                "gives {3:F0} B{4} for its {5} parameter elements (zero {6}, dp {7})",
+                                                sp.stage, memory::spelling(cat), sp.modelStates[size_t(cat)],
+                                                sh.bytes, padding, sh.elements, zero, dp)
+                                      .str());
+    }
+  return result;
+}

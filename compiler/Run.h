@@ -1,0 +1,55 @@
+//===- compiler/Run.h - `planc run` as one library call ---------*- C++ -*-===//
+//
+// From a checked plan to a trained model on the reference interpreter:
+//
+//   lowerToIR                     the forward graph
+//   convertFloatTypes (--dtype)   f64 for reference checks
+//   addDefaultTrainingPipeline    one training-step module (autodiff,
+//                                 optimizer, ...), the plan's train settings
+//                                 as pass options
+//   openDataSource                the plan's `data` setting
+//   trainOnInterpreter            the loop, the log and the dump
+//
+// It lives in the frontend because it starts from a Compilation (the plan's
+// settings); the loop itself is runtime/InterpTrainer.h, which sees only IR.
+//
+//===----------------------------------------------------------------------===//
+#ifndef PLANC_COMPILER_RUN_H
+#define PLANC_COMPILER_RUN_H
+
+#include "frontend/Frontend.h"
+#include "ir/Type.h"
+#include "passes/PassManager.h"
+
+#include "llvm/Support/Error.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <optional>
+#include <string>
+
+namespace planc {
+
+struct RunOptions {
+  /// Steps to run; 0: the plan's train.steps. The learning-rate schedule
+  /// stays the plan's (its decay ends at train.steps), so a short run is the
+  /// start of the planned one.
+  int64_t steps = 0;
+  std::optional<uint64_t> seed;        // initialisation and data; default: train.seed
+  std::optional<ir::DType> floatType;  // every float of the model; default: as the plan says
+  std::string dumpDir;                 // empty: no dump (see runtime/InterpTrainer.h)
+};
+
+/// Turns the lowered forward module of `c` into one training step (autodiff,
+/// optimizer, clean-up: the default training pipeline) with the plan's
+/// settings, optionally with every float of the model made `floatType` first.
+llvm::Error makeTrainingStep(Compilation &c, ir::Module &m, std::optional<ir::DType> floatType,
+                             const PassManagerOptions &pmOptions);
+
+/// Trains the checked plan of `c` on the interpreter, logging to `log`.
+/// Errors (a model without token inputs, a bad data file, an unwritable dump
+/// folder, a loss that is not finite) are messages for the user.
+llvm::Error runOnInterpreter(Compilation &c, const RunOptions &options, llvm::raw_ostream &log);
+
+} // namespace planc
+
+#endif

@@ -1,0 +1,416 @@
+//===- compiler/VerifyPlan.cpp - `planc verify` ---------------------------===//
+
+#include "compiler/VerifyPlan.h"
+#include "compiler/ModelStatesCheck.h"
+#include "compiler/PartitionedStep.h"
+#include "compiler/Run.h"
+#include "passes/Passes.h"
+#include "passes/PipelineAttrs.h"
+#include "analysis/PipelineStructure.h"
+#include "analysis/SavedActivations.h"
+#include "compiler/TrainOptions.h"
+
+#include "ir/Interpreter.h"
+#include "ir/LocalBlocks.h"
+#include "ir/MultiRank.h"
+
+#include "llvm/Support/FormatVariadic.h"
+
+#include <cmath>
+#include <random>
+
+using namespace planc;
+using namespace planc::ir;
+
+namespace {
+
+llvm::Error fail(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message.str());
+}
+
+/// The exclusive upper bound of an integer input: the rows of the tables it
+/// indexes and the classes of the losses it is the target of.
+int64_t indexBound(const Module &m, const Value *input) {
+  int64_t bound = 0;
+  for (const auto &op : m.ops) {
+    int64_t b = 0;
+    if (op->kind == OpKind::Gather && op->operands[1] == input) b = op->operands[0]->type.shape[0];
+    if ((op->kind == OpKind::CrossEntropy || op->kind == OpKind::CrossEntropyGrad) && op->operands[1] == input)
+      b = op->operands[0]->type.shape.back();
+    if (b > 0) bound = bound ? std::min(bound, b) : b;
+  }
+  return bound;
+}
+
+/// Seeded parameters (as their inits say), a random batch and step 1.
+llvm::Expected<TensorMap> makeFeeds(const Module &m, uint64_t seed) {
+  TensorMap feeds = initialParams(m, seed);
+  std::mt19937_64 rng(seed ^ 0x5bd1e995ull);
+  for (const Value *in : m.inputs) {
+    Tensor t(in->type.shape, in->type.dtype);
+    if (in->name == "step") {
+      for (double &x : t.data) x = 1;
+    } else if (isInteger(in->type.dtype)) {
+      int64_t bound = indexBound(m, in);
+      if (bound <= 0) return fail("cannot tell the range of integer input '" + in->name + "'");
+      for (double &x : t.data) x = double(rng() % uint64_t(bound));
+    } else {
+      std::normal_distribution<double> normal;
+      for (double &x : t.data) x = normal(rng);
+    }
+    feeds[in->name] = std::move(t);
+  }
+  return feeds;
+}
+
+bool isReduction(OpKind k) { return k == OpKind::AllReduce || k == OpKind::ReduceScatter; }
+
+/// Removes the Nth inserted reduction: its users read the unreduced operand
+/// (a reduce-scatter's users its operand's block... which no longer fits, so
+/// only all-reduces are counted).
+llvm::Error dropReduction(Module &m, int n) {
+  int seen = 0;
+  for (auto it = m.ops.begin(); it != m.ops.end(); ++it) {
+    Op &op = **it;
+    if (op.kind != OpKind::AllReduce || op.getString("reduce", "sum") != "sum") continue;
+    if (seen++ != n) continue;
+    Value *from = op.operands[0], *to = op.results[0];
+    for (auto &user : m.ops)
+      for (Value *&v : user->operands)
+        if (v == to) v = from;
+    for (auto &out : m.outputs)
+      if (out.second == to) out.second = from;
+    m.ops.erase(it);
+    return llvm::Error::success();
+  }
+  return fail("--testing-drop-collective=" + std::to_string(n) + ": the plan has only " + std::to_string(seen) +
+              " inserted all-reduces");
+}
+
+/// Swaps the tags of the first two sends of one pipeline rank to the same
+/// peer: each receive then matches the other's message.
+llvm::Error swapTwoSends(Module &m) {
+  for (size_t i = 0; i < m.ops.size(); ++i) {
+    Op &a = *m.ops[i];
+    if (a.kind != OpKind::Send) continue;
+    for (size_t j = i + 1; j < m.ops.size(); ++j) {
+      Op &b = *m.ops[j];
+      if (b.kind != OpKind::Send || b.getInt("pipeline_stage", -1) != a.getInt("pipeline_stage", -1) ||
+          b.getInt("peer_offset") != a.getInt("peer_offset") || b.operands[0]->type != a.operands[0]->type)
+        continue;
+      std::swap(a.attrs["tag"], b.attrs["tag"]);
+      return llvm::Error::success();
+    }
+  }
+  return fail("--testing-swap-sends: the plan has no two pipeline sends of the same shape to the same peer");
+}
+
+/// Moves the last two-operand forward compute op of the last layer on
+/// pipeline rank 0 (micro-batch 0's) to rank 1. It still computes the same values, so
+/// the numbers cannot tell: its operands are sent to rank 1 with fresh tags
+/// and its results back, one message each, as a partitioner that put it
+/// there would have done.
+llvm::Error misplaceOneOp(Module &m) {
+  if (m.mesh[unsigned(MeshAxis::PP)] < 2)
+    return fail("--testing-misplace-op needs a pipeline (pp > 1)");
+  std::string layer;
+  for (const auto &op : m.ops)
+    if (op->getInt("pipeline_stage", -1) == 0 && workOf(*op) == Work::Forward && !repeatedLayerOf(op->path).empty() &&
+        !isCommunication(op->kind))
+      layer = repeatedLayerOf(op->path);
+  if (layer.empty()) return fail("--testing-misplace-op: pipeline rank 0 runs no layer");
+  Op *victim = nullptr;
+  for (const auto &op : m.ops)
+    if (op->getInt("pipeline_stage", -1) == 0 && workOf(*op) == Work::Forward && repeatedLayerOf(op->path) == layer &&
+        !isCommunication(op->kind) && op->getInt("micro_batch", 0) == 0 && op->operands.size() == 2)
+      victim = op.get();
+  if (!victim) return fail("--testing-misplace-op: no op of " + layer + " to move");
+  int64_t tag = 0;
+  for (const auto &op : m.ops)
+    if (op->kind == OpKind::Send) tag = std::max(tag, op->getInt("tag"));
+  std::vector<std::unique_ptr<Op>> old = std::move(m.ops);
+  m.ops.clear();
+  auto message = [&](Value *v, const Op &at, int64_t from, int64_t to) {
+    AttrMap base = at.attrs;
+    base.erase("virtual_stage");
+    AttrMap sendAttrs = base, recvAttrs = base;
+    sendAttrs["pipeline_stage"] = from;
+    sendAttrs["axis"] = std::string("pp");
+    sendAttrs["peer_offset"] = to - from;
+    sendAttrs["tag"] = ++tag;
+    m.append(OpKind::Send, {v}, {}, sendAttrs)->path = at.path;
+    recvAttrs["pipeline_stage"] = to;
+    recvAttrs["axis"] = std::string("pp");
+    recvAttrs["peer_offset"] = from - to;
+    recvAttrs["tag"] = tag;
+    recvAttrs["shape"] = std::vector<int64_t>(v->type.shape.begin(), v->type.shape.end());
+    recvAttrs["dtype"] = std::string(spelling(v->type.dtype));
+    Op *recv = m.append(OpKind::Recv, {}, {v->type}, recvAttrs, v->name + ".moved");
+    recv->path = at.path;
+    return recv->results[0];
+  };
+  std::unordered_map<Value *, Value *> backOnRank0;
+  for (auto &up : old) {
+    Op &op = *up;
+    for (Value *&v : op.operands)
+      if (auto it = backOnRank0.find(v); it != backOnRank0.end()) v = it->second;
+    bool move = &op == victim;
+    if (!move) {
+      m.ops.push_back(std::move(up));
+      continue;
+    }
+    for (Value *&v : op.operands) v = message(v, op, 0, 1);
+    op.attrs["pipeline_stage"] = int64_t(1);
+    if (op.has("virtual_stage")) op.attrs["virtual_stage"] = int64_t(1);
+    Op *self = up.get();
+    m.ops.push_back(std::move(up));
+    for (Value *r : self->results) backOnRank0[r] = message(r, *self, 1, 0);
+  }
+  return llvm::Error::success();
+}
+
+double largestMagnitude(const Tensor &t) {
+  double m = 0;
+  for (double x : t.data) m = std::max(m, std::fabs(x));
+  return m;
+}
+
+double largestChange(const Tensor &now, const Tensor *before) {
+  if (!before || before->shape != now.shape) return largestMagnitude(now);
+  double m = 0;
+  for (size_t i = 0; i < now.data.size(); ++i) m = std::max(m, std::fabs(now.data[i] - before->data[i]));
+  return m;
+}
+
+/// What each output's differences are divided by: the scale of the quantity
+/// it perturbs (VerifyPlan.h). An output's kind is "grad" for gradients,
+/// "param" for an updated trainable parameter, the state's suffix
+/// ("adam_m") for an updated optimizer state, and the output's own name for
+/// anything else (the loss, the learning rate, the norm); a kind's scale is
+/// the largest change the step makes to any of its outputs (a gradient's
+/// change is its value), and an output is judged against the larger of that
+/// and its own largest magnitude.
+std::map<std::string, double> comparisonScales(const Module &step, const TensorMap &feeds, const TensorMap &reference) {
+  std::map<std::string, const Value *> paramAt; // path -> parameter
+  for (const Value *p : step.params) paramAt[p->path.empty() ? p->name : p->path] = p;
+  std::map<std::string, std::string> kindOf;
+  std::map<std::string, double> kindScale;
+  for (const auto &[name, value] : step.outputs) {
+    auto ref = reference.find(name);
+    if (ref == reference.end()) continue;
+    llvm::StringRef n(name);
+    std::string kind = name;
+    const Tensor *before = nullptr;
+    if (n.startswith("grad.")) {
+      kind = "grad";
+    } else if (n.startswith("new.")) {
+      auto p = paramAt.find(n.drop_front(4).str());
+      if (p != paramAt.end()) {
+        if (auto f = feeds.find(p->second->name); f != feeds.end()) before = &f->second;
+        // An optimizer state is a frozen parameter named <param>.<state>.
+        llvm::StringRef path(p->first);
+        size_t dot = path.rfind('.');
+        bool state = p->second->frozen && dot != llvm::StringRef::npos && paramAt.count(path.take_front(dot).str());
+        kind = state ? "state." + path.drop_front(dot + 1).str() : "param";
+      }
+    }
+    kindOf[name] = kind;
+    double &k = kindScale[kind];
+    k = std::max(k, largestChange(ref->second, before));
+  }
+  std::map<std::string, double> scale;
+  for (const auto &[name, kind] : kindOf) scale[name] = std::max(kindScale[kind], largestMagnitude(reference.at(name)));
+  return scale;
+}
+
+void record(RankDifference::Worst &w, double abs, double rel, const std::string &name) {
+  w.abs = std::max(w.abs, abs);
+  if (rel >= w.rel) {
+    w.rel = rel;
+    w.output = name;
+  }
+}
+
+} // namespace
+
+llvm::Expected<PlanVerifyReport> planc::verifyPlan(Compilation &c, const PlanVerifyOptions &options) {
+  // The reference is one device's step on the whole batch; the partitioned
+  // program starts from one micro-batch of every dp rank, which the pipeline
+  // pass repeats for every micro-batch.
+  const PlanConfig &config = c.getConfig();
+  PartitionedStepOptions stepOptions;
+  stepOptions.floatType = options.floatType;
+  stepOptions.passes = options.passes;
+  auto built = buildPartitionedStep(c, stepOptions);
+  if (!built) return built.takeError();
+  Module &part = *built->partitioned;
+  PlanVerifyReport report;
+  report.mesh = part.mesh;
+  for (const auto &op : part.ops) report.collectives += isReduction(op->kind) || op->kind == OpKind::AllGather ||
+                                                        op->kind == OpKind::AllToAll || op->kind == OpKind::Send;
+  if (options.dropCollective >= 0)
+    if (llvm::Error e = dropReduction(part, options.dropCollective)) return e;
+  if (options.swapSends) {
+    if (llvm::Error e = swapTwoSends(part)) return e;
+    // The order is now wrong: the static check must say so.
+    if (llvm::Error e = createDeadlockCheckPass()->run(part)) report.deadlock = llvm::toString(std::move(e));
+  }
+
+  if (options.misplaceOp)
+    if (llvm::Error e = misplaceOneOp(part)) return e;
+  report.structure = checkPipelineStructure(
+      part, scheduleOptionsFrom(passOptionsFromConfig(config), part.mesh[unsigned(MeshAxis::PP)]));
+  auto states = checkModelStates(c);
+  if (!states) return states.takeError();
+  report.structure.insert(report.structure.end(), states->violations.begin(), states->violations.end());
+  report.modelStatesSkipped = states->skipped;
+  report.structureOnly = options.structureOnly;
+  if (options.structureOnly) return report;
+
+  int64_t perMicroBatch = config.train.microBatch * config.parallel.size(MeshAxis::DP);
+  int64_t microBatches = std::max<int64_t>(config.parallel.microBatches, 1);
+  std::unique_ptr<Module> step = lowerToIR(c, perMicroBatch * microBatches);
+  if (!step) return fail("the plan could not be lowered to IR");
+  if (llvm::Error e = makeTrainingStep(c, *step, options.floatType, PassManagerOptions{})) return e;
+
+  auto feeds = makeFeeds(*step, options.seed);
+  if (!feeds) return feeds.takeError();
+  auto reference = interpret(*step, *feeds, options.seed);
+  if (!reference) return llvm::joinErrors(fail("the single-device step failed:"), reference.takeError());
+
+  MeshLayout mesh(part.mesh);
+  auto rankFeeds = splitFeeds(part, mesh, *feeds);
+  if (!rankFeeds) return rankFeeds.takeError();
+  auto ranks = interpretRanks(part, mesh, *rankFeeds, options.seed);
+  if (!ranks) return llvm::joinErrors(fail("the partitioned step failed:"), ranks.takeError());
+
+  report.tolerance = options.tolerance > 0 ? options.tolerance : options.floatType == DType::F64 ? 1e-9 : 1e-5;
+  for (int64_t r = 0; r < mesh.numRanks(); ++r) {
+    report.ranks.push_back({});
+    report.ranks.back().rank = r;
+    report.ranks.back().coords = mesh.coordinates(r);
+  }
+  const std::map<std::string, double> scales = comparisonScales(*step, *feeds, *reference);
+  // The factor clipping multiplies the gradients by (torch's clip_grad_norm_).
+  double clipScale = 1;
+  if (auto norm = reference->find("grad_norm"); norm != reference->end() && config.train.clipGradNorm > 0)
+    clipScale = std::min(1.0, config.train.clipGradNorm / (norm->second.data.at(0) + 1e-6));
+  // Gradients first: the Adam exception below needs each gradient's largest
+  // difference.
+  std::map<std::string, double> gradDifference;
+  std::vector<const std::pair<std::string, Value *> *> order;
+  for (const auto &out : part.outputs)
+    if (llvm::StringRef(out.first).startswith("grad.")) order.push_back(&out);
+  for (const auto &out : part.outputs)
+    if (!llvm::StringRef(out.first).startswith("grad.")) order.push_back(&out);
+  for (const auto *out : order) {
+    const std::string &name = out->first;
+    const Value *value = out->second;
+    auto ref = reference->find(name);
+    if (ref == reference->end()) return fail("the single-device step has no output '" + name + "'");
+    double scale = scales.count(name) ? scales.at(name) : largestMagnitude(ref->second);
+    // Per rank: its block against the reference's block; a partial sum is
+    // compared whole (its addends alone mean nothing).
+    std::vector<Tensor> have, want;
+    if (value->type.sharding.partial.empty()) {
+      want = splitToRanks(ref->second, value->type, mesh);
+      for (const TensorMap &t : *ranks) have.push_back(t.at(name));
+    } else {
+      std::vector<Tensor> blocks;
+      for (const TensorMap &t : *ranks) blocks.push_back(t.at(name));
+      auto whole = assembleFromRanks(blocks, value->type, mesh);
+      if (!whole) return whole.takeError();
+      have.assign(size_t(mesh.numRanks()), *whole);
+      want.assign(size_t(mesh.numRanks()), ref->second);
+    }
+    llvm::StringRef n(name);
+    // Adam's first step moves each element by lr * g / (|g| + eps) (g
+    // clipped): a gradient off by d moves it by up to lr * d * eps /
+    // (|g| - d + eps)^2, and by up to 2 lr where |g| <= d (the sign is not
+    // decided). Where the reference gradient is that close to 0 (a key bias's
+    // gradient is exactly 0 in exact arithmetic, all rounding noise), the
+    // updated parameter is left out and counted; the gradient itself is
+    // compared as any other, and d is its largest difference here (where
+    // that is within the tolerance).
+    std::vector<Tensor> noiseMask;
+    const Op *update = nullptr;
+    if (const Value *v = step->output(name); v && v->def && v == v->def->results[0] &&
+                                             (v->def->kind == OpKind::AdamUpdate || v->def->kind == OpKind::Adam8bitUpdate))
+      update = v->def;
+    auto grad = update ? reference->find("grad." + n.drop_front(4).str()) : reference->end();
+    if (grad != reference->end() && grad->second.shape == ref->second.shape) {
+      // A gradient that failed fails the step anyway: its update is compared whole.
+      double d = gradDifference.count(grad->first) ? gradDifference.at(grad->first) : 0.0;
+      auto gradScale = scales.find(grad->first);
+      if (gradScale == scales.end() || d > report.tolerance * gradScale->second) d = 0;
+      double eps = update->getFloat("eps", 1e-8) / clipScale;
+      double floor = d > 0 ? d + std::max(0.0, std::sqrt(d * eps / report.tolerance) - eps) : 0.0;
+      Tensor mask(grad->second.shape, DType::F64);
+      for (size_t i = 0; i < mask.data.size(); ++i)
+        mask.data[i] = grad->second.data[i] != 0 && std::fabs(grad->second.data[i]) < floor;
+      noiseMask = value->type.sharding.partial.empty() ? splitToRanks(mask, value->type, mesh)
+                                                       : std::vector<Tensor>(size_t(mesh.numRanks()), mask);
+    }
+    for (int64_t r = 0; r < mesh.numRanks(); ++r) {
+      double abs = 0;
+      if (have[r].shape != want[r].shape) return fail("output '" + name + "' has the wrong block shape on rank " + std::to_string(r));
+      for (size_t i = 0; i < have[r].data.size(); ++i) {
+        if (!noiseMask.empty() && noiseMask[size_t(r)].data[i] != 0) {
+          report.noiseElements += r == 0;
+          continue;
+        }
+        double d = std::fabs(have[r].data[i] - want[r].data[i]);
+        abs = std::isnan(d) ? INFINITY : std::max(abs, d);
+      }
+      if (n.startswith("grad.")) gradDifference[name] = std::max(gradDifference[name], abs);
+      double rel = scale > 0 ? abs / scale : abs;
+      RankDifference &rd = report.ranks[size_t(r)];
+      record(n == "loss" ? rd.loss : n.startswith("grad.") ? rd.grads : rd.params, abs, rel, name);
+      if (rel >= report.worstRel) {
+        report.worstRel = rel;
+        report.worstOutput = name;
+      }
+    }
+  }
+  return report;
+}
+
+void planc::printPlanVerifyReport(const PlanVerifyReport &r, llvm::raw_ostream &os) {
+  os << "mesh:";
+  for (MeshAxis a : MeshLayout::kFastestFirst)
+    if (r.mesh[unsigned(a)] > 1) os << " " << spelling(a) << "=" << r.mesh[unsigned(a)];
+  int64_t ranks = 1;
+  for (int64_t n : r.mesh) ranks *= n;
+  if (ranks == 1) os << " (one device)";
+  os << ", " << r.collectives << " collectives inserted\n";
+  if (!r.modelStatesSkipped.empty()) os << "model states not compared with the formula: " << r.modelStatesSkipped << "\n";
+  if (r.structureOnly) {
+    for (const std::string &v : r.structure) os << "structure: " << v << "\n";
+    if (r.structure.empty()) os << "PASS: the structure of the pipeline schedule (numbers not compared)\n";
+    else os << "FAIL: " << r.structure.size() << " structural violation(s) of the pipeline schedule\n";
+    return;
+  }
+  os << llvm::formatv("{0,-6}{1,-22}{2,-21}{3,-24}{4}\n", "rank", "coordinates", "loss (abs / rel)",
+                      "gradients (abs / rel)", "parameters (abs / rel)");
+  for (const RankDifference &d : r.ranks) {
+    std::string coords;
+    for (MeshAxis a : {MeshAxis::DP, MeshAxis::PP, MeshAxis::TP, MeshAxis::CP, MeshAxis::EP})
+      if (r.mesh[unsigned(a)] > 1) coords += (coords.empty() ? "" : " ") + std::string(spelling(a)) + "=" + std::to_string(d.coords[unsigned(a)]);
+    if (coords.empty()) coords = "-";
+    auto cell = [](const RankDifference::Worst &w) { return llvm::formatv("{0:e1} / {1:e1}", w.abs, w.rel).str(); };
+    os << llvm::formatv("{0,-6}{1,-22}{2,-21}{3,-24}{4}\n", d.rank, coords, cell(d.loss), cell(d.grads),
+                        cell(d.params));
+  }
+  if (!r.deadlock.empty()) os << "deadlock check: " << r.deadlock << "\n";
+  for (const std::string &v : r.structure) os << "structure: " << v << "\n";
+  if (r.noiseElements)
+    os << "not compared: " << r.noiseElements
+       << " element(s) of Adam-updated parameters whose gradient is too close to 0 for its difference "
+          "to decide the step\n";
+  bool close = r.worstRel <= r.tolerance;
+  os << (r.passed() ? "PASS" : "FAIL") << ": largest relative difference "
+     << llvm::formatv("{0:e2}", r.worstRel) << " (" << r.worstOutput << ")" << (close ? " <= " : " > ")
+     << "tolerance " << llvm::formatv("{0:e0}", r.tolerance);
+  if (!r.structure.empty()) os << "; " << r.structure.size() << " structural violation(s) of the pipeline schedule";
+  os << "\n";
+}
