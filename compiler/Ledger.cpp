@@ -1,7 +1,7 @@
 //===- compiler/Ledger.cpp - the memory ledger of `planc check` -----------===//
 
 #include "compiler/Ledger.h"
-#include "compiler/PartitionedStep.h"
+#include "compiler/Pipeline.h"
 #include "support/Units.h"
 
 #include <algorithm>
@@ -14,11 +14,11 @@ using namespace planc;
 using namespace planc::memory;
 
 llvm::Expected<MemoryPlan> planc::planMemoryOf(Compilation &c) {
-  PartitionedStepOptions options;
-  options.unroll = false; // the planner follows the schedule itself
-  auto step = buildPartitionedStep(c, options);
-  if (!step) return step.takeError();
-  return planMemory(*step->partitioned, memoryScheduleOf(c.getConfig().parallel));
+  CompileOptions options;
+  options.stopAfter = CompileStage::MemoryPlanned;
+  auto compiled = compile(c, options);
+  if (!compiled) return compiled.takeError();
+  return std::move(*compiled->memory);
 }
 
 pipeline::ScheduleOptions planc::memoryScheduleOf(const ParallelConfig &par) {

@@ -2,7 +2,7 @@
 
 #include "compiler/MemoryCheck.h"
 #include "compiler/Ledger.h"
-#include "compiler/PartitionedStep.h"
+#include "compiler/Pipeline.h"
 #include "support/Units.h"
 
 #include "ir/MeshLayout.h"
@@ -185,25 +185,17 @@ void reportLowHeadroom(Compilation &c, const MemoryCheckResult &r, double fracti
 } // namespace
 
 llvm::Expected<PlanAnalysis> planc::analyzePlan(Compilation &c) {
-  PartitionedStepOptions options;
-  options.unroll = false; // the planner follows the schedule itself
-  auto step = buildPartitionedStep(c, options);
-  if (!step) return step.takeError();
-  const ir::Module &m = *step->partitioned;
-  pipeline::ScheduleOptions so = memoryScheduleOf(c.getConfig().parallel);
+  CompileOptions options;
+  options.stopAfter = CompileStage::MemoryPlanned;
+  auto compiled = compile(c, options);
+  if (!compiled) return compiled.takeError();
+  const ir::Module &m = *compiled->module;
+  const pipeline::ScheduleOptions &so = *compiled->scheduleOptions;
   PlanAnalysis a;
-  auto plan = memory::planMemory(m, so);
-  if (!plan) return plan.takeError();
-  a.memory = std::move(*plan);
+  a.memory = std::move(*compiled->memory);
   a.cost.commBytes = commBytesPerStep(m, so.microBatches);
   a.cost.recomputeFlops = recomputeFlopsPerStep(m, so.microBatches);
-  if (so.stages > 1) {
-    auto schedule = pipeline::buildSchedule(so);
-    if (!schedule) return schedule.takeError();
-    auto sim = pipeline::simulate(*schedule);
-    if (!sim) return sim.takeError();
-    a.cost.bubble = sim->bubbleFraction();
-  }
+  if (so.stages > 1) a.cost.bubble = compiled->simulation->bubbleFraction();
   return a;
 }
 

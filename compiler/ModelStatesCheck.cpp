@@ -2,7 +2,7 @@
 
 #include "compiler/ModelStatesCheck.h"
 #include "compiler/Ledger.h"
-#include "compiler/PartitionedStep.h"
+#include "compiler/Pipeline.h"
 
 #include "ir/IR.h"
 #include "analysis/MemoryPlan.h"
@@ -56,13 +56,12 @@ llvm::Expected<ModelStatesCheck> planc::checkModelStates(Compilation &c) {
     result.skipped = "8-bit Adam's block scales are not in the formula";
     return result;
   }
-  PartitionedStepOptions options;
-  options.unroll = false; // the planner follows the schedule itself
-  auto step = buildPartitionedStep(c, options);
-  if (!step) return step.takeError();
-  const Module &m = *step->partitioned;
-  auto plan = memory::planMemory(m, memoryScheduleOf(config.parallel));
-  if (!plan) return plan.takeError();
+  CompileOptions options;
+  options.stopAfter = CompileStage::MemoryPlanned;
+  auto compiled = compile(c, options);
+  if (!compiled) return compiled.takeError();
+  const Module &m = *compiled->module;
+  const memory::MemoryPlan *plan = &*compiled->memory;
 
   const PrecisionConfig &prec = config.train.precision;
   const unsigned compute = bytesOf(prec.compute, 4);

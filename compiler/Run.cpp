@@ -1,7 +1,7 @@
 //===- compiler/Run.cpp - `planc run --target=interp` --------------------===//
 
 #include "compiler/Run.h"
-#include "compiler/TrainOptions.h"
+#include "compiler/Pipeline.h"
 
 #include "ir/ConvertFloats.h"
 #include "passes/PassManager.h"
@@ -25,32 +25,12 @@ runtime::DataSpec dataSpecOf(const DataConfig &d) {
 
 } // namespace
 
-llvm::Error planc::makeTrainingStep(Compilation &c, ir::Module &m, std::optional<ir::DType> floatType,
-                                    const PassManagerOptions &pmOptions) {
-  if (floatType) ir::convertFloatTypes(m, *floatType);
-  PassOptions options = passOptionsFromConfig(c.getConfig());
-  // One float type for the whole model means no narrower compute dtype.
-  if (floatType) options.values["compute_dtype"] = ir::spelling(*floatType);
-  // A plan whose adapters cannot apply is the author's error, not the pass's.
-  if (c.getConfig().train.adapters.kind == AdapterKind::LoRA)
-    if (llvm::Error e = checkLoraTargets(m, c.getConfig().train.adapters.rank)) return e;
-  PassManagerOptions pmo = pmOptions;
-  // The caller rebuilds the module it gave; the float types are made here.
-  if (pmo.rebuildInput && floatType)
-    pmo.rebuildInput = [rebuild = pmOptions.rebuildInput, floatType] {
-      std::unique_ptr<ir::Module> again = rebuild();
-      if (again) ir::convertFloatTypes(*again, *floatType);
-      return again;
-    };
-  PassManager pm(pmo, options);
-  if (llvm::Error e = addDefaultTrainingPipeline(pm)) return e;
-  return pm.run(m);
-}
-
 llvm::Error planc::runOnInterpreter(Compilation &c, const RunOptions &options, llvm::raw_ostream &log) {
-  std::unique_ptr<ir::Module> m = lowerToIR(c);
-  if (!m)
-    return llvm::createStringError(llvm::inconvertibleErrorCode(), "the plan could not be lowered to IR");
+  CompileOptions forward;
+  forward.stopAfter = CompileStage::ForwardIR;
+  auto lowered = compile(c, forward);
+  if (!lowered) return lowered.takeError();
+  std::unique_ptr<ir::Module> m = std::move(lowered->module);
   // The batch shape is the forward model's business: check it before the
   // training passes add their own input (%step).
   auto shape = runtime::batchShapeOf(*m);

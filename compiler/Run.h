@@ -2,16 +2,14 @@
 //
 // From a checked plan to a trained model on the reference interpreter:
 //
-//   lowerToIR                     the forward graph
-//   convertFloatTypes (--dtype)   f64 for reference checks
-//   addDefaultTrainingPipeline    one training-step module (autodiff,
-//                                 optimizer, ...), the plan's train settings
-//                                 as pass options
+//   compile (ForwardIR)           the forward graph (compiler/Pipeline.h)
+//   makeTrainingStep              one training-step module (autodiff,
+//                                 optimizer, ...; --dtype makes every float
+//                                 f64 or f32 first), the plan's settings
 //   openDataSource                the plan's `data` setting
 //   trainOnInterpreter            the loop, the log and the dump
 //
-// It lives in the frontend because it starts from a Compilation (the plan's
-// settings); the loop itself is runtime/InterpTrainer.h, which sees only IR.
+// The loop itself is runtime/InterpTrainer.h, which sees only IR.
 //
 //===----------------------------------------------------------------------===//
 #ifndef PLANC_COMPILER_RUN_H
@@ -38,12 +36,6 @@ struct RunOptions {
   std::optional<ir::DType> floatType;  // every float of the model; default: as the plan says
   std::string dumpDir;                 // empty: no dump (see runtime/InterpTrainer.h)
 };
-
-/// Turns the lowered forward module of `c` into one training step (autodiff,
-/// optimizer, clean-up: the default training pipeline) with the plan's
-/// settings, optionally with every float of the model made `floatType` first.
-llvm::Error makeTrainingStep(Compilation &c, ir::Module &m, std::optional<ir::DType> floatType,
-                             const PassManagerOptions &pmOptions);
 
 /// Trains the checked plan of `c` on the interpreter, logging to `log`.
 /// Errors (a model without token inputs, a bad data file, an unwritable dump

@@ -2,8 +2,7 @@
 
 #include "compiler/VerifyPlan.h"
 #include "compiler/ModelStatesCheck.h"
-#include "compiler/PartitionedStep.h"
-#include "compiler/Run.h"
+#include "compiler/Pipeline.h"
 #include "passes/Passes.h"
 #include "passes/PipelineAttrs.h"
 #include "analysis/PipelineStructure.h"
@@ -238,12 +237,12 @@ llvm::Expected<PlanVerifyReport> planc::verifyPlan(Compilation &c, const PlanVer
   // program starts from one micro-batch of every dp rank, which the pipeline
   // pass repeats for every micro-batch.
   const PlanConfig &config = c.getConfig();
-  PartitionedStepOptions stepOptions;
+  CompileOptions stepOptions;
   stepOptions.floatType = options.floatType;
   stepOptions.passes = options.passes;
-  auto built = buildPartitionedStep(c, stepOptions);
+  auto built = compile(c, stepOptions);
   if (!built) return built.takeError();
-  Module &part = *built->partitioned;
+  Module &part = *built->module;
   PlanVerifyReport report;
   report.mesh = part.mesh;
   for (const auto &op : part.ops) report.collectives += isReduction(op->kind) || op->kind == OpKind::AllGather ||
@@ -258,8 +257,7 @@ llvm::Expected<PlanVerifyReport> planc::verifyPlan(Compilation &c, const PlanVer
 
   if (options.misplaceOp)
     if (llvm::Error e = misplaceOneOp(part)) return e;
-  report.structure = checkPipelineStructure(
-      part, scheduleOptionsFrom(passOptionsFromConfig(config), part.mesh[unsigned(MeshAxis::PP)]));
+  report.structure = checkPipelineStructure(part, *built->scheduleOptions);
   auto states = checkModelStates(c);
   if (!states) return states.takeError();
   report.structure.insert(report.structure.end(), states->violations.begin(), states->violations.end());
@@ -267,11 +265,13 @@ llvm::Expected<PlanVerifyReport> planc::verifyPlan(Compilation &c, const PlanVer
   report.structureOnly = options.structureOnly;
   if (options.structureOnly) return report;
 
-  int64_t perMicroBatch = config.train.microBatch * config.parallel.size(MeshAxis::DP);
-  int64_t microBatches = std::max<int64_t>(config.parallel.microBatches, 1);
-  std::unique_ptr<Module> step = lowerToIR(c, perMicroBatch * microBatches);
-  if (!step) return fail("the plan could not be lowered to IR");
-  if (llvm::Error e = makeTrainingStep(c, *step, options.floatType, PassManagerOptions{})) return e;
+  CompileOptions referenceOptions;
+  referenceOptions.stopAfter = CompileStage::TrainingStep;
+  referenceOptions.batch = BatchScope::Step;
+  referenceOptions.floatType = options.floatType;
+  auto referenceStep = compile(c, referenceOptions);
+  if (!referenceStep) return referenceStep.takeError();
+  std::unique_ptr<Module> step = std::move(referenceStep->module);
 
   auto feeds = makeFeeds(*step, options.seed);
   if (!feeds) return feeds.takeError();

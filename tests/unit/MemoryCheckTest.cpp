@@ -8,7 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/MemoryCheck.h"
-#include "compiler/PartitionedStep.h"
+#include "compiler/Pipeline.h"
 #include "ir/MeshLayout.h"
 #include "analysis/CommSummary.h"
 
@@ -201,9 +201,9 @@ TEST_F(MemoryCheckPlan, CommunicationPerStepMatchesTheUnrolledStep) {
     auto c = compile(sets);
     auto analysis = analyzePlan(*c);
     ASSERT_TRUE(bool(analysis)) << llvm::toString(analysis.takeError());
-    auto unrolled = buildPartitionedStep(*c);
+    auto unrolled = planc::compile(*c);
     ASSERT_TRUE(bool(unrolled)) << llvm::toString(unrolled.takeError());
-    const ir::Module &m = *unrolled->partitioned;
+    const ir::Module &m = *unrolled->module;
     double most = 0;
     for (const RankCommList &list : summarizeComm(m, MeshLayout(m.mesh)).lists) {
       double sent = 0;

@@ -16,8 +16,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "frontend/Frontend.h"
-#include "compiler/PartitionedStep.h"
-#include "compiler/Run.h"
+#include "compiler/Pipeline.h"
 #include "frontend/Verify.h"
 
 #include "ir/Interpreter.h"
@@ -100,9 +99,9 @@ TEST(PartitionedPrecisionTest, MainGradientsMatchTheSingleDeviceStep) {
     std::unique_ptr<Module> step = lowerToIR(c, 8);
     ASSERT_TRUE(step);
     ASSERT_FALSE(bool(makeTrainingStep(c, *step, std::nullopt, PassManagerOptions{})));
-    auto built = buildPartitionedStep(c);
+    auto built = planc::compile(c);
     ASSERT_TRUE(bool(built)) << llvm::toString(built.takeError());
-    const Module &part = *built->partitioned;
+    const Module &part = *built->module;
     int mainGrads = 0;
     for (const auto &op : part.ops) mainGrads += op->kind == OpKind::Cast && op->getBool("main_grad");
     EXPECT_GT(mainGrads, 2 * 20) << "a main_grad cast per parameter and micro-batch";
@@ -177,9 +176,9 @@ parallel {
 TEST(PartitionedPrecisionTest, AnOverflowOnOneRankSkipsTheStepOnEvery) {
   Compilation c;
   ASSERT_TRUE(load(c, kMlp));
-  auto built = buildPartitionedStep(c);
+  auto built = planc::compile(c);
   ASSERT_TRUE(bool(built)) << llvm::toString(built.takeError());
-  const Module &part = *built->partitioned;
+  const Module &part = *built->module;
   for (const auto &op : part.ops)
     EXPECT_NE(op->kind, OpKind::AllGather) << "nothing is gathered for the skip decision";
   MeshLayout mesh(part.mesh);

@@ -6,7 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "frontend/Frontend.h"
-#include "compiler/PartitionedStep.h"
+#include "compiler/Pipeline.h"
 #include "compiler/Run.h"
 #include "frontend/Verify.h"
 #include "compiler/VerifyPlan.h"
@@ -491,12 +491,12 @@ int emitPartitioned(const Options &o, Compilation &c) {
                  << "\n";
     return 1;
   }
-  PartitionedStepOptions options;
+  CompileOptions options;
   options.passes = o.passes;
-  options.unroll = o.emit != "ir-partitioned";
-  auto step = buildPartitionedStep(c, options);
+  options.stopAfter = o.emit == "ir-partitioned" ? CompileStage::Partitioned : CompileStage::RankPrograms;
+  auto step = compile(c, options);
   if (!step) return fail(step.takeError());
-  const ir::Module &part = *step->partitioned;
+  const ir::Module &part = *step->module;
   if (o.emit == "ir-partitioned") {
     ir::print(part, llvm::outs());
     return 0;
@@ -545,13 +545,15 @@ int run(Options &o) {
   bool ok = c.loadFile(o.file);
   if (o.command == "emit" && (o.emit == "ir" || o.emit == "ir-train")) {
     if (!ok || !c.check()) return 1;
-    std::unique_ptr<ir::Module> m = lowerToIR(c);
-    if (!m) return 1;
-    if (o.emit == "ir-train")
-      if (llvm::Error e = makeTrainingStep(c, *m, std::nullopt, o.passes)) {
-        llvm::errs() << "planc: error: " << llvm::toString(std::move(e)) << "\n";
-        return 1;
-      }
+    CompileOptions options;
+    options.stopAfter = o.emit == "ir-train" ? CompileStage::TrainingStep : CompileStage::ForwardIR;
+    options.passes = o.passes;
+    auto compiled = compile(c, options);
+    if (!compiled) {
+      llvm::errs() << "planc: error: " << llvm::toString(compiled.takeError()) << "\n";
+      return 1;
+    }
+    std::unique_ptr<ir::Module> m = std::move(compiled->module);
     // The frontend checked the plan, so IR that does not verify is planc's bug.
     if (llvm::Error e = ir::verify(*m)) {
       llvm::errs() << "planc: internal error: the lowered IR does not verify:\n" << llvm::toString(std::move(e)) << "\n";

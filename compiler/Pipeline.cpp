@@ -1,0 +1,170 @@
+//===- compiler/Pipeline.cpp - the compiler's stages, from a checked plan -===//
+//
+// compile() is the whole compiler read top to bottom: one block per stage of
+// compiler/Pipeline.h, each ending where the caller asked to stop.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Pipeline.h"
+#include "compiler/Ledger.h"
+#include "compiler/TrainOptions.h"
+
+#include "ir/ConvertFloats.h"
+#include "passes/Passes.h"
+
+using namespace planc;
+using namespace planc::ir;
+
+const char *planc::spelling(CompileStage stage) {
+  switch (stage) {
+  case CompileStage::ForwardIR: return "forward-ir";
+  case CompileStage::TrainingStep: return "training-step";
+  case CompileStage::Partitioned: return "partitioned";
+  case CompileStage::Scheduled: return "scheduled";
+  case CompileStage::MemoryPlanned: return "memory-planned";
+  case CompileStage::RankPrograms: return "rank-programs";
+  }
+  return "";
+}
+
+int64_t planc::batchRows(const PlanConfig &config, BatchScope scope) {
+  const int64_t device = config.train.microBatch;
+  const int64_t microBatch = device * config.parallel.size(MeshAxis::DP);
+  switch (scope) {
+  case BatchScope::Device: return device;
+  case BatchScope::MicroBatch: return microBatch;
+  case BatchScope::Step: return microBatch * std::max<int64_t>(config.parallel.microBatches, 1);
+  }
+  return device;
+}
+
+static llvm::Error fail(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message.str());
+}
+
+/// The passes' remarks as diagnostics at the .plan lines they name.
+static void reportRemarks(Compilation &c, const Module &m) {
+  llvm::SourceMgr &sm = c.getSourceMgr();
+  for (const Remark &r : m.remarks) {
+    if (r.kind != "constraint_reshards" || r.args.size() != 4) continue;
+    llvm::SMLoc at;
+    for (unsigned id = 1; id <= sm.getNumBuffers() && r.loc.isKnown(); ++id)
+      if (sm.getMemoryBuffer(id)->getBufferIdentifier() == r.loc.file) {
+        at = sm.FindLocForLineAndColumn(id, r.loc.line, r.loc.column);
+        break;
+      }
+    c.getDiagnostics().report(DiagID::warn_constraint_reshards, at) << r.args[0] << r.args[1] << r.args[2] << r.args[3];
+  }
+}
+
+llvm::Error planc::makeTrainingStep(Compilation &c, Module &m, std::optional<DType> floatType,
+                                    const PassManagerOptions &pmOptions) {
+  if (floatType) convertFloatTypes(m, *floatType);
+  PassOptions options = passOptionsFromConfig(c.getConfig());
+  // One float type for the whole model means no narrower compute dtype.
+  if (floatType) options.values["compute_dtype"] = spelling(*floatType);
+  // A plan whose adapters cannot apply is the author's error, not the pass's.
+  if (c.getConfig().train.adapters.kind == AdapterKind::LoRA)
+    if (llvm::Error e = checkLoraTargets(m, c.getConfig().train.adapters.rank)) return e;
+  PassManagerOptions pmo = pmOptions;
+  // The caller rebuilds the module it gave; the float types are made here.
+  if (pmo.rebuildInput && floatType)
+    pmo.rebuildInput = [rebuild = pmOptions.rebuildInput, floatType] {
+      std::unique_ptr<Module> again = rebuild();
+      if (again) convertFloatTypes(*again, *floatType);
+      return again;
+    };
+  PassManager pm(pmo, options);
+  if (llvm::Error e = addDefaultTrainingPipeline(pm)) return e;
+  return pm.run(m);
+}
+
+llvm::Expected<CompileResult> planc::compile(Compilation &c, const CompileOptions &options) {
+  const PlanConfig &config = c.getConfig();
+  const CompileStage stop = options.stopAfter;
+  const bool oneDevice = stop <= CompileStage::TrainingStep;
+  CompileResult result;
+
+  // The plan check lets a model without repeated layers name pp > 1 (its
+  // settings are checked on their own); partitioning it has nothing to cut.
+  if (!oneDevice && config.parallel.size(MeshAxis::PP) > 1 && c.getModel().numLayers == 0 &&
+      c.getModel().stages.empty())
+    return fail("the mesh has pp = " + std::to_string(config.parallel.size(MeshAxis::PP)) + ", but model '" +
+                c.getProgram().model->name +
+                "' has no repeated layers to cut into pipeline stages (write the layers in a `repeat`)");
+
+  // Forward IR: the partitioner lowers the global program of one
+  // micro-batch, every dp rank's rows.
+  const int64_t batch = batchRows(config, oneDevice ? options.batch : BatchScope::MicroBatch);
+  std::unique_ptr<Module> m = lowerToIR(c, batch);
+  if (!m) return fail("the plan could not be lowered to IR");
+  if (stop == CompileStage::ForwardIR) {
+    result.module = std::move(m);
+    return result;
+  }
+
+  // Training step. Each pipeline's input can be made again, so a reproducer
+  // is printed only when a pass fails (passes/PassManager.h).
+  PassManagerOptions training = options.passes;
+  if (!oneDevice) training.rebuildInput = [&c, batch] { return lowerToIR(c, batch); };
+  if (llvm::Error e = makeTrainingStep(c, *m, options.floatType, training)) return e;
+  if (stop == CompileStage::TrainingStep) {
+    result.module = std::move(m);
+    return result;
+  }
+
+  // Partitioned: one micro-batch's step over the mesh, placed.
+  PassManagerOptions partitioning = options.passes;
+  partitioning.rebuildInput = [&c, batch, &options]() -> std::unique_ptr<Module> {
+    std::unique_ptr<Module> again = lowerToIR(c, batch);
+    PassManagerOptions quiet;
+    quiet.reproducerDir = "";
+    if (!again) return nullptr;
+    if (llvm::Error e = makeTrainingStep(c, *again, options.floatType, quiet)) {
+      llvm::consumeError(std::move(e));
+      return nullptr;
+    }
+    return again;
+  };
+  // Stopping at RankPrograms, the unroll joins this pipeline run, so that a
+  // failing pass's reproducer and --time-passes cover the whole way.
+  const bool unroll = stop == CompileStage::RankPrograms;
+  PassManager pm(partitioning, passOptionsFromConfig(config));
+  if (llvm::Error e = addPartitionPipeline(pm)) return e;
+  if (unroll)
+    if (llvm::Error e = addUnrollPipeline(pm)) return e;
+  if (llvm::Error e = pm.run(*m)) return e;
+  reportRemarks(c, *m);
+  if (stop == CompileStage::Partitioned) {
+    result.module = std::move(m);
+    return result;
+  }
+
+  // Scheduled: the pipeline schedule the placed step follows, and its replay.
+  result.scheduleOptions = memoryScheduleOf(config.parallel);
+  auto schedule = pipeline::buildSchedule(*result.scheduleOptions);
+  if (!schedule) return schedule.takeError();
+  auto simulation = pipeline::simulate(*schedule);
+  if (!simulation) return simulation.takeError();
+  result.schedule = std::move(*schedule);
+  result.simulation = std::move(*simulation);
+  if (stop == CompileStage::Scheduled) {
+    result.module = std::move(m);
+    return result;
+  }
+
+  // Memory planned: on the placed step of one micro-batch, the planner
+  // following the schedule itself.
+  if (!unroll) {
+    auto plan = memory::planMemory(*m, *result.scheduleOptions);
+    if (!plan) return plan.takeError();
+    result.memory = std::move(*plan);
+    result.module = std::move(m);
+    return result;
+  }
+
+  // Rank programs: every micro-batch in schedule order, what each rank runs
+  // (unrolled in the partition's pipeline run above).
+  result.module = std::move(m);
+  return result;
+}
