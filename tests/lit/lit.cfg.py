@@ -67,6 +67,9 @@ else:
         [os.path.dirname(config.filecheck), config.environment.get('PATH', '')])
 
     config.environment['PLANC_SOURCE_DIR'] = config.planc_src_root
+    # A CHECK-LABEL ends the scope of the variables captured before it, so a
+    # name matched in one function cannot satisfy a check in the next.
+    config.environment['FILECHECK_OPTS'] = '-enable-var-scope'
     # Diagnostics must not depend on the terminal.
     config.environment.pop('TERM', None)
     config.environment['NO_COLOR'] = '1'
