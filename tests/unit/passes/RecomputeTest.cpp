@@ -33,7 +33,7 @@ namespace {
 std::string sourceDir() {
   if (const char *root = std::getenv("PLANC_SOURCE_DIR")) return root;
   llvm::StringRef file = __FILE__;
-  return file.drop_back(llvm::StringRef("/tests/unit/RecomputeTest.cpp").size()).str();
+  return file.drop_back(llvm::StringRef("/tests/unit/passes/RecomputeTest.cpp").size()).str();
 }
 
 std::string tinyGpt() { return std::string(sourceDir()) + "/examples/tiny-gpt.plan"; }
