@@ -4,6 +4,7 @@
 #include "analysis/SavedActivations.h"
 
 #include "ir/LocalBlocks.h"
+#include "ir/OpDef.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -17,14 +18,9 @@ using namespace planc::ir;
 
 
 double planc::sentBytes(OpKind kind, int64_t n, uint64_t s) {
-  if (n <= 1) return 0;
-  double S = double(s), frac = double(n - 1) / double(n);
-  switch (kind) {
-  case OpKind::AllReduce: return 2 * frac * S;
-  case OpKind::ReduceScatter: case OpKind::AllGather: case OpKind::AllToAll: return frac * S;
-  case OpKind::Broadcast: case OpKind::Send: return S;
-  default: return 0; // recv (counted at its sender), shard_slice (no communication)
-  }
+  auto wire = opDef(kind).wireBytes; // null: recv (counted at its sender), shard_slice (no communication)
+  if (n <= 1 || !wire) return 0;
+  return wire(n, double(s));
 }
 
 CommOp planc::commOpOf(const Op &op, const MeshLayout &mesh, int64_t rank) {
@@ -32,7 +28,7 @@ CommOp planc::commOpOf(const Op &op, const MeshLayout &mesh, int64_t rank) {
   CommOp c;
   c.kind = op.kind;
   c.op = &op;
-  if (op.kind == OpKind::AllReduce || op.kind == OpKind::ReduceScatter) {
+  if (isReducingCollective(op.kind)) {
     std::string reduce = op.getString("reduce", "sum");
     if (reduce != "sum") c.reduce = reduce;
   }

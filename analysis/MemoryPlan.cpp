@@ -6,6 +6,7 @@
 
 #include "ir/LocalBlocks.h"
 #include "ir/MeshLayout.h"
+#include "ir/OpDef.h"
 
 #include <algorithm>
 #include <atomic>
@@ -42,7 +43,7 @@ constexpr uint64_t kAlign = 64;
 
 /// Results that count as communication buffers: what collectives and
 /// receives make, and stage_merge's cross-stage sum.
-bool makesCommunicationBuffer(OpKind k) { return isCommunication(k) || k == OpKind::StageMerge; }
+bool makesCommunicationBuffer(OpKind k) { return isCommunication(k) || picksStage(k); }
 
 /// What every pipeline rank's plan needs to know about the module, computed
 /// once: each op's work and placement (attributes, looked up by name) and
@@ -95,9 +96,9 @@ struct ModuleFacts {
     }
     for (const auto &up : m.ops)
       if (isOptimizerUpdate(up->kind)) {
-        const Op &op = *up;
-        size_t first = 2, last = op.kind == OpKind::AdamUpdate ? 3 : op.kind == OpKind::SgdUpdate ? 2 : 5;
-        for (size_t i = first; i <= last && i < op.operands.size(); ++i) states.insert(op.operands[i]);
+        const OpDef &def = opDef(up->kind);
+        for (size_t i = 0; i < up->operands.size(); ++i)
+          if (isStateRole(def.roleOf(i))) states.insert(up->operands[i]);
       }
     // Mixed precision: the f32 master weights are optimizer state.
     for (const Value *v : masterWeights(m)) states.insert(v);

@@ -4,6 +4,8 @@
 #include "analysis/Placement.h"
 #include "analysis/SavedActivations.h"
 
+#include "ir/OpDef.h"
+
 #include "llvm/ADT/StringExtras.h"
 
 #include <map>
@@ -15,7 +17,7 @@ using namespace planc::ir;
 
 namespace {
 
-bool isMessage(const Op &op) { return op.kind == OpKind::Send || op.kind == OpKind::Recv; }
+bool isMessage(const Op &op) { return isPointToPoint(op.kind); }
 
 /// "'matmul' (blocks.1.mlp, backward, micro-batch 0)": the op as a user reads it.
 std::string describe(const Op &op) {

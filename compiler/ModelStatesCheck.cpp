@@ -5,6 +5,7 @@
 #include "compiler/Pipeline.h"
 
 #include "ir/IR.h"
+#include "ir/OpDef.h"
 #include "analysis/MemoryPlan.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -83,7 +84,8 @@ llvm::Expected<ModelStatesCheck> planc::checkModelStates(Compilation &c) {
   std::set<const Value *> state;
   for (const auto &op : m.ops)
     if (isOptimizerUpdate(op->kind))
-      for (size_t i = 2; i < op->operands.size(); ++i) state.insert(op->operands[i]);
+      for (size_t i = 0; i < op->operands.size(); ++i)
+        if (isStateRole(opDef(op->kind).roleOf(i))) state.insert(op->operands[i]);
   for (const auto &op : m.ops) {
     if (const Value *p = updatedParam(*op); p && !state.count(p)) onStagesOf(p, *op);
     if (op->getString("phase").empty())

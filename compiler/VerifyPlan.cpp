@@ -12,6 +12,7 @@
 #include "ir/Interpreter.h"
 #include "ir/LocalBlocks.h"
 #include "ir/MultiRank.h"
+#include "ir/OpDef.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -61,8 +62,6 @@ llvm::Expected<TensorMap> makeFeeds(const Module &m, uint64_t seed) {
   }
   return feeds;
 }
-
-bool isReduction(OpKind k) { return k == OpKind::AllReduce || k == OpKind::ReduceScatter; }
 
 /// Removes the Nth inserted reduction: its users read the unreduced operand
 /// (a reduce-scatter's users its operand's block... which no longer fits, so
@@ -245,8 +244,8 @@ llvm::Expected<PlanVerifyReport> planc::verifyPlan(Compilation &c, const PlanVer
   Module &part = *built->module;
   PlanVerifyReport report;
   report.mesh = part.mesh;
-  for (const auto &op : part.ops) report.collectives += isReduction(op->kind) || op->kind == OpKind::AllGather ||
-                                                        op->kind == OpKind::AllToAll || op->kind == OpKind::Send;
+  // The ops that put bytes on the wire (a recv's are its send's).
+  for (const auto &op : part.ops) report.collectives += opDef(op->kind).wireBytes != nullptr;
   if (options.dropCollective >= 0)
     if (llvm::Error e = dropReduction(part, options.dropCollective)) return e;
   if (options.swapSends) {

@@ -195,20 +195,6 @@ unsigned ir::resultCount(OpKind kind) {
   return counts[size_t(kind)];
 }
 
-bool ir::isCommunication(OpKind k) {
-  switch (k) {
-  case OpKind::AllReduce: case OpKind::ReduceScatter: case OpKind::AllGather: case OpKind::AllToAll:
-  case OpKind::Send: case OpKind::Recv: case OpKind::Broadcast: case OpKind::ShardSlice:
-    return true;
-  default:
-    return false;
-  }
-}
-
-bool ir::isOptimizerUpdate(OpKind k) {
-  return k == OpKind::AdamUpdate || k == OpKind::SgdUpdate || k == OpKind::Adam8bitUpdate;
-}
-
 std::unordered_set<const Value *> ir::masterWeights(const Module &m) {
   std::unordered_map<const Value *, bool> onlyNarrowed;
   for (const auto &op : m.ops) {

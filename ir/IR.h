@@ -89,9 +89,11 @@ const char *spelling(OpKind kind);
 int operandCount(OpKind kind);
 unsigned resultCount(OpKind kind);
 /// The ops that move data between ranks or pick a rank's block: the
-/// collectives, send, recv, broadcast and shard_slice.
+/// collectives, send, recv, broadcast and shard_slice. Answered from the op
+/// table (ir/OpDef.h), as the other facts about op kinds are.
 bool isCommunication(OpKind kind);
-/// The optimizer's parameter updates (SGD, Adam, 8-bit Adam).
+/// The optimizer's parameter updates (SGD, Adam, 8-bit Adam): ops whose
+/// operand roles (ir/OpDef.h) start with the parameter.
 bool isOptimizerUpdate(OpKind kind);
 std::optional<OpKind> parseOpKind(llvm::StringRef name);
 

@@ -2,6 +2,7 @@
 
 #include "ir/LocalAttrs.h"
 #include "ir/LocalBlocks.h"
+#include "ir/OpDef.h"
 
 using namespace planc;
 using namespace planc::ir;
@@ -10,19 +11,9 @@ AttrMap ir::localAttrs(const Op &op, const MeshLayout &mesh) {
   AttrMap attrs = op.attrs;
   if (op.results.empty()) return attrs;
   Shape local = localShape(op.results[0]->type, mesh);
-  switch (op.kind) {
-  case OpKind::Reshape:
-  case OpKind::BroadcastTo:
-  case OpKind::SumTo:
-  case OpKind::Fill:
-  case OpKind::Recv:
-    if (attrs.count("shape")) attrs["shape"] = std::vector<int64_t>(local.begin(), local.end());
-    break;
-  case OpKind::ScatterAdd:
-    if (!local.empty()) attrs["rows"] = local[0];
-    break;
-  default:
-    break;
-  }
+  // The attributes the op table names as holding the result's shape.
+  const OpDef &def = opDef(op.kind);
+  if (def.shapeAttr && attrs.count(def.shapeAttr)) attrs[def.shapeAttr] = std::vector<int64_t>(local.begin(), local.end());
+  if (def.rowsAttr && !local.empty()) attrs[def.rowsAttr] = local[0];
   return attrs;
 }

@@ -21,21 +21,6 @@ namespace {
 
 llvm::Error fail(const std::string &msg) { return llvm::createStringError(llvm::inconvertibleErrorCode(), msg); }
 
-bool isCollective(OpKind k) {
-  switch (k) {
-  case OpKind::AllReduce:
-  case OpKind::ReduceScatter:
-  case OpKind::AllGather:
-  case OpKind::AllToAll:
-  case OpKind::Broadcast:
-  case OpKind::Send:
-  case OpKind::Recv:
-    return true;
-  default:
-    return false;
-  }
-}
-
 /// "" when the op computes the right local blocks from local operands with
 /// its local attributes (ir/LocalAttrs.h), else why not. Collectives are
 /// checked by the exchange itself.
@@ -45,7 +30,7 @@ std::string checkRunsLocally(const Op &op, const AttrMap &local, const MeshLayou
   std::vector<TensorType> inferred;
   if (std::string e = opDef(op.kind).infer(global, op.attrs, inferred); !e.empty()) return e;
   // A collective's exchange, and shard_slice's kernel, change local shapes.
-  if (isCollective(op.kind) || op.kind == OpKind::ShardSlice) return "";
+  if (isCommunication(op.kind)) return "";
 
   std::vector<TensorType> localTypes;
   for (const Value *v : op.operands) localTypes.emplace_back(localShape(v->type, mesh), v->type.dtype);
@@ -145,7 +130,7 @@ llvm::Expected<RankTensorMaps> ir::interpretRanks(const Module &m, const MeshLay
       if (!ctx.error.empty())
         return fail("op " + describeOp(op) + " on rank " + std::to_string(r) + ": " + ctx.error);
     }
-    if (isCollective(op.kind))
+    if (exchangesData(op.kind))
       if (std::string e = exchange.complete(op); !e.empty()) return fail("op " + describeOp(op) + ": " + e);
 
     // The padding of an uneven split (ir/LocalBlocks.h) must stay 0: an op

@@ -2,8 +2,10 @@
 //
 // The table is an array indexed by OpKind, filled once by each family's
 // registration function (ir/ops/*.cpp). Building it checks that every op of
-// Ops.def has a shape rule, a kernel and a FLOP count, so a new op kind
-// without them fails at the first use of the table, not deep inside a pass.
+// Ops.def has a shape rule, a kernel and a FLOP count, and that its operand
+// roles and in-place pairs fit its operand and result counts, so a new op
+// kind without them fails at the first use of the table, not deep inside a
+// pass.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,7 +21,6 @@ using namespace planc;
 using namespace planc::ir;
 
 namespace {
-
 
 using Table = std::array<OpDef, size_t(OpKind::NumOps)>;
 
@@ -44,6 +45,13 @@ Table buildTable() {
       llvm::report_fatal_error(llvm::Twine("op '") + spelling(OpKind(i)) +
                                "' lacks a shape rule, a kernel or a FLOP count in ir/ops/");
     def.kind = OpKind(i);
+    const int operands = operandCount(def.kind);
+    const bool rolesFit = def.operandRoles.empty() || (operands < 0 ? !def.operandRoles.empty()
+                                                                    : def.operandRoles.size() == size_t(operands));
+    const bool inPlaceFits = def.has(kInPlace) ? def.inPlaceOf.size() == resultCount(def.kind) : def.inPlaceOf.empty();
+    if (!rolesFit || !inPlaceFits)
+      llvm::report_fatal_error(llvm::Twine("op '") + spelling(OpKind(i)) +
+                               "' has operand roles or in-place pairs that do not fit its operands and results");
   }
   return table;
 }
@@ -54,6 +62,38 @@ const OpDef &ir::opDef(OpKind kind) {
   static const Table table = buildTable();
   assert(kind < OpKind::NumOps && "not an op kind");
   return table[size_t(kind)];
+}
+
+OperandRole OpDef::roleOf(size_t i) const {
+  if (operandRoles.empty()) return OperandRole::Data;
+  return i < operandRoles.size() ? operandRoles[i] : operandRoles.back();
+}
+
+bool ir::hasSideEffect(OpKind k) { return opDef(k).has(kSideEffect); }
+bool ir::isCollective(OpKind k) { return opDef(k).has(kCollective); }
+bool ir::isPointToPoint(OpKind k) { return opDef(k).has(kPointToPoint); }
+bool ir::isReducingCollective(OpKind k) { return opDef(k).has(kReduces); }
+bool ir::exchangesData(OpKind k) { return opDef(k).has(OpTrait(kCollective | kPointToPoint)); }
+bool ir::picksRankBlock(OpKind k) { return opDef(k).has(kRankBlock); }
+bool ir::picksStage(OpKind k) { return opDef(k).has(kStageChoice); }
+bool ir::isElementwise(OpKind k) { return opDef(k).has(kElementwise); }
+bool ir::keepsPaddingZero(OpKind k) { return opDef(k).has(kKeepsPaddingZero); }
+bool ir::isInPlace(OpKind k) { return opDef(k).has(kInPlace); }
+bool ir::isView(OpKind k) { return opDef(k).has(kView); }
+
+bool ir::isCommunication(OpKind k) { return exchangesData(k) || picksRankBlock(k); }
+
+bool ir::isOptimizerUpdate(OpKind k) {
+  const OpDef &def = opDef(k);
+  return !def.operandRoles.empty() && def.roleOf(0) == OperandRole::Parameter;
+}
+
+std::vector<Value *> ir::operandsWithRole(const Op &op, OperandRole role) {
+  const OpDef &def = opDef(op.kind);
+  std::vector<Value *> found;
+  for (size_t i = 0; i < op.operands.size(); ++i)
+    if (def.roleOf(i) == role) found.push_back(op.operands[i]);
+  return found;
 }
 
 std::string ir::inferResultTypes(OpKind kind, llvm::ArrayRef<Value *> operands, const AttrMap &attrs,

@@ -11,27 +11,14 @@
 
 #include "passes/Passes.h"
 
+#include "ir/OpDef.h"
+
 #include <set>
 
 using namespace planc;
 using namespace planc::ir;
 
 namespace {
-
-bool communicates(OpKind k) {
-  switch (k) {
-  case OpKind::AllReduce:
-  case OpKind::ReduceScatter:
-  case OpKind::AllGather:
-  case OpKind::AllToAll:
-  case OpKind::Send:
-  case OpKind::Recv:
-  case OpKind::Broadcast:
-    return true;
-  default:
-    return false;
-  }
-}
 
 class CanonicalizePass : public Pass {
 public:
@@ -56,7 +43,7 @@ public:
     std::vector<bool> keep(m.ops.size(), false);
     for (size_t i = m.ops.size(); i-- > 0;) {
       Op &op = *m.ops[i];
-      bool used = communicates(op.kind);
+      bool used = hasSideEffect(op.kind);
       for (Value *r : op.results)
         if (live.count(r)) used = true;
       if (replaced.count(op.results.empty() ? nullptr : op.results[0])) used = false;

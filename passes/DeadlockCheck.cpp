@@ -28,6 +28,7 @@
 #include "passes/PipelineAttrs.h"
 
 #include "ir/MeshLayout.h"
+#include "ir/OpDef.h"
 #include "ir/Printer.h"
 
 #include <deque>
@@ -51,22 +52,14 @@ struct Event {
 
 std::string where(const Op &op) {
   std::string s = "'" + std::string(spelling(op.kind)) + "'";
-  if (op.kind == OpKind::Send || op.kind == OpKind::Recv) s += " (tag " + std::to_string(op.getInt("tag")) + ")";
+  if (isPointToPoint(op.kind)) s += " (tag " + std::to_string(op.getInt("tag")) + ")";
   else if (!op.results.empty()) s += " defining %" + op.results[0]->name;
   if (!op.path.empty()) s += " in " + op.path;
   if (op.has("micro_batch")) s += ", micro-batch " + std::to_string(op.getInt("micro_batch"));
   return s;
 }
 
-bool isPpCollective(const Op &op) {
-  switch (op.kind) {
-  case OpKind::AllReduce: case OpKind::ReduceScatter: case OpKind::AllGather: case OpKind::AllToAll:
-  case OpKind::Broadcast:
-    return op.getString("axis") == "pp";
-  default:
-    return false;
-  }
-}
+bool isPpCollective(const Op &op) { return isCollective(op.kind) && op.getString("axis") == "pp"; }
 
 class DeadlockCheckPass : public Pass {
 public:
@@ -79,8 +72,8 @@ public:
     for (const auto &up : m.ops) {
       const Op &op = *up;
       unrolled |= op.has("micro_batch");
-      if (op.kind != OpKind::Send && op.kind != OpKind::Recv && !isPpCollective(op)) continue;
-      if ((op.kind == OpKind::Send || op.kind == OpKind::Recv) && op.getString("axis") != "pp")
+      if (!isPointToPoint(op.kind) && !isPpCollective(op)) continue;
+      if (isPointToPoint(op.kind) && op.getString("axis") != "pp")
         return fail(where(op) + " is a point-to-point message over '" + op.getString("axis") +
                     "'; only pipeline (pp) messages are checked");
       comms.push_back(&op);

@@ -36,6 +36,7 @@
 
 #include "ir/LocalBlocks.h"
 #include "ir/MeshLayout.h"
+#include "ir/OpDef.h"
 
 #include <cstdlib>
 #include <map>
@@ -75,7 +76,7 @@ public:
     std::vector<Sync> syncs;
     for (auto &up : m.ops) {
       Op &op = *up;
-      if ((op.kind != OpKind::AllReduce && op.kind != OpKind::ReduceScatter) || op.getString("axis") != "dp" ||
+      if (!isReducingCollective(op.kind) || op.getString("axis") != "dp" ||
           op.getString("phase") != "optimizer")
         continue;
       const Value *g = op.operands[0];

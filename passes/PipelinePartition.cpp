@@ -72,7 +72,7 @@ public:
   llvm::Error run() {
     if (so.stages == 1) return llvm::Error::success();
     for (const auto &op : m.ops)
-      if (op->kind == OpKind::Send || op->kind == OpKind::Recv || op->has("pipeline_stage"))
+      if (isPointToPoint(op->kind) || op->has("pipeline_stage"))
         return fail("the module is already split into pipeline stages");
     if (llvm::Error e = times.build(so)) return e;
     if (llvm::Error e = assignStages()) return e;
@@ -531,7 +531,7 @@ private:
             m.rename(copy->results[k], m.uniqueName(op.results[k]->name + suffix));
           for (size_t k = 0; k < op.results.size(); ++k) remap[op.results[k]] = copy->results[k];
           copy->attrs["replica"] = true;
-          if (op.kind == OpKind::Send || op.kind == OpKind::Recv) copy->attrs.erase("tag");
+          if (isPointToPoint(op.kind)) copy->attrs.erase("tag");
           copy->loc = op.loc;
           copy->path = op.path;
           place(*copy, rank, Work::Optimizer);

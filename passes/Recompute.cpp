@@ -64,6 +64,8 @@
 #include "analysis/SavedActivations.h"
 #include "passes/Passes.h"
 
+#include "ir/OpDef.h"
+
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 
@@ -144,7 +146,7 @@ llvm::Error analyze(const Module &m, const std::string &planPolicy, Analysis &a)
     if (p == "auto") p = "selective";
     std::string layer = repeatedLayerOf(op->path);
     a.group[op] = layer.empty() ? op->path : layer;
-    if (p == "none" || op->kind == OpKind::Send || op->kind == OpKind::Recv) continue;
+    if (p == "none" || isPointToPoint(op->kind)) continue;
     if (p == "selective") {
       for (const Value *r : op->results)
         if (core.count(r)) a.recompute.insert(r);

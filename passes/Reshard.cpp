@@ -78,7 +78,7 @@ Value *Resharder::to(Value *v, const Sharding &wanted, const OpStamp &stamp, boo
     reduceStamp.path = v->def->path;
   }
   auto step = [&](OpKind kind, AttrMap attrs) {
-    const OpStamp &s = kind == OpKind::AllReduce || kind == OpKind::ReduceScatter ? reduceStamp : stamp;
+    const OpStamp &s = isReducingCollective(kind) ? reduceStamp : stamp;
     Op *op = emit(kind, {x}, std::move(attrs), s);
     if (op) x = op->results[0];
     return op != nullptr;

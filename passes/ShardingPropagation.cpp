@@ -35,7 +35,7 @@
 // other. Summed labels that are split (a matmul's contraction, a vocab-split
 // table's rows, the batch of a weight gradient) make the result partial.
 //
-// Handled by name: reshape (a split moves with the major dim of a merged or
+// Handled by name (passes/ShardingHandlers.cpp): reshape (a split moves with the major dim of a merged or
 // split group), cross-entropy over vocab-split logits (Megatron's
 // vocab-parallel loss: all-reduce of the row max, then of the sums of exp
 // and of the target logit), a mean over split rows (the local loss divided by
@@ -52,6 +52,7 @@
 
 #include "passes/Passes.h"
 #include "passes/Reshard.h"
+#include "passes/ShardingHandlers.h"
 #include "passes/ShardingRules.h"
 
 #include "ir/OpDef.h"
@@ -64,6 +65,7 @@
 
 using namespace planc;
 using namespace planc::ir;
+using namespace planc::spmd;
 
 namespace {
 
@@ -85,18 +87,6 @@ std::optional<Sharding> parseConstraint(llvm::StringRef text, size_t rank) {
   return s;
 }
 
-Sharding withoutAxis(Sharding s, MeshAxis axis) {
-  for (auto &axes : s.dims) axes.erase(std::remove(axes.begin(), axes.end(), axis), axes.end());
-  s.partial.erase(std::remove(s.partial.begin(), s.partial.end(), axis), s.partial.end());
-  return s;
-}
-
-Sharding wholeOf(const Sharding &s, size_t rank) {
-  Sharding r = normalized(s, rank);
-  r.partial.clear();
-  return r;
-}
-
 /// The layout an op's labels give one of its dims lists.
 Sharding layoutOf(const std::vector<int> &labels, const std::vector<std::vector<MeshAxis>> &assign) {
   Sharding s = Sharding::replicated(labels.size());
@@ -105,7 +95,7 @@ Sharding layoutOf(const std::vector<int> &labels, const std::vector<std::vector<
   return s;
 }
 
-class Propagation {
+class Propagation : public Handlers {
 public:
   Propagation(Module &m, const PassOptions &options)
       : m(m), rs(m), sequenceParallel(options.get("sequence_parallel") == "true"),
@@ -165,11 +155,19 @@ private:
   }
 
   int64_t axisSize(MeshAxis a) const { return m.mesh[unsigned(a)]; }
-  int64_t devices(const std::vector<MeshAxis> &axes) const {
+  int64_t devices(const std::vector<MeshAxis> &axes) const override {
     int64_t n = 1;
     for (MeshAxis a : axes) n *= axisSize(a);
     return n;
   }
+
+  Resharder &resharder() override { return rs; }
+  void replace(Value *from, Value *to) override { replaced[from] = to; }
+  const Sharding *hintOf(const Value *v) const override {
+    auto h = hint.find(v);
+    return h == hint.end() ? nullptr : &h->second;
+  }
+  int zeroStageOf() const override { return zeroStage; }
 
   Value *resolve(Value *v) const {
     auto it = replaced.find(v);
@@ -202,10 +200,9 @@ private:
     for (auto it = m.ops.rbegin(); it != m.ops.rend(); ++it) {
       const Op &op = **it;
       if (isOptimizerUpdate(op.kind)) {
-        const Value *layout = op.kind == OpKind::AdamUpdate  ? op.operands[2]
-                              : op.kind == OpKind::SgdUpdate ? op.operands[2]
-                                                             : op.operands[0];
-        hint.emplace(op.operands[1], wholeOf(layout->type.sharding, layout->type.rank()));
+        const Value *layout = updateLayoutOperand(op);
+        hint.emplace(operandsWithRole(op, OperandRole::Gradient).front(),
+                     wholeOf(layout->type.sharding, layout->type.rank()));
         continue;
       }
       if (op.results.size() != 1 || op.kind == OpKind::Reshape) continue;
@@ -222,14 +219,9 @@ private:
     }
   }
 
-  struct Decision {
-    std::vector<std::vector<MeshAxis>> assign;
-    std::vector<Sharding> operands, results;
-  };
-
   /// Chooses the op's layout from its labels (see the file comment).
   /// `unlock`: a label made splittable although the rule has it whole.
-  Decision decide(const Op &op, DimLabels L, int unlock = -1) {
+  Decision decide(const Op &op, DimLabels L, int unlock = -1) override {
     if (unlock >= 0) L.whole[size_t(unlock)] = false;
     const size_t n = op.operands.size();
     std::vector<Sharding> cur;
@@ -347,28 +339,11 @@ private:
     return dec;
   }
 
-  /// Ops that map zeros to zeros element by element and reduce nothing: they
-  /// may run on a ZeRO shard that dp does not divide (ir/LocalBlocks.h), its
-  /// padding staying 0 (the cast of a master shard, the widening and clip
-  /// scaling of a gradient shard, loss scaling's select).
-  static bool keepsPaddingZero(OpKind k) {
-    switch (k) {
-    case OpKind::Cast:
-    case OpKind::Transpose:
-    case OpKind::Neg:
-    case OpKind::Scale:
-    case OpKind::Add:
-    case OpKind::Sub:
-    case OpKind::Mul:
-    case OpKind::Select:
-      return true;
-    default:
-      return false;
-    }
-  }
-
   /// Every dim with `label` divides over `axes`, or, under an op that keeps
-  /// padding zero, over the axes outside a minor-most dp (a padded dp split).
+  /// padding zero (ir/OpDef.h: it may run on a ZeRO shard that dp does not
+  /// divide, as the cast of a master shard, the widening and clip scaling of
+  /// a gradient shard, loss scaling's select), over the axes outside a
+  /// minor-most dp (a padded dp split).
   bool fits(const Op &op, const DimLabels &L, int label, const std::vector<MeshAxis> &axes) const {
     int64_t n = devices(axes);
     if (keepsPaddingZero(op.kind) && !axes.empty() && axes.back() == MeshAxis::DP) n /= axisSize(MeshAxis::DP);
@@ -393,7 +368,7 @@ private:
     return it == stamp.attrs.end() ? "forward" : std::get<std::string>(it->second);
   }
 
-  Value *move(Value *v, const Sharding &target, const OpStamp &stamp) {
+  Value *move(Value *v, const Sharding &target, const OpStamp &stamp) override {
     std::string key = moveKey(v, stamp);
     // A transposed parameter (the tied embedding read as the head) is moved
     // by moving the parameter and transposing again, so one gather serves
@@ -422,7 +397,7 @@ private:
     return rs.to(v, target, gather, /*allReduceFirst=*/false, key);
   }
 
-  void apply(Op &op, const Decision &dec) {
+  void apply(Op &op, const Decision &dec) override {
     OpStamp stamp = OpStamp::of(op);
     for (size_t i = 0; i < op.operands.size(); ++i) {
       Value *moved = move(op.operands[i], dec.operands[i], stamp);
@@ -433,7 +408,7 @@ private:
   }
 
   /// Everything whole: the rule for ops no rule describes.
-  void replicate(Op &op) {
+  void replicate(Op &op) override {
     Decision dec;
     for (Value *v : op.operands) dec.operands.push_back(Sharding::replicated(v->type.rank()));
     for (Value *v : op.results) dec.results.push_back(Sharding::replicated(v->type.rank()));
@@ -442,25 +417,7 @@ private:
 
   /// Returns false when the op was replaced by others (its results mapped).
   bool visit(Op &op) {
-    switch (op.kind) {
-    case OpKind::Reshape:
-      reshape(op);
-      return true;
-    case OpKind::CrossEntropy:
-      return crossEntropy(op);
-    case OpKind::CrossEntropyGrad:
-      return crossEntropyGrad(op);
-    case OpKind::GlobalNorm:
-      globalNorm(op);
-      return false;
-    case OpKind::AdamUpdate:
-    case OpKind::SgdUpdate:
-    case OpKind::Adam8bitUpdate:
-      update(op);
-      return true;
-    default:
-      break;
-    }
+    if (std::optional<bool> kept = expand(op)) return *kept;
     std::optional<DimLabels> L = dimLabelsOf(op);
     if (!L) {
       replicate(op);
@@ -487,188 +444,6 @@ private:
     if (!s) return;
     s->results[0]->type.sharding = op.results[0]->type.sharding;
     replaced[op.results[0]] = s->results[0];
-  }
-
-  void reshape(Op &op) {
-    const Shape &in = op.operands[0]->type.shape, &out = op.results[0]->type.shape;
-    Sharding cur = normalized(op.operands[0]->type.sharding, in.size());
-    Sharding need = Sharding::replicated(in.size()), res = Sharding::replicated(out.size());
-    need.partial = res.partial = cur.partial; // reshape is linear
-    // Groups of dims with equal products; a split of a group's major dim
-    // (its first of size > 1) is a split of the other side's major dim.
-    size_t i = 0, j = 0;
-    while (i < in.size() || j < out.size()) {
-      size_t gi = i, gj = j;
-      int64_t pi = i < in.size() ? in[i++] : 1, pj = j < out.size() ? out[j++] : 1;
-      while (pi != pj) {
-        if (pi < pj && i < in.size()) pi *= in[i++];
-        else if (pj < pi && j < out.size()) pj *= out[j++];
-        else break;
-      }
-      if (pi != pj) { // shapes that do not regroup: gather everything
-        need = Sharding::replicated(in.size());
-        res = Sharding::replicated(out.size());
-        need.partial = res.partial = cur.partial;
-        break;
-      }
-      size_t mi = gi, mj = gj;
-      while (mi + 1 < i && in[mi] == 1) ++mi;
-      while (mj + 1 < j && out[mj] == 1) ++mj;
-      if (mi < in.size() && mj < out.size() && !cur.dims[mi].empty() && out[mj] % devices(cur.dims[mi]) == 0 &&
-          in[mi] % devices(cur.dims[mi]) == 0) {
-        need.dims[mi] = cur.dims[mi];
-        res.dims[mj] = cur.dims[mi];
-      }
-    }
-    apply(op, Decision{{}, {need}, {res}});
-  }
-
-  bool crossEntropy(Op &op) {
-    std::optional<DimLabels> L = dimLabelsOf(op);
-    if (!L) return replicate(op), true;
-    int vocab = L->operands[0].back();
-    const Sharding &logitsNow = op.operands[0]->type.sharding;
-    bool split = !logitsNow.dims.empty() && !logitsNow.dims.back().empty();
-    Decision dec = decide(op, *L, split ? vocab : -1);
-    std::vector<MeshAxis> vocabAxes = dec.assign[size_t(vocab)];
-    setDenominator(op, dec, *L);
-    if (vocabAxes.empty()) {
-      apply(op, dec);
-      return true;
-    }
-    // Vocab-parallel: every rank holds V / n columns of each row.
-    OpStamp stamp = OpStamp::of(op);
-    Value *logits = move(op.operands[0], dec.operands[0], stamp);
-    Value *targets = logits ? move(op.operands[1], dec.operands[1], stamp) : nullptr;
-    if (!targets) return false;
-    Sharding rows = normalized(dec.operands[1], targets->type.rank());
-    int64_t last = int64_t(logits->type.rank()) - 1;
-    Op *localMax = rs.emit(OpKind::ReduceMax, {logits}, {{"dims", std::vector<int64_t>{last}}, {"keepdim", false}}, stamp);
-    if (!localMax) return false;
-    localMax->results[0]->type.sharding = rows;
-    localMax->results[0]->type.sharding.partial = vocabAxes;
-    Value *rowMax = localMax->results[0];
-    for (MeshAxis a : vocabAxes)
-      if (Op *r = rs.emit(OpKind::AllReduce, {rowMax}, {{"axis", std::string(spelling(a))}, {"reduce", std::string("max")}}, stamp))
-        rowMax = r->results[0];
-    Op *stats = rs.emit(OpKind::VocabCeStats, {logits, targets, rowMax}, {}, stamp);
-    if (!stats) return false;
-    Value *sumExp = stats->results[0], *target = stats->results[1];
-    for (Value *v : {sumExp, target}) {
-      v->type.sharding = rows;
-      v->type.sharding.partial = vocabAxes;
-    }
-    for (MeshAxis a : vocabAxes) {
-      sumExp = rs.emit(OpKind::AllReduce, {sumExp}, {{"axis", std::string(spelling(a))}}, stamp)->results[0];
-      target = rs.emit(OpKind::AllReduce, {target}, {{"axis", std::string(spelling(a))}}, stamp)->results[0];
-    }
-    Value *maxAcc = rowMax;
-    if (maxAcc->type.dtype != sumExp->type.dtype) {
-      maxAcc = rs.emit(OpKind::Cast, {rowMax}, {{"dtype", std::string(spelling(sumExp->type.dtype))}}, stamp)->results[0];
-      maxAcc->type.sharding = rows;
-    }
-    vocabStats[op.operands[0]] = {rowMax, sumExp};
-    Op *lg = rs.emit(OpKind::Log, {sumExp}, {}, stamp);
-    Op *lse = rs.emit(OpKind::Add, {lg->results[0], maxAcc}, {}, stamp);
-    Op *perRow = rs.emit(OpKind::Sub, {lse->results[0], target}, {}, stamp);
-    for (Op *o : {lg, lse, perRow}) o->results[0]->type.sharding = rows;
-    std::vector<int64_t> all;
-    for (int64_t d = 0; d < int64_t(targets->type.rank()); ++d) all.push_back(d);
-    Op *total = rs.emit(OpKind::ReduceSum, {perRow->results[0]}, {{"dims", all}, {"keepdim", false}}, stamp);
-    total->results[0]->type.sharding = Sharding::replicated(0);
-    for (const auto &axes : rows.dims)
-      for (MeshAxis a : axes) total->results[0]->type.sharding.partial.push_back(a);
-    Op *mean = rs.emit(OpKind::Scale, {total->results[0]}, {{"factor", 1.0 / double(targets->type.numel())}}, stamp);
-    mean->results[0]->type.sharding = total->results[0]->type.sharding;
-    replaced[op.results[0]] = mean->results[0];
-    return false;
-  }
-
-  bool crossEntropyGrad(Op &op) {
-    std::optional<DimLabels> L = dimLabelsOf(op);
-    if (!L) return replicate(op), true;
-    int vocab = L->operands[0].back();
-    auto stats = vocabStats.find(op.operands[0]);
-    Decision dec = decide(op, *L, stats != vocabStats.end() ? vocab : -1);
-    setDenominator(op, dec, *L);
-    if (dec.assign[size_t(vocab)].empty() || stats == vocabStats.end()) {
-      apply(op, dec);
-      return true;
-    }
-    OpStamp stamp = OpStamp::of(op);
-    Value *logits = move(op.operands[0], dec.operands[0], stamp);
-    Value *targets = logits ? move(op.operands[1], dec.operands[1], stamp) : nullptr;
-    Value *dloss = targets ? move(op.operands[2], dec.operands[2], stamp) : nullptr;
-    if (!dloss) return false;
-    AttrMap attrs{{"denominator", double(op.operands[1]->type.numel())}};
-    Op *g = rs.emit(OpKind::VocabCeGrad, {logits, targets, stats->second.first, stats->second.second, dloss}, attrs, stamp);
-    if (!g) return false;
-    g->results[0]->type.sharding = dec.results[0];
-    replaced[op.results[0]] = g->results[0];
-    return false;
-  }
-
-  /// A loss over split rows divides by the global count.
-  void setDenominator(Op &op, const Decision &dec, const DimLabels &L) {
-    const auto &rows = L.operands[1];
-    bool split = llvm::any_of(rows, [&](int label) { return label >= 0 && !dec.assign[size_t(label)].empty(); });
-    if (split) op.attrs["denominator"] = double(op.operands[1]->type.numel());
-  }
-
-  void globalNorm(Op &op) {
-    OpStamp stamp = OpStamp::of(op);
-    // Group the (reduced) gradients by the axes that split them; each group's
-    // sum of squares is a partial sum over those axes.
-    std::map<std::vector<MeshAxis>, std::vector<Value *>> groups;
-    for (Value *g : op.operands) {
-      Sharding target = wholeOf(g->type.sharding, g->type.rank());
-      if (auto h = hint.find(g); h != hint.end() && zeroStage >= 1) target = h->second;
-      Value *moved = move(g, target, stamp);
-      if (!moved) return;
-      std::vector<MeshAxis> axes;
-      for (const auto &d : moved->type.sharding.dims) axes.insert(axes.end(), d.begin(), d.end());
-      std::sort(axes.begin(), axes.end());
-      groups[axes].push_back(moved);
-    }
-    DType dtype = op.results[0]->type.dtype;
-    Value *total = nullptr;
-    for (auto &[axes, values] : groups) {
-      Op *sq = rs.emit(OpKind::GlobalNorm, values, {{"squared", true}}, stamp);
-      if (!sq) return;
-      Value *s = sq->results[0];
-      s->type.sharding.partial = axes;
-      for (MeshAxis a : axes) s = rs.emit(OpKind::AllReduce, {s}, {{"axis", std::string(spelling(a))}}, stamp)->results[0];
-      if (s->type.dtype != dtype)
-        s = rs.emit(OpKind::Cast, {s}, {{"dtype", std::string(spelling(dtype))}}, stamp)->results[0];
-      total = total ? rs.emit(OpKind::Add, {total, s}, {}, stamp)->results[0] : s;
-    }
-    Op *root = rs.emit(OpKind::Sqrt, {total}, {}, stamp);
-    if (root) replaced[op.results[0]] = root->results[0];
-  }
-
-  /// The update runs in its states' layout (ZeRO shards of them).
-  void update(Op &op) {
-    const Value *layoutOf = op.kind == OpKind::Adam8bitUpdate ? op.operands[0] : op.operands[2];
-    Sharding layout = wholeOf(layoutOf->type.sharding, layoutOf->type.rank());
-    if (op.kind == OpKind::Adam8bitUpdate) {
-      // Block-quantised states keep the parameter's layout less any ZeRO-3
-      // split: the update runs on the whole parameter (gathered over dp).
-      layout = withoutAxis(layout, MeshAxis::DP);
-      Decision dec;
-      for (size_t i = 0; i < op.operands.size(); ++i)
-        dec.operands.push_back(i < 2 ? layout : wholeOf(op.operands[i]->type.sharding, op.operands[i]->type.rank()));
-      for (size_t r = 0; r < op.results.size(); ++r)
-        dec.results.push_back(r == 0 ? layout : wholeOf(op.operands[r + 1]->type.sharding, op.results[r]->type.rank()));
-      return apply(op, dec);
-    }
-    Decision dec;
-    for (Value *v : op.operands)
-      dec.operands.push_back(v->type.rank() == layout.dims.size() && v->type.rank() > 0 ? layout
-                                                                                       : Sharding::replicated(v->type.rank()));
-    if (layout.dims.empty())
-      for (auto &s : dec.operands) s = Sharding::replicated(0);
-    for (Value *v : op.results) dec.results.push_back(normalized(layout, v->type.rank()));
-    apply(op, dec);
   }
 
   void applyConstraint(Op &op) {
@@ -753,7 +528,6 @@ private:
   std::map<std::tuple<const Value *, std::string, std::string>, Value *> transposedMoves;
   std::unordered_map<Value *, Value *> replaced;
   std::unordered_map<const Op *, int64_t> meanSplitOver; // reduce_mean -> devices its mean is split over
-  std::unordered_map<const Value *, std::pair<Value *, Value *>> vocabStats; // logits -> (row max, sum of exp)
 };
 
 class ShardingPropagationPass : public Pass {

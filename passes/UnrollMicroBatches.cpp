@@ -34,6 +34,8 @@
 #include "passes/Passes.h"
 #include "passes/PipelineAttrs.h"
 
+#include "ir/OpDef.h"
+
 #include "llvm/ADT/STLExtras.h"
 
 #include <map>
@@ -189,12 +191,12 @@ private:
             clone->attrs["value"] = op.getFloat("value", 1.0) / double(mb);
           if (op.kind == OpKind::Dropout)
             clone->attrs["batch_split"] = std::vector<int64_t>{rowBlocks, int64_t(mb), int64_t(j)};
-          if (op.kind == OpKind::Send || op.kind == OpKind::Recv)
+          if (isPointToPoint(op.kind))
             clone->attrs["tag"] = op.getInt("tag") + int64_t(j) * maxTag;
         }
         clone->attrs["micro_batch"] = int64_t(j);
         key(clone, vs, work, j, double(order_++));
-        if (op.kind == OpKind::Send || op.kind == OpKind::Recv) messages.push_back(clone);
+        if (isPointToPoint(op.kind)) messages.push_back(clone);
         if (mb == 1) continue;
         for (size_t i = 0; i < op.results.size(); ++i) {
           const Value *orig = op.results[i];

@@ -34,6 +34,8 @@
 
 #include "passes/Passes.h"
 
+#include "ir/OpDef.h"
+
 #include "llvm/ADT/STLExtras.h"
 
 #include <cstdlib>
@@ -61,10 +63,9 @@ public:
     // the narrow copy the model reads is gathered whole once per step.
     const std::unordered_set<const Value *> masters = masterWeights(m);
     for (const auto &op : m.ops) {
-      std::vector<Value *> split;
-      if (op->kind == OpKind::AdamUpdate) split = {op->operands[2], op->operands[3]};
-      else if (op->kind == OpKind::SgdUpdate) split = {op->operands[2]};
-      else if (op->kind != OpKind::Adam8bitUpdate) continue;
+      if (!isOptimizerUpdate(op->kind)) continue;
+      // States shaped as the parameter split with it; block-quantised ones stay whole.
+      std::vector<Value *> split = operandsWithRole(*op, OperandRole::State);
       if (stage == 3 || masters.count(op->operands[0])) split.push_back(op->operands[0]);
       for (Value *v : split)
         if (v->kind == Value::Kind::Param) splitAlongLeastPadding(m, v, dp);

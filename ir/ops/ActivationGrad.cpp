@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ir/ops/DimRule.h"
 #include "ir/ops/OpSupport.h"
 
 #include <cmath>
@@ -68,6 +69,7 @@ double flopsSiluGrad(const Op &op) { return 8 * resultNumel(op); }
 double flopsThree(const Op &op) { return 3 * resultNumel(op); }
 double flopsOne(const Op &op) { return resultNumel(op); }
 
+
 } // namespace
 
 void ir::registerActivationGradOps(OpDef *t) {
@@ -76,4 +78,9 @@ void ir::registerActivationGradOps(OpDef *t) {
   define(t, OpKind::SigmoidGrad, inferActivationGrad, evalActivationGrad<sigmoidDerivativeFromY>, nullptr, flopsThree);
   define(t, OpKind::TanhGrad, inferActivationGrad, evalActivationGrad<tanhDerivativeFromY>, nullptr, flopsThree);
   define(t, OpKind::ReluGrad, inferActivationGrad, evalActivationGrad<reluDerivative>, nullptr, flopsOne);
+
+  // Linear in dy, but a partial dy is reduced here (Megatron's layout: the
+  // backward all-reduce sits where the forward's operand was whole).
+  for (OpKind k : {OpKind::GeluGrad, OpKind::SiluGrad, OpKind::SigmoidGrad, OpKind::TanhGrad, OpKind::ReluGrad})
+    declare(t, k, kElementwise, elementwiseLabels);
 }

@@ -150,8 +150,16 @@ void evalAdam8bit(EvalContext &, const Op &op, llvm::ArrayRef<const Tensor *> in
 // Adam's work plus dequantising and requantising (a search of 8 steps each).
 double flopsAdam8bit(const Op &op) { return 40 * operandNumel(op); }
 
+
 } // namespace
 
 void ir::registerAdam8bitOps(OpDef *t) {
   define(t, OpKind::Adam8bitUpdate, inferAdam8bit, evalAdam8bit, nullptr, flopsAdam8bit);
+  // Block-quantised states keep the parameter's layout less any ZeRO split:
+  // the update runs on the whole parameter.
+  using R = OperandRole;
+  declare(t, OpKind::Adam8bitUpdate, kInPlace, nullptr);
+  entry(t, OpKind::Adam8bitUpdate).operandRoles = {R::Parameter,  R::Gradient,   R::BlockState,     R::BlockState,
+                                                   R::BlockState, R::BlockState, R::HyperParameter, R::HyperParameter};
+  entry(t, OpKind::Adam8bitUpdate).inPlaceOf = {0, 2, 3, 4, 5};
 }

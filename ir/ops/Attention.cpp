@@ -17,6 +17,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ir/ops/DimRule.h"
 #include "ir/ops/OpSupport.h"
 
 #include <cmath>
@@ -286,6 +287,44 @@ void gradDropout(Builder &b, const Op &op, llvm::ArrayRef<Value *> d, std::vecto
 double flopsDropout(const Op &op) { return 3 * resultNumel(op); }
 double flopsOne(const Op &op) { return resultNumel(op); }
 
+
+/// Softmax and its gradient: the softmax'd dim stays whole.
+std::optional<DimLabels> labelsSoftmax(const Op &op) {
+  DimRule r(op);
+  DimLabels L = r.elementwise();
+  if (auto d = dimAttr(op, "dim", r.rank0())) L.whole[size_t(L.results[0][size_t(*d)])] = true;
+  return L;
+}
+
+/// The masks: the last two dims (the positions compared) stay whole; the
+/// gradient's mask is linear in dy.
+std::optional<DimLabels> labelsMask(const Op &op) {
+  DimRule r(op);
+  DimLabels L = r.elementwise();
+  size_t k = r.rank0();
+  for (size_t d = k >= 2 ? k - 2 : 0; d < k; ++d) L.whole[size_t(L.results[0][d])] = true;
+  L.linearIn[0] = op.kind == OpKind::MaskGrad;
+  return L;
+}
+
+/// [b, s, heads, d]: positions and pairs of the head dim are whole.
+std::optional<DimLabels> labelsRope(const Op &op) {
+  DimRule r(op);
+  DimLabels L = r.elementwise();
+  size_t k = r.rank0();
+  if (k >= 3) L.whole[size_t(L.results[0][k - 3])] = true;
+  if (k >= 1) L.whole[size_t(L.results[0][k - 1])] = true;
+  L.linearIn[0] = true;
+  return L;
+}
+
+/// The same mask on every rank: linear, each rank its own blocks.
+std::optional<DimLabels> labelsDropout(const Op &op) {
+  DimLabels L = DimRule(op).elementwise();
+  L.linearIn[0] = true;
+  return L;
+}
+
 } // namespace
 
 void ir::registerAttentionOps(OpDef *t) {
@@ -296,4 +335,10 @@ void ir::registerAttentionOps(OpDef *t) {
   define(t, OpKind::MaskGrad, inferCausalMask, evalMaskGrad, gradCausalMask, flopsOne);
   define(t, OpKind::Rope, inferRope, evalRope, gradRope, flopsRope);
   define(t, OpKind::Dropout, inferDropout, evalDropout, gradDropout, flopsDropout);
+
+  for (OpKind k : {OpKind::Softmax, OpKind::LogSoftmax, OpKind::SoftmaxGrad}) declare(t, k, 0, labelsSoftmax);
+  declare(t, OpKind::CausalMask, 0, labelsMask);
+  declare(t, OpKind::MaskGrad, 0, labelsMask);
+  declare(t, OpKind::Rope, 0, labelsRope);
+  declare(t, OpKind::Dropout, 0, labelsDropout);
 }

@@ -212,6 +212,14 @@ void evalCollective(EvalContext &ctx, const Op &op, llvm::ArrayRef<const Tensor 
            "' outside a simulator: a partitioned module runs with all its ranks");
 }
 
+
+// Bytes each rank sends among n ranks for a message of S bytes, by the ring
+// algorithms (NCCL's): an all-reduce is a reduce-scatter then an all-gather.
+double ringOf(int64_t n) { return double(n - 1) / double(n); }
+double wireAllReduce(int64_t n, double S) { return 2 * ringOf(n) * S; }
+double wireRing(int64_t n, double S) { return ringOf(n) * S; }
+double wireWhole(int64_t, double S) { return S; }
+
 } // namespace
 
 void ir::registerCollectiveOps(OpDef *t) {
@@ -224,4 +232,18 @@ void ir::registerCollectiveOps(OpDef *t) {
   define(t, OpKind::Broadcast, inferBroadcast, evalCollective, nullptr, noFlops);
   define(t, OpKind::ShardSlice, inferShardSlice, evalShardSlice, nullptr, noFlops);
   define(t, OpKind::StageMerge, inferStageMerge, evalStageMerge, nullptr, noFlops);
+  const uint32_t exchange = kSideEffect | kCollective, message = kSideEffect | kPointToPoint;
+  for (OpKind k : {OpKind::AllReduce, OpKind::ReduceScatter, OpKind::AllGather, OpKind::AllToAll, OpKind::Broadcast})
+    declare(t, k, exchange, nullptr);
+  entry(t, OpKind::AllReduce).traits |= kReduces;
+  entry(t, OpKind::ReduceScatter).traits |= kReduces;
+  declare(t, OpKind::Send, message, nullptr);
+  declare(t, OpKind::Recv, message, nullptr);
+  declare(t, OpKind::ShardSlice, kRankBlock, nullptr);
+  declare(t, OpKind::StageMerge, kStageChoice, nullptr);
+  entry(t, OpKind::Recv).shapeAttr = "shape";
+  entry(t, OpKind::AllReduce).wireBytes = wireAllReduce;
+  for (OpKind k : {OpKind::ReduceScatter, OpKind::AllGather, OpKind::AllToAll}) entry(t, k).wireBytes = wireRing;
+  // Recv sends nothing: its bytes are counted at its sender.
+  for (OpKind k : {OpKind::Broadcast, OpKind::Send}) entry(t, k).wireBytes = wireWhole;
 }

@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ir/ops/DimRule.h"
 #include "ir/ops/OpSupport.h"
 
 #include <cmath>
@@ -269,6 +270,36 @@ void gradDiv(Builder &b, const Op &op, llvm::ArrayRef<Value *> d, std::vector<Va
   dx[1] = b.sumTo(b.neg(b.div(b.mul(d[0], op.results[0]), op.operands[1])), op.operands[1]->type.shape);
 }
 
+//===----------------------------------------------------------------------===//
+// Sharding rules
+//===----------------------------------------------------------------------===//
+
+/// Linear in its one operand (neg, scale).
+std::optional<DimLabels> labelsLinearUnary(const Op &op) {
+  DimLabels L = DimRule(op).elementwise();
+  L.linearIn[0] = true;
+  return L;
+}
+
+/// add, sub: linear in both operands together (a partial plus a partial).
+std::optional<DimLabels> labelsJointlyLinear(const Op &op) {
+  DimLabels L = DimRule(op).elementwise();
+  L.jointlyLinear = true;
+  return L;
+}
+
+std::optional<DimLabels> labelsMul(const Op &op) {
+  DimLabels L = DimRule(op).elementwise();
+  L.linearIn = {true, true};
+  return L;
+}
+
+std::optional<DimLabels> labelsDiv(const Op &op) {
+  DimLabels L = DimRule(op).elementwise();
+  L.linearIn[0] = true;
+  return L;
+}
+
 } // namespace
 
 void ir::registerElementwiseOps(OpDef *t) {
@@ -291,4 +322,14 @@ void ir::registerElementwiseOps(OpDef *t) {
   define(t, OpKind::Sub, inferBinary, evalBinary<subF>, gradSub, flopsOne);
   define(t, OpKind::Mul, inferBinary, evalBinary<mulF>, gradMul, flopsOne);
   define(t, OpKind::Div, inferBinary, evalBinary<divF>, gradDiv, flopsOne);
+
+  for (OpKind k : {OpKind::Exp, OpKind::Log, OpKind::Sqrt, OpKind::Rsqrt, OpKind::Tanh, OpKind::Relu, OpKind::Gelu,
+                   OpKind::Silu, OpKind::Sigmoid, OpKind::Abs, OpKind::Pow, OpKind::AddScalar})
+    declare(t, k, kElementwise, elementwiseLabels);
+  declare(t, OpKind::Neg, kElementwise | kKeepsPaddingZero, labelsLinearUnary);
+  declare(t, OpKind::Scale, kElementwise | kKeepsPaddingZero, labelsLinearUnary);
+  declare(t, OpKind::Add, kElementwise | kKeepsPaddingZero, labelsJointlyLinear);
+  declare(t, OpKind::Sub, kElementwise | kKeepsPaddingZero, labelsJointlyLinear);
+  declare(t, OpKind::Mul, kElementwise | kKeepsPaddingZero, labelsMul);
+  declare(t, OpKind::Div, kElementwise, labelsDiv);
 }

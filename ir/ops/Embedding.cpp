@@ -14,6 +14,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ir/ops/DimRule.h"
 #include "ir/ops/OpSupport.h"
 
 using namespace planc;
@@ -103,9 +104,40 @@ void gradScatterAdd(Builder &b, const Op &op, llvm::ArrayRef<Value *> d, std::ve
 
 double flopsScatterAdd(const Op &op) { return double(op.operands[1]->type.numel()); }
 
+
+/// (table [V, rest...], indices [...]) -> [..., rest...]
+std::optional<DimLabels> labelsGather(const Op &op) {
+  DimRule r(op);
+  std::vector<int> table = r.freshDims(r.rankOf(0)), idx = r.freshDims(r.rankOf(1));
+  r.L.summed[size_t(table[0])] = true; // a vocab-split table: each rank adds its rows
+  std::vector<int> res = idx;
+  res.insert(res.end(), table.begin() + 1, table.end());
+  r.L.operands = {table, idx};
+  r.L.results[0] = res;
+  r.L.linearIn[0] = true;
+  return r.L;
+}
+
+/// (indices [...], dy [..., rest...]) -> [rows, rest...]
+std::optional<DimLabels> labelsScatterAdd(const Op &op) {
+  DimRule r(op);
+  size_t ki = r.rankOf(0), kd = r.rankOf(1);
+  std::vector<int> dy;
+  for (size_t d = 0; d < kd; ++d) dy.push_back(r.fresh(false, d < ki));
+  std::vector<int> res{r.fresh()};
+  res.insert(res.end(), dy.begin() + long(ki), dy.end());
+  r.L.operands = {std::vector<int>(dy.begin(), dy.begin() + long(ki)), dy};
+  r.L.results[0] = res;
+  r.L.linearIn[1] = true;
+  return r.L;
+}
+
 } // namespace
 
 void ir::registerEmbeddingOps(OpDef *t) {
   define(t, OpKind::Gather, inferGather, evalGather, gradGather, noFlops);
   define(t, OpKind::ScatterAdd, inferScatterAdd, evalScatterAdd, gradScatterAdd, flopsScatterAdd);
+  declare(t, OpKind::Gather, 0, labelsGather);
+  declare(t, OpKind::ScatterAdd, 0, labelsScatterAdd);
+  entry(t, OpKind::ScatterAdd).rowsAttr = "rows";
 }

@@ -21,6 +21,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ir/ops/DimRule.h"
 #include "ir/ops/OpSupport.h"
 
 #include <cmath>
@@ -192,6 +193,29 @@ void evalVocabCeGrad(EvalContext &ctx, const Op &op, llvm::ArrayRef<const Tensor
   }
 }
 
+
+/// The vocab dim whole here; the partitioner splits it itself
+/// (vocab-parallel cross-entropy, into vocab_ce_stats and vocab_ce_grad).
+std::optional<DimLabels> labelsCrossEntropy(const Op &op) {
+  DimRule r(op);
+  size_t k = r.rank0();
+  if (k == 0) return std::nullopt;
+  bool grad = op.kind == OpKind::CrossEntropyGrad;
+  std::vector<int> logits;
+  for (size_t d = 0; d + 1 < k; ++d) logits.push_back(r.fresh(false, !grad));
+  logits.push_back(r.fresh(true));
+  r.L.operands[0] = logits;
+  r.L.operands[1] = std::vector<int>(logits.begin(), logits.end() - 1);
+  if (grad) {
+    r.L.operands[2] = {};
+    r.L.results[0] = logits;
+    r.L.linearIn[2] = true;
+  } else {
+    r.L.results[0] = {};
+  }
+  return r.L;
+}
+
 } // namespace
 
 void ir::registerLossOps(OpDef *t) {
@@ -199,4 +223,6 @@ void ir::registerLossOps(OpDef *t) {
   define(t, OpKind::VocabCeGrad, inferVocabCeGrad, evalVocabCeGrad, nullptr, flopsCrossEntropyGrad);
   define(t, OpKind::CrossEntropy, inferCrossEntropy, evalCrossEntropy, gradCrossEntropy, flopsCrossEntropy);
   define(t, OpKind::CrossEntropyGrad, inferCrossEntropyGrad, evalCrossEntropyGrad, nullptr, flopsCrossEntropyGrad);
+  declare(t, OpKind::CrossEntropy, 0, labelsCrossEntropy);
+  declare(t, OpKind::CrossEntropyGrad, 0, labelsCrossEntropy);
 }

@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ir/ops/DimRule.h"
 #include "ir/ops/OpSupport.h"
 
 using namespace planc;
@@ -115,6 +116,39 @@ double flopsMatMul(const Op &op) {
   return 2.0 * double(product(d.batch)) * double(d.m) * double(d.n) * double(d.k);
 }
 
+
+/// Batch dims broadcast as in elementwise ops; the contraction is summed.
+std::optional<DimLabels> labelsMatMul(const Op &op) {
+  DimRule r(op);
+  size_t ra = r.rankOf(0), rb = r.rankOf(1);
+  if (ra < 2 || rb < 2) return std::nullopt;
+  const Shape &out = op.results[0]->type.shape;
+  size_t R = out.size();
+  std::vector<int> res = r.freshDims(R);
+  int K = r.fresh(false, true);
+  auto side = [&](size_t i, int rowLabel, bool rowFirst, bool transpose) {
+    size_t rank = r.rankOf(i);
+    std::vector<int> dims(rank, DimLabels::kNone);
+    for (size_t d = 0; d + 2 < rank; ++d) {
+      size_t o = d + (R - 2) - (rank - 2);
+      dims[d] = r.dimSize(i, d) == 1 && out[o] != 1 ? DimLabels::kNone : res[o];
+    }
+    int first = rowFirst ? rowLabel : K, second = rowFirst ? K : rowLabel;
+    if (transpose) std::swap(first, second);
+    dims[rank - 2] = first;
+    dims[rank - 1] = second;
+    return dims;
+  };
+  r.L.operands[0] = side(0, res[R - 2], true, op.getBool("transpose_a"));
+  r.L.operands[1] = side(1, res[R - 1], false, op.getBool("transpose_b"));
+  r.L.results[0] = res;
+  r.L.linearIn = {true, true};
+  return r.L;
+}
+
 } // namespace
 
-void ir::registerMatMulOps(OpDef *t) { define(t, OpKind::MatMul, inferMatMul, evalMatMul, gradMatMul, flopsMatMul); }
+void ir::registerMatMulOps(OpDef *t) {
+  define(t, OpKind::MatMul, inferMatMul, evalMatMul, gradMatMul, flopsMatMul);
+  declare(t, OpKind::MatMul, 0, labelsMatMul);
+}

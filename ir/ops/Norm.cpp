@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ir/ops/DimRule.h"
 #include "ir/ops/OpSupport.h"
 
 #include <cmath>
@@ -162,6 +163,24 @@ double flopsLayerNormGrad(const Op &op) { return 16 * operandNumel(op); }
 double flopsRmsNorm(const Op &op) { return 6 * operandNumel(op); }
 double flopsRmsNormGrad(const Op &op) { return 12 * operandNumel(op); }
 
+
+/// The normalised (last) dim stays whole; the gradients sum the rows into
+/// the weight gradients.
+std::optional<DimLabels> labelsNorm(const Op &op) {
+  DimRule r(op);
+  size_t k = r.rank0();
+  if (k == 0) return std::nullopt;
+  std::vector<int> x;
+  bool grad = op.kind == OpKind::LayerNormGrad || op.kind == OpKind::RmsNormGrad;
+  for (size_t d = 0; d + 1 < k; ++d) x.push_back(r.fresh(false, grad)); // summed into the weight gradients
+  x.push_back(r.fresh(true));
+  std::vector<int> h{x.back()};
+  for (size_t i = 0; i < op.operands.size(); ++i) r.L.operands[i] = r.rankOf(i) == k ? x : h;
+  r.L.results[0] = x;
+  for (size_t i = 1; i < op.results.size(); ++i) r.L.results[i] = h;
+  return r.L;
+}
+
 } // namespace
 
 void ir::registerNormOps(OpDef *t) {
@@ -169,4 +188,6 @@ void ir::registerNormOps(OpDef *t) {
   define(t, OpKind::LayerNormGrad, inferLayerNormGrad, evalNormGrad<true>, nullptr, flopsLayerNormGrad);
   define(t, OpKind::RmsNorm, inferRmsNorm, evalNorm<false>, gradRmsNorm, flopsRmsNorm);
   define(t, OpKind::RmsNormGrad, inferRmsNormGrad, evalNormGrad<false>, nullptr, flopsRmsNormGrad);
+  for (OpKind k : {OpKind::LayerNorm, OpKind::LayerNormGrad, OpKind::RmsNorm, OpKind::RmsNormGrad})
+    declare(t, k, 0, labelsNorm);
 }

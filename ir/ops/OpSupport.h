@@ -38,6 +38,8 @@ using InferFn = decltype(OpDef::infer);
 using EvalFn = decltype(OpDef::eval);
 using GradFn = decltype(OpDef::grad);
 using FlopsFn = decltype(OpDef::flops);
+using DimLabelsFn = decltype(OpDef::dimLabels);
+using WireBytesFn = decltype(OpDef::wireBytes);
 
 /// Fills the table entry of `kind` (grad is null for ops without a gradient).
 inline void define(OpDef *table, OpKind kind, InferFn infer, EvalFn eval, GradFn grad, FlopsFn flops) {
@@ -47,6 +49,17 @@ inline void define(OpDef *table, OpKind kind, InferFn infer, EvalFn eval, GradFn
   d.grad = grad;
   d.flops = flops;
 }
+
+/// Declares the facts of `kind`: its OpTrait bits and its sharding rule
+/// (null for ops the partitioner handles itself or keeps whole).
+inline void declare(OpDef *table, OpKind kind, uint32_t traits, DimLabelsFn labels) {
+  OpDef &d = table[size_t(kind)];
+  d.traits = traits;
+  d.dimLabels = labels;
+}
+
+/// The table entry of `kind`, for the facts only some ops have.
+inline OpDef &entry(OpDef *table, OpKind kind) { return table[size_t(kind)]; }
 
 /// Reads attributes for infer and eval alike. A missing required attribute or
 /// one of the wrong kind records the first error (infer returns it); eval runs

@@ -26,6 +26,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ir/ops/DimRule.h"
 #include "ir/ops/OpSupport.h"
 
 #include <cmath>
@@ -243,6 +244,16 @@ void evalAdam(EvalContext &, const Op &op, llvm::ArrayRef<const Tensor *> in, ll
 
 double flopsAdam(const Op &op) { return 16 * operandNumel(op); }
 
+
+/// Scalars of scalars: nothing to split.
+std::optional<DimLabels> labelsScalar(const Op &op) {
+  DimRule r(op);
+  if (r.rank0() != 0) return std::nullopt;
+  r.L.operands[0] = {};
+  r.L.results[0] = {};
+  return r.L;
+}
+
 } // namespace
 
 void ir::registerOptimizerOps(OpDef *t) {
@@ -251,4 +262,15 @@ void ir::registerOptimizerOps(OpDef *t) {
   define(t, OpKind::LrSchedule, inferLrSchedule, evalLrSchedule, nullptr, flopsFew);
   define(t, OpKind::SgdUpdate, inferSgd, evalSgd, nullptr, flopsSgd);
   define(t, OpKind::AdamUpdate, inferAdam, evalAdam, nullptr, flopsAdam);
+  declare(t, OpKind::ClipScale, 0, labelsScalar);
+  declare(t, OpKind::LrSchedule, 0, labelsScalar);
+  // The updates run in their states' layout (the partitioner's own rule).
+  using R = OperandRole;
+  declare(t, OpKind::SgdUpdate, kInPlace, nullptr);
+  entry(t, OpKind::SgdUpdate).operandRoles = {R::Parameter, R::Gradient, R::State, R::HyperParameter};
+  entry(t, OpKind::SgdUpdate).inPlaceOf = {0, 2};
+  declare(t, OpKind::AdamUpdate, kInPlace, nullptr);
+  entry(t, OpKind::AdamUpdate).operandRoles = {R::Parameter, R::Gradient,       R::State,
+                                               R::State,     R::HyperParameter, R::HyperParameter};
+  entry(t, OpKind::AdamUpdate).inPlaceOf = {0, 2, 3};
 }

@@ -19,6 +19,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ir/ops/DimRule.h"
 #include "ir/ops/OpSupport.h"
 
 #include <cmath>
@@ -140,10 +141,15 @@ void evalLossScaleUpdate(EvalContext &, const Op &op, llvm::ArrayRef<const Tenso
 
 double flopsFew(const Op &) { return 3; }
 
+
 } // namespace
 
 void ir::registerPrecisionOps(OpDef *t) {
   define(t, OpKind::AllFinite, inferAllFinite, evalAllFinite, nullptr, flopsAllFinite);
   define(t, OpKind::Select, inferSelect, evalSelect, nullptr, flopsSelect);
   define(t, OpKind::LossScaleUpdate, inferLossScaleUpdate, evalLossScaleUpdate, nullptr, flopsFew);
+  // A scalar condition broadcasts: each rank selects its own blocks.
+  declare(t, OpKind::Select, kElementwise | kKeepsPaddingZero, elementwiseLabels);
+  declare(t, OpKind::LossScaleUpdate, kInPlace, nullptr);
+  entry(t, OpKind::LossScaleUpdate).inPlaceOf = {0, 1};
 }

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ir/ops/DimRule.h"
 #include "ir/ops/OpSupport.h"
 
 #include <cmath>
@@ -204,6 +205,58 @@ void gradBroadcastTo(Builder &b, const Op &op, llvm::ArrayRef<Value *> d, std::v
   if (d[0] && isFloat(op.operands[0]->type.dtype)) dx[0] = b.sumTo(d[0], op.operands[0]->type.shape);
 }
 
+
+/// The reduced dims are summed (max: whole, a max of maxes is not a sum).
+std::optional<DimLabels> labelsReduce(const Op &op) {
+  DimRule r(op);
+  size_t k = r.rank0();
+  std::vector<bool> reduced(k, false);
+  std::vector<int64_t> dims = op.getInts("dims");
+  for (int64_t d : dims)
+    if (auto nd = normalizeDim(d, k)) reduced[size_t(*nd)] = true;
+  bool keep = op.getBool("keepdim");
+  std::vector<int> in, out;
+  for (size_t d = 0; d < k; ++d) {
+    if (!reduced[d]) {
+      in.push_back(r.fresh());
+      out.push_back(in.back());
+      continue;
+    }
+    in.push_back(r.fresh(op.kind == OpKind::ReduceMax, op.kind != OpKind::ReduceMax));
+    if (keep) out.push_back(DimLabels::kNone);
+  }
+  r.L.operands[0] = in;
+  r.L.results[0] = out;
+  r.L.linearIn[0] = op.kind == OpKind::ReduceSum;
+  return r.L;
+}
+
+std::optional<DimLabels> labelsSumTo(const Op &op) {
+  DimRule r(op);
+  const Shape &out = op.results[0]->type.shape;
+  size_t k = r.rank0(), R = out.size(), offset = k - R;
+  std::vector<int> in(k), res(R, DimLabels::kNone);
+  for (size_t d = 0; d < k; ++d) {
+    bool kept = d >= offset && out[d - offset] == r.dimSize(0, d);
+    in[d] = r.fresh(false, !kept);
+    if (kept) res[d - offset] = in[d];
+  }
+  r.L.operands[0] = in;
+  r.L.results[0] = res;
+  r.L.linearIn[0] = true;
+  return r.L;
+}
+
+std::optional<DimLabels> labelsBroadcastTo(const Op &op) {
+  DimRule r(op);
+  const Shape &out = op.results[0]->type.shape;
+  std::vector<int> res = r.freshDims(out.size());
+  r.L.operands[0] = r.aligned(0, res, out);
+  r.L.results[0] = res;
+  r.L.linearIn[0] = true;
+  return r.L;
+}
+
 } // namespace
 
 void ir::registerReduceOps(OpDef *t) {
@@ -212,4 +265,9 @@ void ir::registerReduceOps(OpDef *t) {
   define(t, OpKind::ReduceMax, inferReduce, evalReduce<Reduction::Max>, gradReduceMax, flopsReduce);
   define(t, OpKind::SumTo, inferSumTo, evalSumTo, gradSumTo, flopsReduce);
   define(t, OpKind::BroadcastTo, inferBroadcastTo, evalBroadcastTo, gradBroadcastTo, noFlops);
+  for (OpKind k : {OpKind::ReduceSum, OpKind::ReduceMean, OpKind::ReduceMax}) declare(t, k, 0, labelsReduce);
+  declare(t, OpKind::SumTo, 0, labelsSumTo);
+  declare(t, OpKind::BroadcastTo, 0, labelsBroadcastTo);
+  entry(t, OpKind::SumTo).shapeAttr = "shape";
+  entry(t, OpKind::BroadcastTo).shapeAttr = "shape";
 }

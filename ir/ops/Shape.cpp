@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ir/ops/DimRule.h"
 #include "ir/ops/OpSupport.h"
 
 #include <algorithm>
@@ -342,6 +343,66 @@ void evalFill(EvalContext &, const Op &op, llvm::ArrayRef<const Tensor *>, llvm:
   std::fill(out[0].data.begin(), out[0].data.end(), AttrReader(op.attrs).getFloat("value"));
 }
 
+
+std::optional<DimLabels> labelsTranspose(const Op &op) {
+  DimRule r(op);
+  std::vector<int> in = r.freshDims(r.rank0());
+  std::vector<int64_t> perm = op.getInts("perm");
+  if (perm.size() != in.size()) return std::nullopt;
+  std::vector<int> res;
+  for (int64_t p : perm) res.push_back(in[size_t(p)]);
+  r.L.operands[0] = in;
+  r.L.results[0] = res;
+  r.L.linearIn[0] = true;
+  return r.L;
+}
+
+/// Slice, pad and repeat_interleave keep every dim. A repeat keeps blocks
+/// aligned (a rank's kv heads repeat into its query heads), so only slice
+/// and pad need their dim whole.
+std::optional<DimLabels> labelsAlongDim(const Op &op) {
+  DimRule r(op);
+  std::vector<int> dims = r.freshDims(r.rank0());
+  auto d = dimAttr(op, "dim", r.rank0());
+  if (!d) return std::nullopt;
+  if (op.kind != OpKind::RepeatInterleave) r.makeWhole(dims[size_t(*d)]);
+  r.L.operands[0] = r.L.results[0] = dims;
+  r.L.linearIn[0] = true;
+  return r.L;
+}
+
+std::optional<DimLabels> labelsConcat(const Op &op) {
+  DimRule r(op);
+  std::vector<int> dims = r.freshDims(op.results[0]->type.rank());
+  auto d = dimAttr(op, "dim", dims.size());
+  if (!d) return std::nullopt;
+  r.makeWhole(dims[size_t(*d)]);
+  for (auto &o : r.L.operands) o = dims;
+  r.L.results[0] = dims;
+  r.L.jointlyLinear = true;
+  return r.L;
+}
+
+std::optional<DimLabels> labelsCast(const Op &op) {
+  DimLabels L = DimRule(op).elementwise();
+  L.linearIn[0] = true;
+  // A partial sum is reduced before a cast that widens it: the collective
+  // then moves the narrow bytes (bf16 gradients are reduced in bf16 before
+  // the optimizer widens them, as DeepSpeed does). A gradient widened into
+  // its f32 accumulator (`main_grad`, Megatron-LM's fp32 main gradients)
+  // stays partial through the cast: it is reduced in f32, after it.
+  if (op.operands.size() == 1 && !op.results.empty() && !op.getBool("main_grad") &&
+      byteSize(op.results[0]->type.dtype) > byteSize(op.operands[0]->type.dtype))
+    L.linearIn[0] = false;
+  return L;
+}
+
+std::optional<DimLabels> labelsFill(const Op &op) {
+  DimRule r(op);
+  r.L.results[0] = r.freshDims(op.results[0]->type.rank());
+  return r.L;
+}
+
 } // namespace
 
 void ir::registerShapeOps(OpDef *t) {
@@ -353,4 +414,14 @@ void ir::registerShapeOps(OpDef *t) {
   define(t, OpKind::Cast, inferCast, evalCopy, gradCast, noFlops);
   define(t, OpKind::RepeatInterleave, inferRepeatInterleave, evalRepeatInterleave, gradRepeatInterleave, noFlops);
   define(t, OpKind::Fill, inferFill, evalFill, nullptr, noFlops);
+  // Reshape merges and splits dims: no einsum labels; the partitioner moves
+  // a split with the major dim of a merged or split group.
+  declare(t, OpKind::Reshape, kView, nullptr);
+  declare(t, OpKind::Transpose, kKeepsPaddingZero, labelsTranspose);
+  for (OpKind k : {OpKind::Slice, OpKind::Pad, OpKind::RepeatInterleave}) declare(t, k, 0, labelsAlongDim);
+  declare(t, OpKind::Concat, 0, labelsConcat);
+  declare(t, OpKind::Cast, kElementwise | kKeepsPaddingZero, labelsCast);
+  declare(t, OpKind::Fill, 0, labelsFill);
+  entry(t, OpKind::Reshape).shapeAttr = "shape";
+  entry(t, OpKind::Fill).shapeAttr = "shape";
 }
