@@ -4,8 +4,6 @@
 #include "compiler/Run.h"
 #include "compiler/TrainOptions.h"
 
-#include "ir/Parser.h"
-#include "ir/Printer.h"
 #include "passes/Passes.h"
 
 using namespace planc;
@@ -60,11 +58,7 @@ llvm::Expected<PartitionedStep> planc::buildPartitionedStep(Compilation &c, cons
   };
 
   PartitionedStep result;
-  if (options.keepUnpartitioned) {
-    auto copy = parseIR(toText(*step), "<training step>");
-    if (!copy) return copy.takeError();
-    result.unpartitioned = std::move(*copy);
-  }
+  if (options.keepUnpartitioned) result.unpartitioned = step->clone();
   PassManager pm(partitioning, passOptionsFromConfig(config));
   if (llvm::Error e = addPartitionPipeline(pm)) return e;
   if (options.unroll)
