@@ -2,6 +2,7 @@
 
 #include "frontend/Frontend.h"
 #include "frontend/Builtins.h"
+#include "frontend/Lowering.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -319,4 +320,10 @@ bool Compilation::check() {
   checkConfig(config, diags);
   runSema(program, config, diags, model);
   return ok && !diags.hasErrors();
+}
+
+std::unique_ptr<ir::Module> planc::lowerToIR(Compilation &c) { return lowerToIR(c, c.getConfig().train.microBatch); }
+
+std::unique_ptr<ir::Module> planc::lowerToIR(Compilation &c, int64_t batch) {
+  return lowerToIR(c.getProgram(), c.getConfig(), c.getDiagnostics(), batch);
 }

@@ -18,6 +18,7 @@
 #include "frontend/Config.h"
 #include "support/Diagnostics.h"
 #include "frontend/Parser.h"
+#include "frontend/Program.h"
 #include "frontend/Sema.h"
 #include "ir/IR.h"
 
@@ -40,16 +41,6 @@ struct FrontendOptions {
   unsigned errorLimit = 50;
   uint64_t maxFileBytes = 16ull << 20;    // larger files are rejected, not read
   ParseLimits limits;
-};
-
-/// All parsed files of one compilation; layer names are global across them.
-class Program {
-public:
-  const ast::SourceFile *mainFile = nullptr;
-  std::vector<std::unique_ptr<ast::SourceFile>> files;   // main file first
-  std::map<std::string, const ast::LayerDecl *> layers;
-  const ast::ModelDecl *model = nullptr;
-  const ast::ConfigBlock *train = nullptr, *cluster = nullptr, *parallel = nullptr;
 };
 
 class Compilation {
@@ -105,6 +96,7 @@ const std::map<std::string, std::string> &embeddedStdlib();
 
 /// The checked model as an IR module (forward graph, parameters, inputs and
 /// the `loss` output). Call after a successful check(); null if it failed.
+/// (frontend/Lowering.h lowers without a Compilation.)
 std::unique_ptr<ir::Module> lowerToIR(Compilation &c);
 /// The same with `batch` for the model's `batch` dim instead of the
 /// micro-batch: the partitioner lowers the global program of all dp ranks

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "frontend/Lowering.h"
 #include "frontend/SemaImpl.h"
 
 #include "llvm/Support/SourceMgr.h"
@@ -200,21 +201,19 @@ ir::Value *Elaborator::lowerBuiltin(const std::string &name, const std::vector<V
   return nullptr;
 }
 
-std::unique_ptr<ir::Module> planc::lowerToIR(Compilation &c) { return lowerToIR(c, c.getConfig().train.microBatch); }
-
-std::unique_ptr<ir::Module> planc::lowerToIR(Compilation &c, int64_t batch) {
-  const Program &program = c.getProgram();
-  if (!program.model || c.getDiagnostics().hasErrors() || batch < 1) return nullptr;
-  PlanConfig config = c.getConfig();
+std::unique_ptr<ir::Module> planc::lowerToIR(const Program &program, const PlanConfig &checked,
+                                             DiagnosticEngine &diags, int64_t batch) {
+  if (!program.model || diags.hasErrors() || batch < 1) return nullptr;
+  PlanConfig config = checked;
   config.train.microBatch = batch;
   auto module = std::make_unique<ir::Module>();
   module->name = program.model->name;
-  for (unsigned a = 0; a < kNumMeshAxes; ++a) module->mesh[a] = c.getConfig().parallel.axisSize[a];
+  for (unsigned a = 0; a < kNumMeshAxes; ++a) module->mesh[a] = checked.parallel.axisSize[a];
   ir::Builder builder(*module);
   ModelInfo model;
-  Elaborator e(program, config, c.getDiagnostics(), model);
+  Elaborator e(program, config, diags, model);
   e.builder = &builder;
   e.elaborateModel(*program.model);
-  if (c.getDiagnostics().hasErrors()) return nullptr;
+  if (diags.hasErrors()) return nullptr;
   return module;
 }

@@ -1,8 +1,9 @@
 //===- frontend/Parser.h - .plan text to AST --------------------*- C++ -*-===//
 //
-// The only door from text to the AST. Parser.cpp is the one file that sees
-// ANTLR: it checks the bytes (UTF-8, NUL, nesting), runs the generated lexer and
-// parser with errors turned into planc diagnostics, and builds the AST.
+// The only door from text to the AST. Parser*.cpp are the only files that
+// see ANTLR: they check the bytes (UTF-8, NUL, nesting), run the generated
+// lexer and parser with errors turned into planc diagnostics, and build the
+// AST.
 //
 //===----------------------------------------------------------------------===//
 #ifndef PLANC_FRONTEND_PARSER_H

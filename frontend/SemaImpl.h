@@ -9,7 +9,7 @@
 #define PLANC_FRONTEND_SEMAIMPL_H
 
 #include "frontend/Builtins.h"
-#include "frontend/Frontend.h"
+#include "frontend/Program.h"
 #include "frontend/Sema.h"
 #include "ir/Builder.h"
 

@@ -2,6 +2,7 @@
 
 #include "ir/IR.h"
 
+#include <cassert>
 #include <iterator>
 
 using namespace planc;
@@ -175,6 +176,55 @@ Value *Module::output(llvm::StringRef name) const {
   for (const auto &[outName, value] : outputs)
     if (outName == name) return value;
   return nullptr;
+}
+
+std::unique_ptr<Module> Module::clone() const {
+  auto copy = std::make_unique<Module>();
+  // Every field of Module is copied here. Values and ops are copied whole
+  // (a field added to them comes along); only their pointers into the module
+  // are redirected to the copy below.
+  copy->name = name;
+  copy->remarks = remarks;
+  copy->mesh = mesh;
+  copy->nextSuffix = nextSuffix;
+
+  std::unordered_map<const Value *, Value *> valueCopy;
+  std::unordered_map<const Op *, Op *> opCopy;
+  valueCopy.reserve(values.size());
+  opCopy.reserve(ops.size());
+  copy->values.reserve(values.size());
+  for (const auto &v : values) {
+    copy->values.push_back(std::make_unique<Value>(*v));
+    valueCopy[v.get()] = copy->values.back().get();
+  }
+  copy->ops.reserve(ops.size());
+  for (const auto &op : ops) {
+    copy->ops.push_back(std::make_unique<Op>(*op));
+    opCopy[op.get()] = copy->ops.back().get();
+  }
+  // Every value a module refers to is one it made; null operands stay null.
+  auto mapValue = [&](Value *v) -> Value * {
+    if (!v) return nullptr;
+    auto it = valueCopy.find(v);
+    assert(it != valueCopy.end() && "a module refers to a value it does not own");
+    return it->second;
+  };
+  for (auto &v : copy->values) {
+    // The op of a value whose op a pass erased is gone: no def in the copy.
+    auto it = v->def ? opCopy.find(v->def) : opCopy.end();
+    v->def = it == opCopy.end() ? nullptr : it->second;
+  }
+  for (auto &op : copy->ops) {
+    for (Value *&v : op->operands) v = mapValue(v);
+    for (Value *&v : op->results) v = mapValue(v);
+  }
+  for (Value *v : params) copy->params.push_back(mapValue(v));
+  for (Value *v : inputs) copy->inputs.push_back(mapValue(v));
+  copy->outputs.reserve(outputs.size());
+  for (const auto &[outName, v] : outputs) copy->outputs.emplace_back(outName, mapValue(v));
+  copy->byName.reserve(byName.size());
+  for (const auto &[valueName, v] : byName) copy->byName.emplace(valueName, mapValue(v));
+  return copy;
 }
 
 int ir::operandCount(OpKind kind) {

@@ -106,6 +106,8 @@ struct Remark {
   std::vector<std::string> args;
 };
 
+/// Every field of a Module is copied by Module::clone (ir/IR.cpp); a field
+/// added here must be added there too.
 class Module {
 public:
   std::string name;
@@ -129,6 +131,10 @@ public:
   bool rename(Value *v, const std::string &name);
   Value *lookup(const std::string &name) const;
   Value *output(llvm::StringRef name) const;
+  /// A deep copy that prints the same text (names, types, shardings,
+  /// attributes, locations, order) and names new values as this module
+  /// would; nothing in it points into this module.
+  std::unique_ptr<Module> clone() const;
 
   std::vector<std::unique_ptr<Value>> &allValues() { return values; }
   /// Room for that many more ops and values (a pass that clones a lot).

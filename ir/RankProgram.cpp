@@ -3,10 +3,6 @@
 #include "ir/RankProgram.h"
 #include "ir/LocalAttrs.h"
 #include "ir/LocalBlocks.h"
-#include "ir/Parser.h"
-#include "ir/Printer.h"
-
-#include "llvm/Support/ErrorHandling.h"
 
 #include <algorithm>
 #include <cassert>
@@ -20,10 +16,7 @@ namespace {
 
 std::unique_ptr<Module> ir::rankProgram(const Module &partitioned, const MeshLayout &mesh, int64_t rank) {
   assert(rank >= 0 && rank < mesh.numRanks() && "rank out of range");
-  auto parsed = parseIR(toText(partitioned), "<partitioned module>");
-  if (!parsed) llvm::report_fatal_error(llvm::Twine("planc: a printed module does not parse back: ") +
-                                         llvm::toString(parsed.takeError()));
-  std::unique_ptr<Module> m = std::move(*parsed);
+  std::unique_ptr<Module> m = partitioned.clone();
   MeshCoords coords = mesh.coordinates(rank);
 
   // Attributes first: localAttrs reads the global result types.

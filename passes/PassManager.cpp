@@ -1,7 +1,6 @@
 //===- passes/PassManager.cpp - running pipelines of passes --------------===//
 
 #include "passes/PassManager.h"
-#include "ir/Parser.h"
 #include "ir/Printer.h"
 #include "ir/Verifier.h"
 
@@ -66,29 +65,19 @@ llvm::Error PassManager::run(ir::Module &m) {
   llvm::raw_ostream &out = options.printStream ? *options.printStream : llvm::errs();
   // The reproducer of a failing pass is the IR it was given. Printing the
   // module before every pass costs more than the passes on a large model,
-  // so at most the pipeline's input is printed, and not even that when the
-  // caller can rebuild it; a failure re-runs the passes before the failing
-  // one on a copy of the input (the passes are deterministic) to recover
-  // that IR.
+  // so at most the pipeline's input is kept (a copy), and not even that when
+  // the caller can rebuild it; a failure re-runs the passes before the
+  // failing one on a copy of the input (the passes are deterministic) to
+  // recover that IR.
   const bool reproduce = !options.reproducerDir.empty();
-  const std::string input = reproduce && !options.rebuildInput ? ir::toText(m) : std::string();
+  const std::unique_ptr<ir::Module> input = reproduce && !options.rebuildInput ? m.clone() : nullptr;
   auto inputOf = [&](size_t index) -> std::string {
-    std::unique_ptr<ir::Module> copy;
-    if (options.rebuildInput) {
-      copy = options.rebuildInput();
-      if (!copy) return "";
-    } else {
-      auto parsed = ir::parseIR(input, "<pipeline input>");
-      if (!parsed) {
-        llvm::consumeError(parsed.takeError());
-        return input;
-      }
-      copy = std::move(*parsed);
-    }
+    std::unique_ptr<ir::Module> copy = options.rebuildInput ? options.rebuildInput() : input->clone();
+    if (!copy) return "";
     for (size_t i = 0; i < index; ++i)
       if (llvm::Error e = pipeline[i]->create(passOptions)->run(*copy)) {
         llvm::consumeError(std::move(e));
-        return options.rebuildInput ? "" : input;
+        return options.rebuildInput ? "" : ir::toText(*input);
       }
     return ir::toText(*copy);
   };

@@ -39,209 +39,25 @@ namespace {
 
 const char *kVersion = "0.1.0";
 
-const char *kMainHelp = R"(planc - a compiler for distributed deep-learning training plans
+const char *const kMainHelp =
+#include "HelpMain.inc"
+    ;
 
-USAGE: planc <command> [options] <file.plan>
+const char *const kCheckHelp =
+#include "HelpCheck.inc"
+    ;
 
-COMMANDS:
-  check    read, resolve and check a plan; print a summary of the model, the
-           training settings, the cluster and the parallel mesh, and the
-           memory per rank against the device (an error with ranked,
-           re-analysed fixes when the plan does not fit)
-  emit     print an intermediate form:
-           --emit=tokens|ast|ir|ir-train|ir-partitioned|ir-rank|comm|memory|
-                  mesh|schedule|schedule-svg
-  run      train the plan on the reference interpreter, printing the loss of
-           every step (--target=interp)
-  verify   prove the plan's partitioning: run one training step on one device
-           and partitioned over the mesh (every rank simulated), compare
+const char *const kEmitHelp =
+#include "HelpEmit.inc"
+    ;
 
-OPTIONS (every command):
-  --set <block.key=value>       override a setting of the train, cluster or
-                                parallel block (repeatable), e.g.
-                                --set parallel.zero=2 --set train.optimizer.lr=1e-4
-  --dim <name=value>            give an integer `let` of the model another value
-                                (repeatable), e.g. shrink a model for `planc verify`:
-                                --dim hidden=64 --dim layers=2 --dim vocab=256
-  --diagnostics-format=<fmt>    text (default) or json (one object per line)
-  --color=<when>                auto (default: only on a terminal), always, never
-  -Werror                       treat warnings as errors
-  -w                            suppress warnings
-  --error-limit=<n>             stop after n errors (default 50, 0: no limit)
-  --stdlib=<dir>                read the standard library from <dir> instead of
-                                the copy built into planc
-  --help                        this text; `planc <command> --help` for one command
-  --version                     print the version
+const char *const kVerifyHelp =
+#include "HelpVerify.inc"
+    ;
 
-EXIT STATUS: 0 no errors, 1 errors in the plan (or while running it), 2 bad command
-line.
-)";
-
-const char *kCheckHelp = R"(USAGE: planc check [options] <file.plan>
-
-Reads the plan and its imports, checks names, dims, shapes, dtypes, annotations
-and the train/cluster/parallel settings, and prints a one-screen summary:
-parameter count in total and by layer kind, layers, tokens per step, devices
-and mesh. Then it partitions the plan and plans its memory (as --emit=memory)
-and prints the ledger: per pipeline stage the bytes at the rank's peak by
-category, the peak and the arena, against the device's memory.
-
-A plan whose peak arena is larger than the budget is an error at the setting
-the best fix changes, with the peak's breakdown and up to 5 fixes (a higher
-ZeRO stage, recompute, a larger tp or pp, a smaller micro_batch, sequence
-parallelism, adam8bit, LoRA adapters; when no single change fits, two or
-three of them together), each applied with --set and analysed again: its new
-peak and its price in bytes sent per rank and step, recomputed FLOPs and
-pipeline bubble; fixes that fit first, cheapest first (docs/memory.md).
-Less than 5% headroom is a warning.
-
-OPTIONS:
-  --budget <size>  check the memory against <size> (70GiB, 80 GB, ...) instead
-                of the device's memory
-  --json        print the ledger, the budget, the verdict (fits, low_headroom,
-                over_budget, unknown) and the ranked fixes as one JSON object
-                instead of the summary (docs/memory.md has the schema)
-  --verify      instead of printing diagnostics, compare them with the
-                `// expected-error {{...}}` comments of the file (clang's -verify):
-                exit 0 when every expected diagnostic is reported and nothing else
-  --quiet       print diagnostics only, no summary and no ledger
-  --no-memory   only the plan checks: no partitioning, no ledger, no memory
-                diagnostics (fast; for editors and fuzzing the frontend)
-  (and the options of every command: see `planc --help`)
-)";
-
-const char *kEmitHelp = R"(USAGE: planc emit --emit=<what> [options] <file.plan>
-
-  --emit=tokens   the tokens of the file, one per line: line:col KIND 'text'
-  --emit=ast      the syntax tree of the file and of every imported file, after
-                  parsing and before semantic checks
-
-  --emit=ir       the model as textual IR (docs/ir.md): the forward graph with
-                  layers inlined, repeats unrolled, dims folded, annotations
-                  as attributes, and every op's .plan location and layer path
-
-  --emit=ir-train the whole training step as IR: the forward graph, the
-                  backward graph (autodiff) and the optimizer's updates, after
-                  the default training pipeline
-  --time-passes   with ir-train: the time each pass took, on stderr (with
-                  ir-partitioned, ir-rank and comm: each partitioning pass)
-  --print-after-all  with ir-train: the IR after every pass, on stderr (with
-                  ir-partitioned, ir-rank and comm: after every partitioning
-                  pass)
-
-  --emit=ir-partitioned
-                  the training step as the partitioner leaves it: one SPMD
-                  module with global shapes, a sharding on every value, the
-                  collectives between layouts, and with pp > 1 every op
-                  placed on its pipeline stage and schedule instruction
-                  (pipeline_stage, work) with send/recv between stages; one
-                  micro-batch (ir-rank and comm show every micro-batch)
-
-  --emit=ir-rank --rank <r>
-                  rank r's program of the partitioned training step (built
-                  as `planc verify` builds it): every type its local block,
-                  with no sharding; shape attributes local; every collective,
-                  send and recv with `group`, the ranks it talks to (send and
-                  recv also `peer`). For reading: it does not verify
-  --emit=comm     the communication of one partitioned training step, per
-                  rank (ranks with the same list once): every collective in
-                  program order with its axis, group size n, phase, local
-                  block, message size S and the bytes the rank sends (ring
-                  algorithms, nccl-tests conventions: all_reduce 2(n-1)/n*S;
-                  reduce_scatter, all_gather, all_to_all (n-1)/n*S; broadcast
-                  and send S), then totals by axis, phase and layer path
-  --emit=memory   the memory planner's result (analysis/MemoryPlan.h): per
-                  pipeline stage, the bytes live at the rank's peak by
-                  category (parameters, gradients, optimizer state,
-                  activations, temporaries, communication), the peak, the
-                  arena the planner placed and its fragmentation, and the op
-                  at which the peak rank peaks, and ZeRO's model states
-                  (parameters as stored, gradients as held, optimizer state:
-                  under mixed precision the f32 master weights count there
-                  and the gradients are bf16 unless precision says
-                  grads = f32; docs/memory.md)
-  --json          with memory: the same as one JSON object (docs/memory.md),
-                  with every stage's memory over time (at most 1024 points)
-
-  --emit=mesh     the device mesh: the axis sizes, every rank's coordinates
-                  (tp fastest-varying, then cp, ep, pp; dp slowest) and the
-                  groups of ranks of every axis
-  --emit=schedule the pipeline schedule of the parallel block: every pipeline
-                  rank's instructions (forward, backward, weight gradient,
-                  send and recv) with their times in a unit-cost replay, then
-                  busy and idle time per rank, the step time and the bubble
-                  fraction measured from the replay
-  --emit=schedule-svg  the same schedule as an SVG Gantt chart, one row per
-                  rank
-  (and the options of every command: see `planc --help`)
-)";
-
-const char *kVerifyHelp = R"(USAGE: planc verify [options] <file.plan>
-
-Builds the plan's training step (forward, backward, optimizer update), runs it
-on one device on the reference interpreter, then partitions it as the parallel
-block says (recompute, ZeRO layouts, tensor/sequence/data parallel sharding
-and the collectives between layouts) and runs every rank of the mesh in one
-process, on the same seeded parameters and batch. Prints, per rank, the
-largest absolute and relative difference of the loss, the gradients and the
-updated parameters and optimizer states (each rank's block against the same
-block of the single-device result), then PASS or FAIL. With a pipeline it also
-checks the structure: every op on the stage that owns its layer, exactly one
-activation message per micro-batch between neighbouring stages in each
-direction, and only shared parameters' gradients crossing stages in the
-optimizer phase; each violation is printed and fails verify.
-
-OPTIONS:
-  --dtype=<t>       f64 (default) or f32: every float of the model
-  --seed <s>        seed of the parameters, the batch and dropout (default 1234)
-  --tolerance <x>   the largest relative difference that passes (default
-                    1e-9 for f64, 1e-5 for f32)
-  --time-passes     the time each partitioning pass took, on stderr
-  --print-after-all the IR after every partitioning pass, on stderr
-  --structure-only  only the structural check: partition the step, do not run
-                    it (for plans too large for the interpreter)
-  --testing-drop-collective=<n>
-                    testing only: remove the n-th (from 0) all-reduce the
-                    partitioner inserted, to see a missing collective caught
-  --testing-swap-sends
-                    testing only: swap the tags of two pipeline sends, to see
-                    the wrong order caught by the deadlock check and the wrong
-                    data by the comparison
-  --testing-misplace-op
-                    testing only: move one forward op of pipeline rank 0 to
-                    rank 1 (its operands and results sent), to see the
-                    structural check catch work on the wrong stage
-  (and the options of every command: see `planc --help`)
-
-EXIT STATUS: 0 within tolerance, 1 beyond it (or a plan that cannot be
-partitioned or run), 2 bad command line.
-)";
-
-const char *kRunHelp = R"(USAGE: planc run [options] <file.plan>
-
-Lowers the plan, adds the backward graph and the optimizer step, initialises
-the parameters from the plan's seed and trains on the plan's data (`data` in
-the train block: synthetic by default, a text file or a token file), one line
-per step: `step N  loss X  lr Y  T s`.
-
-OPTIONS:
-  --target=interp   where to run: the reference interpreter (the only target
-                    of this version)
-  --steps <n>       steps to run (default: the plan's train.steps); the
-                    learning-rate schedule stays the plan's
-  --seed <s>        seed of the initialisation and the data (default: the
-                    plan's train.seed)
-  --dtype=<t>       f64 or f32: compute every float of the model in this dtype
-                    (f64 for reference checks; default: as the plan says)
-  --dump <dir>      write <dir>/init.safetensors (initial parameters),
-                    batch-<step>.safetensors (tokens, targets),
-                    step-<step>.safetensors (loss, lr, every gradient) and
-                    losses.json; each file is written whole or not at all
-  (and the options of every command: see `planc --help`)
-
-Errors while running (an unreadable data file, a dump folder that cannot be
-written, a loss that is not finite) exit with status 1.
-)";
+const char *const kRunHelp =
+#include "HelpRun.inc"
+    ;
 
 struct Options {
   std::string command;
@@ -516,8 +332,9 @@ int emitPartitioned(const Options &o, Compilation &c) {
   return 0;
 }
 
-int run(Options &o) {
-  Compilation c(o.frontend);
+/// Diagnostics go to stderr, or with `check --verify` to a collector (the
+/// consumer returned) that is compared with the file's expectations.
+CollectingConsumer *setUpDiagnostics(const Options &o, Compilation &c) {
   // SourceMgr colours through llvm::WithColor, which colours a file or pipe
   // only when LLVM's own `-color` option is set: --color=always sets it.
   if (o.color == "always") {
@@ -526,16 +343,19 @@ int run(Options &o) {
     if (it != registered.end()) it->second->addOccurrence(0, "color", "true");
   }
   bool colors = o.color == "always" || (o.color == "auto" && llvm::errs().has_colors());
-  CollectingConsumer *collected = nullptr;
-  if (o.verify) {
-    auto consumer = std::make_unique<CollectingConsumer>();
-    collected = consumer.get();
-    c.setDiagnosticConsumer(std::move(consumer));
-  } else {
+  if (!o.verify) {
     c.setDiagnosticOutput(llvm::errs(), o.json, colors);
+    return nullptr;
   }
+  auto consumer = std::make_unique<CollectingConsumer>();
+  CollectingConsumer *collected = consumer.get();
+  c.setDiagnosticConsumer(std::move(consumer));
+  return collected;
+}
 
-  if (o.command == "emit" && o.emit == "tokens") {
+/// planc emit: one intermediate form on stdout.
+int runEmit(const Options &o, Compilation &c) {
+  if (o.emit == "tokens") {
     unsigned id = c.addFile(o.file, {});
     if (!id) return 1;
     bool ok = dumpTokens(c.getSourceMgr(), id, c.getDiagnostics(), llvm::outs());
@@ -543,7 +363,7 @@ int run(Options &o) {
   }
 
   bool ok = c.loadFile(o.file);
-  if (o.command == "emit" && (o.emit == "ir" || o.emit == "ir-train")) {
+  if (o.emit == "ir" || o.emit == "ir-train") {
     if (!ok || !c.check()) return 1;
     CompileOptions options;
     options.stopAfter = o.emit == "ir-train" ? CompileStage::TrainingStep : CompileStage::ForwardIR;
@@ -562,47 +382,54 @@ int run(Options &o) {
     ir::print(*m, llvm::outs());
     return 0;
   }
-  if (o.command == "emit" && o.emit == "memory") {
+  if (o.emit == "memory") {
     if (!ok || !c.check()) return 1;
     c.getDiagnostics().finish();
     return emitMemory(c, o.memoryJson);
   }
-  if (o.command == "emit" && (o.emit == "comm" || o.emit == "ir-rank" || o.emit == "ir-partitioned")) {
+  if (o.emit == "comm" || o.emit == "ir-rank" || o.emit == "ir-partitioned") {
     if (!ok || !c.check()) return 1;
     c.getDiagnostics().finish();
     return emitPartitioned(o, c);
   }
-  if (o.command == "emit" && (o.emit == "mesh" || o.emit == "schedule" || o.emit == "schedule-svg")) {
+  if (o.emit == "mesh" || o.emit == "schedule" || o.emit == "schedule-svg") {
     if (!ok || !c.check()) return 1;
     c.getDiagnostics().finish();
     return emitMeshOrSchedule(o, c.getConfig());
   }
-  if (o.command == "emit") {
-    for (const auto &f : c.getProgram().files) dumpAST(*f, c.getSourceMgr(), llvm::outs());
-    return ok ? 0 : 1;
+  for (const auto &f : c.getProgram().files) dumpAST(*f, c.getSourceMgr(), llvm::outs());
+  return ok ? 0 : 1;
+}
+
+/// planc verify: the partitioned step against the single-device step.
+int runVerify(Options &o, Compilation &c) {
+  if (!c.loadFile(o.file) || !c.check()) return 1;
+  c.getDiagnostics().finish();
+  o.verifyPlan.passes = o.passes;
+  auto report = verifyPlan(c, o.verifyPlan);
+  if (!report) {
+    llvm::errs() << "planc: error: " << llvm::toString(report.takeError()) << "\n";
+    return 1;
   }
-  if (o.command == "verify") {
-    if (!ok || !c.check()) return 1;
-    c.getDiagnostics().finish();
-    o.verifyPlan.passes = o.passes;
-    auto report = verifyPlan(c, o.verifyPlan);
-    if (!report) {
-      llvm::errs() << "planc: error: " << llvm::toString(report.takeError()) << "\n";
-      return 1;
-    }
-    printPlanVerifyReport(*report, llvm::outs());
-    return report->passed() ? 0 : 1;
+  printPlanVerifyReport(*report, llvm::outs());
+  return report->passed() ? 0 : 1;
+}
+
+/// planc run: training on the reference interpreter.
+int runRun(const Options &o, Compilation &c) {
+  if (!c.loadFile(o.file) || !c.check()) return 1;
+  c.getDiagnostics().finish();
+  if (llvm::Error e = runOnInterpreter(c, o.run, llvm::outs())) {
+    llvm::outs().flush();
+    llvm::errs() << "planc: error: " << llvm::toString(std::move(e)) << "\n";
+    return 1;
   }
-  if (o.command == "run") {
-    if (!ok || !c.check()) return 1;
-    c.getDiagnostics().finish();
-    if (llvm::Error e = runOnInterpreter(c, o.run, llvm::outs())) {
-      llvm::outs().flush();
-      llvm::errs() << "planc: error: " << llvm::toString(std::move(e)) << "\n";
-      return 1;
-    }
-    return 0;
-  }
+  return 0;
+}
+
+/// planc check: the plan's checks, its summary and its memory ledger.
+int runCheck(const Options &o, Compilation &c, CollectingConsumer *collected) {
+  bool ok = c.loadFile(o.file);
   if (ok) ok = c.check();
   // The memory ledger needs a checked model; its diagnostics join the plan's.
   // A plan the partitioner cannot cut (pp > 1 without repeated layers) has
@@ -631,6 +458,15 @@ int run(Options &o) {
     else if (!notPlanned.empty()) llvm::outs() << "memory: not planned: " << notPlanned << "\n";
   }
   return ok ? 0 : 1;
+}
+
+int run(Options &o) {
+  Compilation c(o.frontend);
+  CollectingConsumer *collected = setUpDiagnostics(o, c);
+  if (o.command == "emit") return runEmit(o, c);
+  if (o.command == "verify") return runVerify(o, c);
+  if (o.command == "run") return runRun(o, c);
+  return runCheck(o, c, collected);
 }
 
 /// The frontend recurses over expressions and layer calls (both bounded); a
