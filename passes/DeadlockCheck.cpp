@@ -28,6 +28,7 @@
 #include "passes/PipelineAttrs.h"
 
 #include "ir/MeshLayout.h"
+#include "ir/Placement.h"
 #include "ir/Printer.h"
 
 #include <deque>
@@ -54,7 +55,7 @@ std::string where(const Op &op) {
   if (op.kind == OpKind::Send || op.kind == OpKind::Recv) s += " (tag " + std::to_string(op.getInt("tag")) + ")";
   else if (!op.results.empty()) s += " defining %" + op.results[0]->name;
   if (!op.path.empty()) s += " in " + op.path;
-  if (op.has("micro_batch")) s += ", micro-batch " + std::to_string(op.getInt("micro_batch"));
+  if (hasMicroBatch(op)) s += ", micro-batch " + std::to_string(microBatchOf(op));
   return s;
 }
 
@@ -78,7 +79,7 @@ public:
     bool unrolled = false;
     for (const auto &up : m.ops) {
       const Op &op = *up;
-      unrolled |= op.has("micro_batch");
+      unrolled |= hasMicroBatch(op);
       if (op.kind != OpKind::Send && op.kind != OpKind::Recv && !isPpCollective(op)) continue;
       if ((op.kind == OpKind::Send || op.kind == OpKind::Recv) && op.getString("axis") != "pp")
         return fail(where(op) + " is a point-to-point message over '" + op.getString("axis") +
@@ -161,7 +162,7 @@ private:
 
   /// `op` as an event of rank `r`'s program, if that rank runs it.
   static void add(std::vector<std::vector<Event>> &programs, const Op &op, int r, int P, int64_t tagShift) {
-    if (op.has("pipeline_stage") && op.getInt("pipeline_stage") != r) return;
+    if (hasPipelineStage(op) && pipelineStageOf(op) != r) return;
     Event e;
     e.op = &op;
     if (isPpCollective(op)) {
