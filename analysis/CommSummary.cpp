@@ -5,6 +5,7 @@
 
 #include "ir/LocalBlocks.h"
 #include "ir/OpDef.h"
+#include "ir/Placement.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -34,7 +35,7 @@ CommOp planc::commOpOf(const Op &op, const MeshLayout &mesh, int64_t rank) {
   }
   if (std::optional<MeshAxis> axis = parseMeshAxis(op.getString("axis"))) c.axis = *axis;
   c.groupSize = mesh.size(c.axis);
-  c.phase = op.getString("phase", "forward");
+  c.phase = spelling(phaseOf(op));
   c.path = op.path;
   // The buffer S is measured on: the gathered output of an all_gather, the
   // received value of a recv, the operand otherwise. A gather's or
@@ -62,7 +63,7 @@ namespace {
 /// An op of a pipeline stage (`pipeline_stage`, passes/PipelinePartition.cpp)
 /// runs on that stage's ranks only; the others on every rank.
 bool runsOn(const Op &op, int64_t stage) {
-  return !op.has("pipeline_stage") || op.getInt("pipeline_stage") == stage;
+  return !hasPipelineStage(op) || pipelineStageOf(op) == stage;
 }
 
 } // namespace

@@ -7,6 +7,7 @@
 #include "ir/LocalBlocks.h"
 #include "ir/MeshLayout.h"
 #include "ir/OpDef.h"
+#include "ir/Placement.h"
 
 #include <algorithm>
 #include <atomic>
@@ -72,7 +73,7 @@ struct ModuleFacts {
       const Op &op = *up;
       OpFacts f;
       f.work = workOf(op);
-      if (op.has("pipeline_stage")) f.pipelineStage = int(op.getInt("pipeline_stage"));
+      if (hasPipelineStage(op)) f.pipelineStage = int(pipelineStageOf(op));
       f.virtualStage = virtualStageOf(op);
       f.bucket = reducesOncePerStep(op);
       f.transient = op.has("transient");
@@ -190,8 +191,8 @@ private:
     }
     // Outputs other than the gradients (which a runtime does not keep: they
     // are reported for checking) live to the end of the step.
-    for (const auto &out : m.outputs)
-      if (!llvm::StringRef(out.first).startswith("grad.")) readOnce.insert(out.second);
+    for (const Output &out : m.outputs)
+      if (out.role != OutputRole::ParamGradient) readOnce.insert(out.value);
   }
 
   /// ZeRO's accounting of this rank's model states (StagePlan::modelStates).
@@ -343,7 +344,7 @@ private:
       plan.peakOp = op;
       plan.peakPath = path;
       plan.peakMicroBatch = mb;
-      plan.peakWork = planc::spelling(w);
+      plan.peakWork = ir::spelling(w);
     };
     auto release = [&](Placed &p) {
       if (!p.live) return;
@@ -447,7 +448,7 @@ llvm::Expected<MemoryPlan> memory::planMemory(const Module &m, const pipeline::S
   pipeline::ScheduleOptions so = options;
   so.stages = int(m.mesh[unsigned(MeshAxis::PP)]);
   for (const auto &op : m.ops)
-    if (op->has("micro_batch"))
+    if (hasMicroBatch(*op))
       return llvm::createStringError(llvm::inconvertibleErrorCode(),
                                      "the memory plan reads the placed step of one micro-batch, not an unrolled one");
   auto schedule = pipeline::buildSchedule(so);

@@ -3,6 +3,7 @@
 #include "analysis/PipelineStructure.h"
 #include "analysis/Placement.h"
 #include "analysis/SavedActivations.h"
+#include "ir/Placement.h"
 
 #include "ir/OpDef.h"
 
@@ -24,7 +25,7 @@ std::string describe(const Op &op) {
   std::string s = "'" + std::string(spelling(op.kind)) + "'";
   if (!op.results.empty()) s += " %" + op.results[0]->name;
   s += " (" + (op.path.empty() ? std::string("model level") : op.path) + ", " + spelling(workOf(op));
-  if (op.has("micro_batch")) s += ", micro-batch " + std::to_string(op.getInt("micro_batch"));
+  if (hasMicroBatch(op)) s += ", micro-batch " + std::to_string(microBatchOf(op));
   return s + ")";
 }
 
@@ -209,7 +210,7 @@ private:
                   " messages go to the " + (forward ? "next" : "previous") + " stage only");
         continue;
       }
-      boundary[{send->getInt("micro_batch", 0), forward, from}].push_back(send);
+      boundary[{hasMicroBatch(*send) ? microBatchOf(*send) : 0, forward, from}].push_back(send);
     }
     for (int64_t mb = 0; mb < microBatches; ++mb)
       for (bool forward : {true, false})
@@ -233,9 +234,9 @@ private:
   void checkOptimizerMessages() {
     std::unordered_map<const Value *, std::unordered_set<int64_t>> readers;
     for (const auto &op : m.ops)
-      if (workOf(*op) != Work::Optimizer && op->has("pipeline_stage"))
+      if (workOf(*op) != Work::Optimizer && hasPipelineStage(*op))
         for (const Value *v : op->operands)
-          if (v->kind == Value::Kind::Param) readers[v].insert(op->getInt("pipeline_stage"));
+          if (v->kind == Value::Kind::Param) readers[v].insert(pipelineStageOf(*op));
     // The values a shared parameter's gradient is summed from, through
     // messages (module order is not the order across ranks: walk the defs).
     std::unordered_map<const Value *, const Op *> def;
@@ -243,13 +244,12 @@ private:
       for (const Value *r : op->results) def[r] = op.get();
     std::unordered_set<const Value *> sharedGradient;
     std::vector<const Value *> work;
-    for (const auto &[name, v] : m.outputs) {
-      llvm::StringRef n(name);
-      if (!n.consume_front("grad.")) continue;
+    for (const Output &out : m.outputs) {
+      if (out.role != OutputRole::ParamGradient) continue;
       const Value *p = nullptr;
       for (const Value *q : m.params)
-        if ((q->path.empty() ? q->name : q->path) == n) p = q;
-      if (p && readers[p].size() > 1) work.push_back(v);
+        if ((q->path.empty() ? q->name : q->path) == out.path) p = q;
+      if (p && readers[p].size() > 1) work.push_back(out.value);
     }
     while (!work.empty()) {
       const Value *v = work.back();

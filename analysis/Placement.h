@@ -1,41 +1,25 @@
-//===- analysis/Placement.h - where and when an op of the step runs -*- C++ -*-===//
+//===- analysis/Placement.h - what placement means to the step's readers -*- C++ -*-===//
 //
-// The pipeline passes and their readers (the simulator, the deadlock check,
-// the memory planner) share these attribute names:
-//
-//   pipeline_stage  the pipeline rank (pp coordinate) that runs the op;
-//                   absent: every rank runs it
-//   virtual_stage   the model chunk's stage (interleaved: chunk c of rank r
-//                   is virtual stage c * p + r); absent: = pipeline_stage
-//   work            the schedule instruction the op is part of: forward,
-//                   backward or weight_grad (zero-bubble's W)
-//   micro_batch     the micro-batch of an unrolled op
-//
-// A module after `pipeline` is rolled: one micro-batch's ops, placed. After
-// `unroll-microbatches` it is the whole step in schedule order.
+// The readers of a placed step (the simulator, the deadlock check, the memory
+// planner) ask ir/Placement.h where and when an op runs; here is what they
+// derive from it: which values and reductions happen once per step however
+// many micro-batches run.
 //
 //===----------------------------------------------------------------------===//
 #ifndef PLANC_ANALYSIS_PLACEMENT_H
 #define PLANC_ANALYSIS_PLACEMENT_H
 
 #include "ir/IR.h"
+#include "ir/Placement.h"
 
 #include <string>
 #include <unordered_set>
 
 namespace planc {
 
-
-enum class Work { Forward, Backward, WeightGrad, Optimizer };
-
-/// The op's section of the training step (its phase) refined by its `work`.
-inline Work workOf(const ir::Op &op) {
-  std::string phase = op.getString("phase"), work = op.getString("work");
-  if (phase == "optimizer") return Work::Optimizer;
-  if (work == "weight_grad") return Work::WeightGrad;
-  if (work == "backward" || (work.empty() && phase == "backward")) return Work::Backward;
-  return Work::Forward;
-}
+using ir::Work;
+using ir::workOf;
+using ir::virtualStageOf;
 
 /// Values made once per step however many micro-batches run: forward values
 /// of parameters alone (a bf16 copy, a transpose, a ZeRO-1/2 gather of the
@@ -62,22 +46,6 @@ inline std::unordered_set<const ir::Value *> oncePerStepValues(const ir::Module 
 /// the shards are accumulated, as DeepSpeed does.
 inline bool reducesOncePerStep(const ir::Op &op) {
   return op.has("bucket") && (op.kind != ir::OpKind::ReduceScatter || workOf(op) == Work::Optimizer);
-}
-
-inline const char *spelling(Work w) {
-  switch (w) {
-  case Work::Forward: return "forward";
-  case Work::Backward: return "backward";
-  case Work::WeightGrad: return "weight_grad";
-  case Work::Optimizer: return "optimizer";
-  }
-  return "";
-}
-
-/// The virtual stage of a placed op, or -1 for an op every rank runs.
-inline int virtualStageOf(const ir::Op &op) {
-  if (op.has("virtual_stage")) return int(op.getInt("virtual_stage"));
-  return op.has("pipeline_stage") ? int(op.getInt("pipeline_stage")) : -1;
 }
 
 } // namespace planc

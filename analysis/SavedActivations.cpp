@@ -1,6 +1,7 @@
 //===- analysis/SavedActivations.cpp - what the backward pass keeps -------===//
 
 #include "analysis/SavedActivations.h"
+#include "ir/Placement.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
@@ -11,15 +12,12 @@
 using namespace planc;
 using namespace planc::ir;
 
-bool planc::isForwardOp(const Op &op) {
-  std::string phase = op.getString("phase");
-  return phase != "backward" && phase != "optimizer";
-}
+bool planc::isForwardOp(const Op &op) { return phaseOf(op) == Phase::Forward; }
 
 std::vector<const Value *> planc::savedActivations(const Module &m) {
   std::unordered_set<const Value *> read;
   for (const auto &op : m.ops)
-    if (op->getString("phase") == "backward")
+    if (phaseOf(*op) == Phase::Backward)
       for (const Value *v : op->operands) read.insert(v);
   std::vector<const Value *> saved;
   for (const auto &op : m.ops)

@@ -7,6 +7,7 @@
 
 #include "ir/MeshLayout.h"
 #include "ir/OpDef.h"
+#include "ir/Placement.h"
 #include "analysis/CommSummary.h"
 #include "passes/PipelineAttrs.h"
 
@@ -65,7 +66,7 @@ double recomputeFlopsPerStep(const ir::Module &m, int microBatches) {
     auto flops = ir::opDef(op->kind).flops;
     if (!flops) continue;
     double f = flops(*op) * rankShare(*op, m) * microBatches;
-    int64_t st = op->has("pipeline_stage") ? op->getInt("pipeline_stage") : -1;
+    int64_t st = pipelineStageOf(*op);
     for (int64_t s = 0; s < int64_t(perStage.size()); ++s)
       if (st < 0 || st == s) perStage[size_t(s)] += f;
   }

@@ -6,6 +6,7 @@
 
 #include "ir/IR.h"
 #include "ir/OpDef.h"
+#include "ir/Placement.h"
 #include "analysis/MemoryPlan.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -40,7 +41,7 @@ std::string pathOf(const Value &p) { return p.path.empty() ? p.name : p.path; }
 /// plain SGD's `p - step` (elementwise, no update op), through the ZeRO
 /// shard_slice of the parameter.
 const Value *updatedParam(const Op &op) {
-  if (op.getString("phase") != "optimizer" || op.operands.empty()) return nullptr;
+  if (phaseOf(op) != Phase::Optimizer || op.operands.empty()) return nullptr;
   if (!isOptimizerUpdate(op.kind) && op.kind != OpKind::Sub) return nullptr;
   const Value *v = op.operands[0];
   if (v->def && v->def->kind == OpKind::ShardSlice) v = v->def->operands[0];
@@ -78,7 +79,7 @@ llvm::Expected<ModelStatesCheck> planc::checkModelStates(Compilation &c) {
   // optimizer's state is held frozen too, but is never read in forward.
   std::map<const Value *, std::set<int64_t>> stagesOf;
   auto onStagesOf = [&](const Value *p, const Op &op) {
-    if (op.has("pipeline_stage")) stagesOf[p].insert(op.getInt("pipeline_stage"));
+    if (hasPipelineStage(op)) stagesOf[p].insert(pipelineStageOf(op));
     else for (int64_t s = 0; s < pp; ++s) stagesOf[p].insert(s);
   };
   std::set<const Value *> state;
@@ -88,7 +89,7 @@ llvm::Expected<ModelStatesCheck> planc::checkModelStates(Compilation &c) {
         if (isStateRole(opDef(op->kind).roleOf(i))) state.insert(op->operands[i]);
   for (const auto &op : m.ops) {
     if (const Value *p = updatedParam(*op); p && !state.count(p)) onStagesOf(p, *op);
-    if (op->getString("phase").empty())
+    if (!hasPhase(*op))
       for (const Value *v : op->operands)
         if (v->kind == Value::Kind::Param && v->frozen && !state.count(v) && v->type.rank() > 0) onStagesOf(v, *op);
   }
@@ -127,7 +128,8 @@ llvm::Expected<ModelStatesCheck> planc::checkModelStates(Compilation &c) {
     const Shape block = blockOf(p->type);
     count(Category::Parameters, mixed ? compute : 4, zero >= 3, block);
     if (p->frozen) continue;
-    const Value *g = m.output("grad." + pathOf(*p));
+    const Output *gradient = m.outputFor(OutputRole::ParamGradient, pathOf(*p));
+    const Value *g = gradient ? gradient->value : nullptr;
     count(Category::Gradients, grads, zero >= 2, g ? blockOf(g->type) : block);
     count(Category::OptimizerState, master + states, zero >= 1, block);
   }

@@ -13,6 +13,7 @@
 #include "ir/LocalBlocks.h"
 #include "ir/MultiRank.h"
 #include "ir/OpDef.h"
+#include "ir/Placement.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -76,8 +77,8 @@ llvm::Error dropReduction(Module &m, int n) {
     for (auto &user : m.ops)
       for (Value *&v : user->operands)
         if (v == to) v = from;
-    for (auto &out : m.outputs)
-      if (out.second == to) out.second = from;
+    for (Output &out : m.outputs)
+      if (out.value == to) out.value = from;
     m.ops.erase(it);
     return llvm::Error::success();
   }
@@ -93,7 +94,7 @@ llvm::Error swapTwoSends(Module &m) {
     if (a.kind != OpKind::Send) continue;
     for (size_t j = i + 1; j < m.ops.size(); ++j) {
       Op &b = *m.ops[j];
-      if (b.kind != OpKind::Send || b.getInt("pipeline_stage", -1) != a.getInt("pipeline_stage", -1) ||
+      if (b.kind != OpKind::Send || pipelineStageOf(b) != pipelineStageOf(a) ||
           b.getInt("peer_offset") != a.getInt("peer_offset") || b.operands[0]->type != a.operands[0]->type)
         continue;
       std::swap(a.attrs["tag"], b.attrs["tag"]);
@@ -113,14 +114,14 @@ llvm::Error misplaceOneOp(Module &m) {
     return fail("--testing-misplace-op needs a pipeline (pp > 1)");
   std::string layer;
   for (const auto &op : m.ops)
-    if (op->getInt("pipeline_stage", -1) == 0 && workOf(*op) == Work::Forward && !repeatedLayerOf(op->path).empty() &&
+    if (pipelineStageOf(*op) == 0 && workOf(*op) == Work::Forward && !repeatedLayerOf(op->path).empty() &&
         !isCommunication(op->kind))
       layer = repeatedLayerOf(op->path);
   if (layer.empty()) return fail("--testing-misplace-op: pipeline rank 0 runs no layer");
   Op *victim = nullptr;
   for (const auto &op : m.ops)
-    if (op->getInt("pipeline_stage", -1) == 0 && workOf(*op) == Work::Forward && repeatedLayerOf(op->path) == layer &&
-        !isCommunication(op->kind) && op->getInt("micro_batch", 0) == 0 && op->operands.size() == 2)
+    if (pipelineStageOf(*op) == 0 && workOf(*op) == Work::Forward && repeatedLayerOf(op->path) == layer &&
+        !isCommunication(op->kind) && microBatchOf(*op) <= 0 && op->operands.size() == 2)
       victim = op.get();
   if (!victim) return fail("--testing-misplace-op: no op of " + layer + " to move");
   int64_t tag = 0;
@@ -130,14 +131,14 @@ llvm::Error misplaceOneOp(Module &m) {
   m.ops.clear();
   auto message = [&](Value *v, const Op &at, int64_t from, int64_t to) {
     AttrMap base = at.attrs;
-    base.erase("virtual_stage");
+    clearVirtualStage(base);
     AttrMap sendAttrs = base, recvAttrs = base;
-    sendAttrs["pipeline_stage"] = from;
+    setPipelineStage(sendAttrs, from);
     sendAttrs["axis"] = std::string("pp");
     sendAttrs["peer_offset"] = to - from;
     sendAttrs["tag"] = ++tag;
     m.append(OpKind::Send, {v}, {}, sendAttrs)->path = at.path;
-    recvAttrs["pipeline_stage"] = to;
+    setPipelineStage(recvAttrs, to);
     recvAttrs["axis"] = std::string("pp");
     recvAttrs["peer_offset"] = from - to;
     recvAttrs["tag"] = tag;
@@ -158,8 +159,8 @@ llvm::Error misplaceOneOp(Module &m) {
       continue;
     }
     for (Value *&v : op.operands) v = message(v, op, 0, 1);
-    op.attrs["pipeline_stage"] = int64_t(1);
-    if (op.has("virtual_stage")) op.attrs["virtual_stage"] = int64_t(1);
+    setPipelineStage(op, 1);
+    if (hasVirtualStage(op)) setVirtualStage(op, 1);
     Op *self = up.get();
     m.ops.push_back(std::move(up));
     for (Value *r : self->results) backOnRank0[r] = message(r, *self, 1, 0);
@@ -193,23 +194,21 @@ std::map<std::string, double> comparisonScales(const Module &step, const TensorM
   for (const Value *p : step.params) paramAt[p->path.empty() ? p->name : p->path] = p;
   std::map<std::string, std::string> kindOf;
   std::map<std::string, double> kindScale;
-  for (const auto &[name, value] : step.outputs) {
+  for (const Output &out : step.outputs) {
+    const std::string &name = out.name;
     auto ref = reference.find(name);
     if (ref == reference.end()) continue;
-    llvm::StringRef n(name);
     std::string kind = name;
     const Tensor *before = nullptr;
-    if (n.startswith("grad.")) {
+    if (out.role == OutputRole::ParamGradient) {
       kind = "grad";
-    } else if (n.startswith("new.")) {
-      auto p = paramAt.find(n.drop_front(4).str());
+    } else if (out.isUpdate()) {
+      auto p = paramAt.find(out.path);
       if (p != paramAt.end()) {
         if (auto f = feeds.find(p->second->name); f != feeds.end()) before = &f->second;
-        // An optimizer state is a frozen parameter named <param>.<state>.
-        llvm::StringRef path(p->first);
-        size_t dot = path.rfind('.');
-        bool state = p->second->frozen && dot != llvm::StringRef::npos && paramAt.count(path.take_front(dot).str());
-        kind = state ? "state." + path.drop_front(dot + 1).str() : "param";
+        // The updates of one optimizer state (adam_m ...) share a scale.
+        bool state = out.role == OutputRole::StateUpdate && !out.owner.empty();
+        kind = state ? "state." + out.path.substr(out.owner.size() + 1) : "param";
       }
     }
     kindOf[name] = kind;
@@ -297,14 +296,14 @@ llvm::Expected<PlanVerifyReport> planc::verifyPlan(Compilation &c, const PlanVer
   // Gradients first: the Adam exception below needs each gradient's largest
   // difference.
   std::map<std::string, double> gradDifference;
-  std::vector<const std::pair<std::string, Value *> *> order;
-  for (const auto &out : part.outputs)
-    if (llvm::StringRef(out.first).startswith("grad.")) order.push_back(&out);
-  for (const auto &out : part.outputs)
-    if (!llvm::StringRef(out.first).startswith("grad.")) order.push_back(&out);
-  for (const auto *out : order) {
-    const std::string &name = out->first;
-    const Value *value = out->second;
+  std::vector<const Output *> order;
+  for (const Output &out : part.outputs)
+    if (out.role == OutputRole::ParamGradient) order.push_back(&out);
+  for (const Output &out : part.outputs)
+    if (out.role != OutputRole::ParamGradient) order.push_back(&out);
+  for (const Output *out : order) {
+    const std::string &name = out->name;
+    const Value *value = out->value;
     auto ref = reference->find(name);
     if (ref == reference->end()) return fail("the single-device step has no output '" + name + "'");
     double scale = scales.count(name) ? scales.at(name) : largestMagnitude(ref->second);
@@ -322,7 +321,6 @@ llvm::Expected<PlanVerifyReport> planc::verifyPlan(Compilation &c, const PlanVer
       have.assign(size_t(mesh.numRanks()), *whole);
       want.assign(size_t(mesh.numRanks()), ref->second);
     }
-    llvm::StringRef n(name);
     // Adam's first step moves each element by lr * g / (|g| + eps) (g
     // clipped): a gradient off by d moves it by up to lr * d * eps /
     // (|g| - d + eps)^2, and by up to 2 lr where |g| <= d (the sign is not
@@ -336,7 +334,8 @@ llvm::Expected<PlanVerifyReport> planc::verifyPlan(Compilation &c, const PlanVer
     if (const Value *v = step->output(name); v && v->def && v == v->def->results[0] &&
                                              (v->def->kind == OpKind::AdamUpdate || v->def->kind == OpKind::Adam8bitUpdate))
       update = v->def;
-    auto grad = update ? reference->find("grad." + n.drop_front(4).str()) : reference->end();
+    const Output *gradient = update ? step->outputFor(OutputRole::ParamGradient, out->path) : nullptr;
+    auto grad = gradient ? reference->find(gradient->name) : reference->end();
     if (grad != reference->end() && grad->second.shape == ref->second.shape) {
       // A gradient that failed fails the step anyway: its update is compared whole.
       double d = gradDifference.count(grad->first) ? gradDifference.at(grad->first) : 0.0;
@@ -361,10 +360,11 @@ llvm::Expected<PlanVerifyReport> planc::verifyPlan(Compilation &c, const PlanVer
         double d = std::fabs(have[r].data[i] - want[r].data[i]);
         abs = std::isnan(d) ? INFINITY : std::max(abs, d);
       }
-      if (n.startswith("grad.")) gradDifference[name] = std::max(gradDifference[name], abs);
+      const bool isGradient = out->role == OutputRole::ParamGradient;
+      if (isGradient) gradDifference[name] = std::max(gradDifference[name], abs);
       double rel = scale > 0 ? abs / scale : abs;
       RankDifference &rd = report.ranks[size_t(r)];
-      record(n == "loss" ? rd.loss : n.startswith("grad.") ? rd.grads : rd.params, abs, rel, name);
+      record(out->role == OutputRole::Loss ? rd.loss : isGradient ? rd.grads : rd.params, abs, rel, name);
       if (rel >= report.worstRel) {
         report.worstRel = rel;
         report.worstOutput = name;

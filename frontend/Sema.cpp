@@ -121,7 +121,7 @@ void Elaborator::elaborateModel(const ast::ModelDecl &decl) {
   } else if (!loss->value.isError() && !loss->value.isTensor()) {
     report(DiagID::err_loss_not_scalar, loss->declRange) << describe(loss->value);
   } else if (lowering() && loss->value.ir) {
-    builder->module.outputs.push_back({"loss", loss->value.ir});
+    builder->module.outputs.push_back({"loss", loss->value.ir, ir::OutputRole::Loss});
   }
 }
 

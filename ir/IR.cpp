@@ -1,6 +1,7 @@
 //===- ir/IR.cpp - Module, Op, Value -------------------------------------===//
 
 #include "ir/IR.h"
+#include "ir/Placement.h"
 
 #include <cassert>
 #include <iterator>
@@ -173,8 +174,20 @@ Value *Module::lookup(const std::string &name) const {
 }
 
 Value *Module::output(llvm::StringRef name) const {
-  for (const auto &[outName, value] : outputs)
-    if (outName == name) return value;
+  for (const Output &out : outputs)
+    if (out.name == name) return out.value;
+  return nullptr;
+}
+
+const Output *Module::outputFor(OutputRole role, llvm::StringRef path) const {
+  for (const Output &out : outputs)
+    if (out.role == role && out.path == path) return &out;
+  return nullptr;
+}
+
+const Output *Module::outputFor(OutputRole role) const {
+  for (const Output &out : outputs)
+    if (out.role == role) return &out;
   return nullptr;
 }
 
@@ -221,7 +234,10 @@ std::unique_ptr<Module> Module::clone() const {
   for (Value *v : params) copy->params.push_back(mapValue(v));
   for (Value *v : inputs) copy->inputs.push_back(mapValue(v));
   copy->outputs.reserve(outputs.size());
-  for (const auto &[outName, v] : outputs) copy->outputs.emplace_back(outName, mapValue(v));
+  for (const Output &out : outputs) {
+    copy->outputs.push_back(out);
+    copy->outputs.back().value = mapValue(out.value);
+  }
   copy->byName.reserve(byName.size());
   for (const auto &[valueName, v] : byName) copy->byName.emplace(valueName, mapValue(v));
   return copy;
@@ -248,7 +264,7 @@ unsigned ir::resultCount(OpKind kind) {
 std::unordered_set<const Value *> ir::masterWeights(const Module &m) {
   std::unordered_map<const Value *, bool> onlyNarrowed;
   for (const auto &op : m.ops) {
-    if (op->getString("phase") == "optimizer") continue;
+    if (phaseOf(*op) == Phase::Optimizer) continue;
     for (const Value *v : op->operands) {
       if (v->kind != Value::Kind::Param) continue;
       bool narrowing = op->kind == OpKind::Cast && byteSize(op->results[0]->type.dtype) < byteSize(v->type.dtype);

@@ -106,6 +106,32 @@ struct Remark {
   std::vector<std::string> args;
 };
 
+/// What an output of the training step is to the loop around it (passes
+/// and the driver ask this, never the output's name).
+enum class OutputRole {
+  Other,         // anything else the step reports: lr, grad_norm, found_inf ...
+  Loss,          // the scalar loss the step minimises
+  ParamGradient, // the gradient of a trainable parameter
+  ParamUpdate,   // a trainable parameter's value for the next step
+  StateUpdate,   // optimizer (or loss-scaling) state's value for the next step
+};
+
+/// One named output of a module. The textual IR prints only the name; the
+/// parser derives the role from it (ir/StepOutputs.h).
+struct Output {
+  std::string name;
+  Value *value = nullptr;
+  OutputRole role = OutputRole::Other;
+  /// ParamGradient, ParamUpdate: the parameter's path; StateUpdate: the
+  /// path of the state (the frozen parameter the next step reads it from).
+  std::string path;
+  /// StateUpdate of an optimizer state: the path of the parameter it is
+  /// kept for ("" for state of the whole step, as loss scaling's).
+  std::string owner;
+
+  bool isUpdate() const { return role == OutputRole::ParamUpdate || role == OutputRole::StateUpdate; }
+};
+
 /// Every field of a Module is copied by Module::clone (ir/IR.cpp); a field
 /// added here must be added there too.
 class Module {
@@ -118,7 +144,7 @@ public:
   std::vector<Value *> params;
   std::vector<Value *> inputs;
   std::vector<std::unique_ptr<Op>> ops;              // in execution order
-  std::vector<std::pair<std::string, Value *>> outputs;
+  std::vector<Output> outputs;
 
   Value *addParam(const std::string &name, TensorType type);
   Value *addInput(const std::string &name, TensorType type);
@@ -135,6 +161,10 @@ public:
   /// attributes, locations, order) and names new values as this module
   /// would; nothing in it points into this module.
   std::unique_ptr<Module> clone() const;
+  /// The output of that role for the parameter (or state) at `path`.
+  const Output *outputFor(OutputRole role, llvm::StringRef path) const;
+  /// The output of that role (the loss), if any.
+  const Output *outputFor(OutputRole role) const;
 
   std::vector<std::unique_ptr<Value>> &allValues() { return values; }
   /// Room for that many more ops and values (a pass that clones a lot).

@@ -88,7 +88,7 @@ llvm::Expected<TensorMap> ir::interpret(const Module &m, const TensorMap &feeds,
   std::unordered_map<const Value *, size_t> lastUse;
   for (size_t i = 0; i < m.ops.size(); ++i)
     for (const Value *v : m.ops[i]->operands) lastUse[v] = i;
-  for (const auto &out : m.outputs) lastUse[out.second] = m.ops.size();
+  for (const Output &out : m.outputs) lastUse[out.value] = m.ops.size();
 
   EvalContext ctx;
   ctx.seed = seed;
@@ -122,12 +122,12 @@ llvm::Expected<TensorMap> ir::interpret(const Module &m, const TensorMap &feeds,
   }
 
   TensorMap outputs;
-  for (const auto &[name, v] : m.outputs) {
-    auto it = live.find(v);
+  for (const Output &out : m.outputs) {
+    auto it = live.find(out.value);
     if (it == live.end())
       return llvm::createStringError(llvm::inconvertibleErrorCode(), "output '%s' (%%%s) is never computed",
-                                     name.c_str(), v->name.c_str());
-    outputs[name] = it->second;
+                                     out.name.c_str(), out.value->name.c_str());
+    outputs[out.name] = it->second;
   }
   return outputs;
 }

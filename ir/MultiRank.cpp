@@ -11,6 +11,7 @@
 #include "ir/CollectiveExchange.h"
 #include "ir/LocalAttrs.h"
 #include "ir/OpDef.h"
+#include "ir/Placement.h"
 
 #include <unordered_map>
 
@@ -85,7 +86,7 @@ llvm::Expected<RankTensorMaps> ir::interpretRanks(const Module &m, const MeshLay
   std::unordered_map<const Value *, size_t> lastUse;
   for (size_t i = 0; i < m.ops.size(); ++i)
     for (const Value *v : m.ops[i]->operands) lastUse[v] = i;
-  for (const auto &out : m.outputs) lastUse[out.second] = m.ops.size();
+  for (const Output &out : m.outputs) lastUse[out.value] = m.ops.size();
 
   CollectiveExchange exchange(mesh);
   for (size_t i = 0; i < m.ops.size(); ++i) {
@@ -102,7 +103,7 @@ llvm::Expected<RankTensorMaps> ir::interpretRanks(const Module &m, const MeshLay
     // Every rank's results stay here until a collective has filled them all.
     // An op of a pipeline stage runs on that stage's ranks only.
     std::vector<std::vector<Tensor>> outs(ranks);
-    const int64_t stage = op.has("pipeline_stage") ? op.getInt("pipeline_stage") : -1;
+    const int64_t stage = pipelineStageOf(op);
     for (int64_t r = 0; r < ranks; ++r) {
       const int64_t myStage = mesh.coordinates(r)[unsigned(MeshAxis::PP)];
       if (stage >= 0 && stage != myStage) continue;
@@ -156,11 +157,13 @@ llvm::Expected<RankTensorMaps> ir::interpretRanks(const Module &m, const MeshLay
   // rank of that stage at the same other coordinates holds it.
   RankTensorMaps outputs(ranks);
   for (int64_t r = 0; r < ranks; ++r)
-    for (const auto &[name, v] : m.outputs) {
+    for (const Output &out : m.outputs) {
+      const std::string &name = out.name;
+      const Value *v = out.value;
       int64_t holder = r;
-      if (v->def && v->def->has("pipeline_stage")) {
+      if (v->def && hasPipelineStage(*v->def)) {
         MeshCoords c = mesh.coordinates(r);
-        c[unsigned(MeshAxis::PP)] = v->def->getInt("pipeline_stage");
+        c[unsigned(MeshAxis::PP)] = pipelineStageOf(*v->def);
         holder = mesh.rankOf(c);
       }
       auto it = live[holder].find(v);
@@ -191,14 +194,15 @@ llvm::Expected<RankTensorMaps> ir::splitFeeds(const Module &m, const MeshLayout 
 
 llvm::Expected<TensorMap> ir::assembleOutputs(const Module &m, const MeshLayout &mesh, const RankTensorMaps &local) {
   TensorMap result;
-  for (const auto &[name, v] : m.outputs) {
+  for (const Output &out : m.outputs) {
+    const std::string &name = out.name;
     std::vector<Tensor> blocks;
     for (const TensorMap &rank : local) {
       auto it = rank.find(name);
       if (it == rank.end()) return fail("a rank has no output '" + name + "'");
       blocks.push_back(it->second);
     }
-    llvm::Expected<Tensor> t = assembleFromRanks(blocks, v->type, mesh);
+    llvm::Expected<Tensor> t = assembleFromRanks(blocks, out.value->type, mesh);
     if (!t) return llvm::joinErrors(fail("output '" + name + "'"), t.takeError());
     result[name] = std::move(*t);
   }

@@ -8,6 +8,7 @@
 
 #include "ir/Parser.h"
 #include "ir/Lexer.h"
+#include "ir/StepOutputs.h"
 
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -374,9 +375,11 @@ bool Parser::parseReturn() {
     Value *v;
     if (!parseOperand(v) || !expectWord("as")) return false;
     if (!tok.is(Token::String)) return expected("the output's name as a quoted string");
-    module->outputs.emplace_back(tok.text, v);
+    module->outputs.push_back({tok.text, v});
     consume();
   } while (consumeIf(Token::Comma));
+  // The text names the outputs only; their roles follow from the names.
+  rolesFromNames(*module);
   return true;
 }
 

@@ -175,7 +175,7 @@ void ir::print(const Module &m, llvm::raw_ostream &os) {
   }
   os << "  return";
   for (size_t i = 0; i < m.outputs.size(); ++i)
-    os << (i ? ", " : " ") << operandRef(m.outputs[i].second) << " as " << quote(m.outputs[i].first);
+    os << (i ? ", " : " ") << operandRef(m.outputs[i].value) << " as " << quote(m.outputs[i].name);
   os << "\n}\n";
 }
 

@@ -3,6 +3,11 @@
 #include "ir/RankProgram.h"
 #include "ir/LocalAttrs.h"
 #include "ir/LocalBlocks.h"
+#include "ir/Parser.h"
+#include "ir/Placement.h"
+#include "ir/Printer.h"
+
+#include "llvm/Support/ErrorHandling.h"
 
 #include <algorithm>
 #include <cassert>
@@ -44,12 +49,12 @@ std::unique_ptr<Module> ir::rankProgram(const Module &partitioned, const MeshLay
   // Ops of other pipeline stages are not this rank's (as ir/MultiRank.h runs
   // them); nor are the outputs they make.
   int64_t stage = coords[unsigned(MeshAxis::PP)];
-  auto elsewhere = [&](const Op &op) { return op.has("pipeline_stage") && op.getInt("pipeline_stage") != stage; };
+  auto elsewhere = [&](const Op &op) { return hasPipelineStage(op) && pipelineStageOf(op) != stage; };
   for (auto &op : m->ops)
     if (elsewhere(*op))
       for (Value *v : op->results) v->def = nullptr;
   m->outputs.erase(std::remove_if(m->outputs.begin(), m->outputs.end(),
-                                  [&](const auto &out) { return out.second->kind == Value::Kind::Result && !out.second->def; }),
+                                  [&](const Output &out) { return out.value->kind == Value::Kind::Result && !out.value->def; }),
                    m->outputs.end());
   m->ops.erase(std::remove_if(m->ops.begin(), m->ops.end(), [&](const auto &op) { return elsewhere(*op); }),
                m->ops.end());

@@ -9,6 +9,7 @@
 
 #include "ir/Verifier.h"
 #include "ir/OpDef.h"
+#include "ir/Placement.h"
 #include "ir/Printer.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -199,6 +200,7 @@ private:
     }
 
     checkAxisAttr(op, who);
+    if (std::string wrong = placementProblem(op, m); !wrong.empty()) problem(loc, who + ": " + wrong);
     if (operandsOk && resultsOk) checkResultTypes(op, who);
     // Define the results last: an op cannot use its own results.
     for (const Value *r : op.results)
@@ -268,7 +270,9 @@ private:
 
   void checkOutputs() {
     std::set<std::string> outputNames;
-    for (const auto &[name, v] : m.outputs) {
+    for (const Output &out : m.outputs) {
+      const std::string &name = out.name;
+      const Value *v = out.value;
       if (name.empty()) problem({}, "an output has an empty name");
       else if (!outputNames.insert(name).second) problem({}, "two outputs are named '" + name + "'");
       if (!v) problem({}, "output '" + name + "' is null");

@@ -32,6 +32,8 @@
 
 #include "ir/Builder.h"
 #include "ir/OpDef.h"
+#include "ir/Placement.h"
+#include "ir/StepOutputs.h"
 #include "ir/Printer.h"
 
 #include <unordered_map>
@@ -49,7 +51,7 @@ llvm::Error fail(const llvm::Twine &message) {
 bool isTrainable(const Value &p) { return !p.frozen && isFloat(p.type.dtype); }
 
 /// The output name of a parameter's gradient.
-std::string gradientName(const Value &p) { return "grad." + (p.path.empty() ? p.name : p.path); }
+std::string pathOf(const Value &p) { return p.path.empty() ? p.name : p.path; }
 
 /// The layer a parameter belongs to: its path less the parameter's own name
 /// (blocks.0.attention.w_qkv -> blocks.0.attention).
@@ -79,13 +81,13 @@ void AutodiffPass::stampBackward(Module &m, size_t first, const Op *forward) {
     if (forward)
       for (const char *name : {"stage", "precision"})
         if (auto it = forward->attrs.find(name); it != forward->attrs.end()) attrs[name] = it->second;
-    attrs["phase"] = std::string("backward");
+    setPhase(attrs, Phase::Backward);
   }
 }
 
 void AutodiffPass::removeDeadBackwardOps(Module &m, size_t first) {
   std::unordered_set<const Value *> live;
-  for (auto &[name, v] : m.outputs) live.insert(v);
+  for (const Output &out : m.outputs) live.insert(out.value);
   std::vector<bool> keep(m.ops.size() - first, false);
   for (size_t i = m.ops.size(); i-- > first;) {
     const Op &op = *m.ops[i];
@@ -101,16 +103,17 @@ void AutodiffPass::removeDeadBackwardOps(Module &m, size_t first) {
 }
 
 llvm::Error AutodiffPass::run(Module &m) {
-  Value *loss = m.output("loss");
+  const Output *lossOut = m.outputFor(OutputRole::Loss);
+  Value *loss = lossOut ? lossOut->value : nullptr;
   if (!loss) return fail("autodiff needs an output named \"loss\"; the module has none");
   if (loss->type.rank() != 0 || !isFloat(loss->type.dtype))
     return fail("autodiff needs a floating-point scalar loss; %" + loss->name + " is " + toString(loss->type));
   for (const auto &op : m.ops)
-    if (op->getString("phase") == "backward")
+    if (phaseOf(*op) == Phase::Backward)
       return fail("the module already has backward ops (" + toText(*op) + "); autodiff runs once");
-  for (const auto &[name, v] : m.outputs)
-    if (llvm::StringRef(name).startswith("grad."))
-      return fail("the module already has a gradient output \"" + name + "\"; autodiff runs once");
+  for (const Output &out : m.outputs)
+    if (out.role == OutputRole::ParamGradient)
+      return fail("the module already has a gradient output \"" + out.name + "\"; autodiff runs once");
 
   // Forward: the values that depend on a trainable parameter. Only their
   // gradients are needed; every other operand's gradient is dropped.
@@ -180,11 +183,12 @@ llvm::Error AutodiffPass::run(Module &m) {
 
   // One output per trainable parameter; zeros where the loss does not reach.
   std::unordered_set<std::string> outputNames;
-  for (const auto &[name, v] : m.outputs) outputNames.insert(name);
+  for (const Output &out : m.outputs) outputNames.insert(out.name);
   std::unordered_set<const Value *> named;
   for (Value *p : m.params) {
     if (!isTrainable(*p)) continue;
-    std::string name = gradientName(*p);
+    Output out = gradientOutput(pathOf(*p));
+    const std::string &name = out.name;
     if (!outputNames.insert(name).second)
       return fail("two parameters would have the gradient output \"" + name + "\"; the second is %" + p->name);
     Value *g = nullptr;
@@ -201,7 +205,8 @@ llvm::Error AutodiffPass::run(Module &m) {
     }
     // Readable IR: the gradient is called what it is, once.
     if (named.insert(g).second) m.rename(g, m.uniqueName(name));
-    m.outputs.push_back({name, g});
+    out.value = g;
+    m.outputs.push_back(std::move(out));
   }
   removeDeadBackwardOps(m, firstBackward);
   return llvm::Error::success();

@@ -35,11 +35,11 @@ public:
                       op->operands[0]->type == op->results[0]->type;
       if (identity) replaced[op->results[0]] = op->operands[0];
     }
-    for (auto &[name, v] : m.outputs) v = resolve(v);
+    for (Output &out : m.outputs) out.value = resolve(out.value);
 
     // Liveness backwards from the outputs and from ops that must run.
     std::set<const Value *> live;
-    for (auto &[name, v] : m.outputs) live.insert(v);
+    for (const Output &out : m.outputs) live.insert(out.value);
     std::vector<bool> keep(m.ops.size(), false);
     for (size_t i = m.ops.size(); i-- > 0;) {
       Op &op = *m.ops[i];

@@ -29,6 +29,7 @@
 
 #include "ir/MeshLayout.h"
 #include "ir/OpDef.h"
+#include "ir/Placement.h"
 #include "ir/Printer.h"
 
 #include <deque>
@@ -55,7 +56,7 @@ std::string where(const Op &op) {
   if (isPointToPoint(op.kind)) s += " (tag " + std::to_string(op.getInt("tag")) + ")";
   else if (!op.results.empty()) s += " defining %" + op.results[0]->name;
   if (!op.path.empty()) s += " in " + op.path;
-  if (op.has("micro_batch")) s += ", micro-batch " + std::to_string(op.getInt("micro_batch"));
+  if (hasMicroBatch(op)) s += ", micro-batch " + std::to_string(microBatchOf(op));
   return s;
 }
 
@@ -71,7 +72,7 @@ public:
     bool unrolled = false;
     for (const auto &up : m.ops) {
       const Op &op = *up;
-      unrolled |= op.has("micro_batch");
+      unrolled |= hasMicroBatch(op);
       if (!isPointToPoint(op.kind) && !isPpCollective(op)) continue;
       if (isPointToPoint(op.kind) && op.getString("axis") != "pp")
         return fail(where(op) + " is a point-to-point message over '" + op.getString("axis") +
@@ -154,7 +155,7 @@ private:
 
   /// `op` as an event of rank `r`'s program, if that rank runs it.
   static void add(std::vector<std::vector<Event>> &programs, const Op &op, int r, int P, int64_t tagShift) {
-    if (op.has("pipeline_stage") && op.getInt("pipeline_stage") != r) return;
+    if (hasPipelineStage(op) && pipelineStageOf(op) != r) return;
     Event e;
     e.op = &op;
     if (isPpCollective(op)) {

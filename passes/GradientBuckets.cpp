@@ -37,6 +37,7 @@
 #include "ir/LocalBlocks.h"
 #include "ir/MeshLayout.h"
 #include "ir/OpDef.h"
+#include "ir/Placement.h"
 
 #include <cstdlib>
 #include <map>
@@ -77,10 +78,10 @@ public:
     for (auto &up : m.ops) {
       Op &op = *up;
       if (!isReducingCollective(op.kind) || op.getString("axis") != "dp" ||
-          op.getString("phase") != "optimizer")
+          phaseOf(op) != Phase::Optimizer)
         continue;
       const Value *g = op.operands[0];
-      if (!g->def || g->def->getString("phase") != "backward") continue;
+      if (!g->def || phaseOf(*g->def) != Phase::Backward) continue;
       Shape local = localShape(g->type, mesh);
       uint64_t n = 1;
       for (int64_t d : local) n *= uint64_t(d);
@@ -105,7 +106,7 @@ public:
       size_t ready = buckets[k].back().ready;
       for (const Sync &s : buckets[k]) {
         s.op->attrs["bucket"] = int64_t(k);
-        if (overlap) s.op->attrs["phase"] = std::string("backward");
+        if (overlap) setPhase(*s.op, Phase::Backward);
         placeAfter[s.op] = {ready, k};
       }
     }

@@ -43,6 +43,7 @@
 
 #include "ir/Builder.h"
 #include "ir/OpDef.h"
+#include "ir/Placement.h"
 #include "ir/Printer.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -90,7 +91,7 @@ llvm::Error LoraAdaptersPass::run(Module &m) {
       return fail("lora setting 'lora_alpha' must be a positive number, got '" + alphaText + "'");
 
   for (const auto &op : m.ops)
-    if (op->getString("phase") == "backward" || op->getString("phase") == "optimizer")
+    if (phaseOf(*op) != Phase::Forward)
       return fail("lora runs on the forward graph, before autodiff; the module has " + toText(*op));
 
   std::vector<Value *> weights = loraTargets(m);
@@ -153,7 +154,7 @@ llvm::Error LoraAdaptersPass::run(Module &m) {
     Value *y = b.value(OpKind::Add, {op->results[0], s}, with({}));
     replaced[op->results[0]] = y;
   }
-  for (auto &[name, v] : m.outputs) v = remap(v);
+  for (Output &out : m.outputs) out.value = remap(out.value);
   return llvm::Error::success();
 }
 
@@ -175,7 +176,7 @@ std::vector<Value *> planc::loraTargets(const Module &m) {
       else
         candidates.erase(v);
     }
-  for (const auto &[name, v] : m.outputs) candidates.erase(v);
+  for (const Output &out : m.outputs) candidates.erase(out.value);
   std::vector<Value *> weights;
   for (Value *p : m.params)
     if (candidates.count(p) && used.count(p)) weights.push_back(p);

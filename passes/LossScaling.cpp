@@ -48,7 +48,9 @@
 #include "passes/Passes.h"
 
 #include "ir/Builder.h"
+#include "ir/Placement.h"
 #include "ir/Printer.h"
+#include "ir/StepOutputs.h"
 
 #include <algorithm>
 #include <cmath>
@@ -87,8 +89,8 @@ llvm::Expected<Settings> readSettings(const PassOptions &o) {
 std::string pathOf(const Value &p) { return p.path.empty() ? p.name : p.path; }
 
 /// Moves the ops appended since `mark` to position `pos`, stamped with `phase`.
-void moveAppended(Module &m, size_t mark, size_t pos, const char *phase) {
-  for (size_t i = mark; i < m.ops.size(); ++i) m.ops[i]->attrs["phase"] = std::string(phase);
+void moveAppended(Module &m, size_t mark, size_t pos, Phase phase) {
+  for (size_t i = mark; i < m.ops.size(); ++i) setPhase(*m.ops[i], phase);
   if (pos >= mark) return;
   std::rotate(m.ops.begin() + long(pos), m.ops.begin() + long(mark), m.ops.end());
 }
@@ -152,14 +154,14 @@ llvm::Error LossScalingPass::run(Module &m) {
   Value *scaledSeed = b.mul(seed, seedScale);
   m.rename(scaledSeed, m.uniqueName("grad.loss.scaled"));
   size_t added = m.ops.size() - mark;
-  moveAppended(m, mark, seedIndex + 1, "backward");
+  moveAppended(m, mark, seedIndex + 1, Phase::Backward);
   replaceUses(m, seedIndex + 1 + added, m.ops.size(), {{seed, scaledSeed}});
   m.outputs.push_back({"loss_scale", scale});
 
   // Unscale the gradients where the optimizer starts (or at the end).
   size_t firstOptimizer = m.ops.size();
   for (size_t i = 0; i < m.ops.size(); ++i)
-    if (m.ops[i]->getString("phase") == "optimizer") {
+    if (phaseOf(*m.ops[i]) == Phase::Optimizer) {
       firstOptimizer = i;
       break;
     }
@@ -169,8 +171,9 @@ llvm::Error LossScalingPass::run(Module &m) {
   Value *inverse = b.value(OpKind::Pow, {scale}, {{"exponent", -1.0}}, "loss_scale_inv");
   std::map<Value *, Value *> unscaled;
   std::vector<Value *> checked;
-  for (auto &[outName, g] : m.outputs) {
-    if (!llvm::StringRef(outName).startswith("grad.") || !isFloat(g->type.dtype)) continue;
+  for (const Output &out : m.outputs) {
+    Value *g = out.value;
+    if (out.role != OutputRole::ParamGradient || !isFloat(g->type.dtype)) continue;
     Value *&u = unscaled[g];
     if (!u) {
       DType t = g->type.dtype;
@@ -198,10 +201,11 @@ llvm::Error LossScalingPass::run(Module &m) {
   };
   Value *foundInf = b.value(OpKind::Select, {finite, constant(0), constant(1)}, {}, "found_inf");
   added = m.ops.size() - mark;
-  moveAppended(m, mark, firstOptimizer, "optimizer");
+  moveAppended(m, mark, firstOptimizer, Phase::Optimizer);
   replaceUses(m, firstOptimizer + added, m.ops.size(), unscaled);
-  for (auto &[outName, v] : m.outputs)
-    if (auto it = unscaled.find(v); it != unscaled.end()) {
+  for (Output &out : m.outputs)
+    if (auto it = unscaled.find(out.value); it != unscaled.end()) {
+      Value *&v = out.value;
       std::string name = v->name;
       m.rename(v, m.uniqueName(name + ".scaled"));
       m.rename(it->second, name);
@@ -213,12 +217,12 @@ llvm::Error LossScalingPass::run(Module &m) {
   mark = m.ops.size();
   std::map<std::string, Value *> byPath;
   for (Value *p : m.params) byPath[pathOf(*p)] = p;
-  for (auto &[outName, v] : m.outputs) {
-    llvm::StringRef path = outName;
-    if (!path.consume_front("new.")) continue;
-    Value *old = byPath.count(path.str()) ? byPath[path.str()] : nullptr;
+  for (Output &out : m.outputs) {
+    if (!out.isUpdate()) continue;
+    Value *&v = out.value;
+    Value *old = byPath.count(out.path) ? byPath[out.path] : nullptr;
     if (!old || old->type.shape != v->type.shape || old->type.dtype != v->type.dtype)
-      return fail("the update output \"" + outName + "\" has no parameter of its path and type to keep");
+      return fail("the update output \"" + out.name + "\" has no parameter of its path and type to keep");
     b.loc = old->loc;
     b.path = v->def ? v->def->path : "";
     Value *kept = b.value(OpKind::Select, {finite, v, old});
@@ -233,12 +237,13 @@ llvm::Error LossScalingPass::run(Module &m) {
     b.path = "";
     Op *update = b.create(OpKind::LossScaleUpdate, {ratio, goodSteps, finite},
                           {{"growth", kGrowth}, {"backoff", kBackoff}, {"window", s.window}});
-    m.rename(update->results[0], m.uniqueName("new.loss_scale_ratio"));
-    m.rename(update->results[1], m.uniqueName("new.loss_scale_good_steps"));
-    m.outputs.push_back({"new.loss_scale_ratio", update->results[0]});
-    m.outputs.push_back({"new.loss_scale_good_steps", update->results[1]});
+    for (unsigned i = 0; i < 2; ++i) {
+      Output out = stateUpdateOutput(pathOf(*(i ? goodSteps : ratio)), "", update->results[i]);
+      m.rename(update->results[i], m.uniqueName(out.name));
+      m.outputs.push_back(std::move(out));
+    }
   }
-  moveAppended(m, mark, m.ops.size(), "optimizer");
+  moveAppended(m, mark, m.ops.size(), Phase::Optimizer);
   return llvm::Error::success();
 }
 

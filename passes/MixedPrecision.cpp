@@ -51,6 +51,7 @@
 
 #include "ir/Builder.h"
 #include "ir/OpDef.h"
+#include "ir/Placement.h"
 #include "ir/Printer.h"
 
 #include <map>
@@ -96,7 +97,7 @@ llvm::Error MixedPrecisionPass::run(Module &m) {
   if (compute == DType::F32 || compute == DType::F64) return llvm::Error::success();
 
   for (const auto &op : m.ops)
-    if (op->getString("phase") == "backward" || op->getString("phase") == "optimizer")
+    if (phaseOf(*op) != Phase::Forward)
       return fail("mixed-precision runs on the forward graph, before autodiff; the module has " + toText(*op));
 
   // A frozen parameter (a LoRA base, a frozen embedding) has no gradient and
@@ -173,8 +174,9 @@ llvm::Error MixedPrecisionPass::run(Module &m) {
     m.ops.push_back(std::move(owned));
   }
 
-  for (auto &[outName, v] : m.outputs) {
-    if (outName != "loss" || !isFloat(v->type.dtype) || byteSize(v->type.dtype) >= byteSize(DType::F32)) continue;
+  for (Output &out : m.outputs) {
+    Value *&v = out.value;
+    if (out.role != OutputRole::Loss || !isFloat(v->type.dtype) || byteSize(v->type.dtype) >= byteSize(DType::F32)) continue;
     b.loc = v->def ? v->def->loc : v->loc;
     b.path = v->def ? v->def->path : "";
     v = b.value(OpKind::Cast, {v}, {{"dtype", std::string("f32")}}, "loss.f32");

@@ -49,6 +49,8 @@
 #include "passes/Passes.h"
 
 #include "ir/Builder.h"
+#include "ir/Placement.h"
+#include "ir/StepOutputs.h"
 #include "ir/Printer.h"
 
 #include "llvm/ADT/StringExtras.h"
@@ -186,7 +188,7 @@ public:
 private:
   /// The ops appended since `first` are optimizer ops.
   static void stamp(Module &m, size_t first) {
-    for (size_t i = first; i < m.ops.size(); ++i) m.ops[i]->attrs["phase"] = std::string("optimizer");
+    for (size_t i = first; i < m.ops.size(); ++i) setPhase(*m.ops[i], Phase::Optimizer);
   }
   /// A zero-initialised, frozen state parameter beside `p`.
   static Value *addState(Module &m, const Value &p, const std::string &suffix, TensorType type) {
@@ -197,10 +199,11 @@ private:
     s->loc = p.loc;
     return s;
   }
-  /// Names `v` %new.<name> and outputs it as "new.<path>".
-  static void output(Module &m, Value *v, const std::string &name, const std::string &path) {
-    m.rename(v, m.uniqueName("new." + name));
-    m.outputs.push_back({"new." + path, v});
+  /// Names `v` %new.<name> and outputs it as `out` ("new.<path>").
+  static void output(Module &m, Value *v, const std::string &name, Output out) {
+    m.rename(v, m.uniqueName(updateName(name)));
+    out.value = v;
+    m.outputs.push_back(std::move(out));
   }
 
   PassOptions options;
@@ -211,18 +214,19 @@ llvm::Error OptimizerLoweringPass::run(Module &m) {
   if (!settingsOr) return settingsOr.takeError();
   const Settings &s = *settingsOr;
 
-  for (const auto &[name, v] : m.outputs)
-    if (llvm::StringRef(name).startswith("new."))
-      return fail("the module already has an update output \"" + name + "\"; the optimizer pass runs once");
+  for (const Output &out : m.outputs)
+    if (out.isUpdate())
+      return fail("the module already has an update output \"" + out.name + "\"; the optimizer pass runs once");
 
   // The trainable parameters with their gradients, in parameter order.
   std::vector<std::pair<Value *, Value *>> trained;
   bool allF64 = true;
   for (Value *p : m.params) {
     if (p->frozen || !isFloat(p->type.dtype)) continue;
-    Value *g = m.output("grad." + pathOf(*p));
+    const Output *gradient = m.outputFor(OutputRole::ParamGradient, pathOf(*p));
+    Value *g = gradient ? gradient->value : nullptr;
     if (!g)
-      return fail("parameter %" + p->name + " is trainable but the module has no output \"grad." + pathOf(*p) +
+      return fail("parameter %" + p->name + " is trainable but the module has no output \"" + gradientName(pathOf(*p)) +
                   "\": run autodiff before the optimizer");
     trained.push_back({p, g});
     allF64 &= p->type.dtype == DType::F64;
@@ -247,8 +251,8 @@ llvm::Error OptimizerLoweringPass::run(Module &m) {
       if (!def || def->kind != OpKind::Cast) continue;
       DType from = def->operands[0]->type.dtype;
       if (from == *gradType && byteSize(*gradType) < byteSize(g->type.dtype)) {
-        for (auto &out : m.outputs)
-          if (out.second == g) out.second = def->operands[0];
+        for (Output &out : m.outputs)
+          if (out.value == g) out.value = def->operands[0];
         g = def->operands[0];
       } else if (g->type.dtype == *gradType && isFloat(from) && byteSize(from) < byteSize(*gradType)) {
         def->attrs["main_grad"] = true;
@@ -313,13 +317,13 @@ llvm::Error OptimizerLoweringPass::run(Module &m) {
     TensorType like = p->type; // state has the parameter's shape and sharding
     if (s.kind == "sgd" && s.momentum == 0) {
       Value *d = s.weightDecay > 0 ? b.add(g, b.scale(p, s.weightDecay)) : g;
-      output(m, b.sub(p, b.mul(d, as(lr, p->type.dtype))), name, path);
+      output(m, b.sub(p, b.mul(d, as(lr, p->type.dtype))), name, paramUpdateOutput(path));
     } else if (s.kind == "sgd") {
       Value *buf = addState(m, *p, "momentum", like);
       Op *op = b.create(OpKind::SgdUpdate, {p, g, buf, lr},
                         {{"momentum", s.momentum}, {"nesterov", s.nesterov}, {"weight_decay", s.weightDecay}});
-      output(m, op->results[0], name, path);
-      output(m, op->results[1], buf->name, buf->path);
+      output(m, op->results[0], name, paramUpdateOutput(path));
+      output(m, op->results[1], buf->name, stateUpdateOutput(buf->path, path));
     } else if (s.kind == "adam" || s.kind == "adamw") {
       Value *mom = addState(m, *p, "adam_m", like), *var = addState(m, *p, "adam_v", like);
       Op *op = b.create(OpKind::AdamUpdate, {p, g, mom, var, lr, step},
@@ -328,9 +332,9 @@ llvm::Error OptimizerLoweringPass::run(Module &m) {
                          {"eps", s.eps},
                          {"weight_decay", s.weightDecay},
                          {"decoupled", s.kind == "adamw"}});
-      output(m, op->results[0], name, path);
-      output(m, op->results[1], mom->name, mom->path);
-      output(m, op->results[2], var->name, var->path);
+      output(m, op->results[0], name, paramUpdateOutput(path));
+      output(m, op->results[1], mom->name, stateUpdateOutput(mom->path, path));
+      output(m, op->results[2], var->name, stateUpdateOutput(var->path, path));
     } else { // adam8bit
       TensorType codes = like;
       codes.dtype = DType::U8;
@@ -345,9 +349,10 @@ llvm::Error OptimizerLoweringPass::run(Module &m) {
                          {"weight_decay", s.weightDecay},
                          {"decoupled", true},
                          {"block", s.blockSize}});
-      output(m, op->results[0], name, path);
+      output(m, op->results[0], name, paramUpdateOutput(path));
       Value *states[] = {mq, ms, vq, vs};
-      for (unsigned i = 0; i < 4; ++i) output(m, op->results[i + 1], states[i]->name, states[i]->path);
+      for (unsigned i = 0; i < 4; ++i)
+        output(m, op->results[i + 1], states[i]->name, stateUpdateOutput(states[i]->path, path));
     }
   }
   stamp(m, first);

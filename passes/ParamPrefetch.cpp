@@ -19,6 +19,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/Passes.h"
+#include "ir/Placement.h"
 
 #include <unordered_map>
 
@@ -40,11 +41,11 @@ public:
       for (const Value *v : m.ops[i]->operands) firstUse.emplace(v, i);
     }
     bool moved = false;
-    for (const char *phase : {"", "backward"}) {
+    for (Phase phase : {Phase::Forward, Phase::Backward}) {
       std::vector<Op *> gathers;
       for (const auto &op : m.ops)
         if (op->kind == OpKind::AllGather && op->getString("axis") == "dp" &&
-            op->operands[0]->kind == Value::Kind::Param && op->getString("phase") == phase &&
+            op->operands[0]->kind == Value::Kind::Param && phaseOf(*op) == phase &&
             firstUse.count(op->results[0]))
           gathers.push_back(op.get());
       std::stable_sort(gathers.begin(), gathers.end(), [&](const Op *a, const Op *b) {

@@ -44,6 +44,7 @@
 #include "analysis/SavedActivations.h"
 
 #include "ir/OpDef.h"
+#include "ir/Placement.h"
 
 #include "llvm/ADT/STLExtras.h"
 
@@ -72,7 +73,7 @@ public:
   llvm::Error run() {
     if (so.stages == 1) return llvm::Error::success();
     for (const auto &op : m.ops)
-      if (isPointToPoint(op->kind) || op->has("pipeline_stage"))
+      if (isPointToPoint(op->kind) || hasPipelineStage(*op))
         return fail("the module is already split into pipeline stages");
     if (llvm::Error e = times.build(so)) return e;
     if (llvm::Error e = assignStages()) return e;
@@ -93,13 +94,12 @@ private:
   void place(Op &op, int vs, Work work) {
     placed[&op] = {vs, work};
     if (vs < 0) {
-      op.attrs.erase("pipeline_stage");
-      op.attrs.erase("virtual_stage");
+      clearStages(op);
     } else {
-      op.attrs["pipeline_stage"] = int64_t(rankOf(vs));
-      if (so.virtualStages > 1) op.attrs["virtual_stage"] = int64_t(vs);
+      setPipelineStage(op, rankOf(vs));
+      if (so.virtualStages > 1) setVirtualStage(op, vs);
     }
-    if (work != Work::Optimizer) op.attrs["work"] = std::string(spelling(work));
+    if (work != Work::Optimizer) setWork(op, work);
   }
   int stageOf(const Value *v) const {
     if (!v->def) return -1;
@@ -415,8 +415,9 @@ private:
       Op *part = perRank[size_t(r)].empty()
                      ? m.append(OpKind::Fill, {}, {type},
                                 {{"value", 0.0}, {"shape", std::vector<int64_t>{}},
-                                 {"dtype", std::string(spelling(type.dtype))}, {"phase", std::string("optimizer")}})
+                                 {"dtype", std::string(spelling(type.dtype))}})
                      : m.append(OpKind::GlobalNorm, perRank[size_t(r)], {type}, op.attrs);
+      if (perRank[size_t(r)].empty()) setPhase(*part, Phase::Optimizer);
       part->loc = op.loc;
       part->path = op.path;
       place(*part, r, Work::Optimizer); // rank r's first chunk
@@ -424,10 +425,10 @@ private:
     }
     TensorType merged = type;
     merged.sharding.partial.push_back(MeshAxis::PP);
-    Op *merge = m.append(OpKind::StageMerge, parts, {merged}, {{"phase", std::string("optimizer")}});
-    Op *sum = m.append(OpKind::AllReduce, {merge->results[0]}, {type},
-                       {{"axis", std::string("pp")}, {"phase", std::string("optimizer")}});
+    Op *merge = m.append(OpKind::StageMerge, parts, {merged});
+    Op *sum = m.append(OpKind::AllReduce, {merge->results[0]}, {type}, {{"axis", std::string("pp")}});
     for (Op *o : {merge, sum}) {
+      setPhase(*o, Phase::Optimizer);
       o->loc = op.loc;
       o->path = op.path;
       place(*o, -1, Work::Optimizer);
@@ -461,8 +462,7 @@ private:
       auto forOptimizer = [](const Op *u) { return workOf(*u) == Work::Optimizer || u->has("bucket"); };
       bool onlyOptimizer = llvm::all_of(op.results, [&](const Value *r) { return llvm::all_of(users[r], forOptimizer); });
       if (!onlyOptimizer) continue;
-      op.attrs["phase"] = std::string("optimizer");
-      op.attrs.erase("work");
+      setWork(op, Work::Optimizer);
       int first = -1;
       for (Value *v : op.operands)
         if (int st = stageOf(v); st >= 0 && first < 0) first = st;
@@ -471,8 +471,7 @@ private:
         for (const Op *u : users[r])
           if (workOf(*u) != Work::Optimizer) {
             Op &sync = const_cast<Op &>(*u);
-            sync.attrs["phase"] = std::string("optimizer");
-            sync.attrs.erase("work");
+            setWork(sync, Work::Optimizer);
             place(sync, first, Work::Optimizer);
           }
     }
@@ -494,10 +493,10 @@ private:
     std::unordered_map<const Value *, size_t> position;
     for (size_t i = 0; i < m.ops.size(); ++i)
       for (const Value *r : m.ops[i]->results) position[r] = i;
-    for (const auto &[name, out] : m.outputs) {
-      llvm::StringRef n(name);
-      if (!n.consume_front("new.") || !out->def) continue;
-      const Value *param = m.lookup(n.str());
+    for (const Output &update : m.outputs) {
+      const Value *out = update.value;
+      if (!update.isUpdate() || !out->def) continue;
+      const Value *param = m.lookup(update.path);
       auto r = param ? readers.find(param) : readers.end();
       if (r == readers.end() || r->second.size() < 2) continue;
       // The optimizer ops that make the new value, in module order.
@@ -618,7 +617,7 @@ private:
           recv->loc = op.loc;
           recv->path = op.path;
           auto p = receiveIn.at(k);
-          if (p.second == Work::Optimizer) recv->attrs["phase"] = std::string("optimizer");
+          if (p.second == Work::Optimizer) setPhase(*recv, Phase::Optimizer);
           else copyPhase(op, *recv);
           place(*recv, p.first, p.second);
           received[k] = recv->results[0];
@@ -642,7 +641,7 @@ private:
           // micro-batches have summed it.
           if (!perMicroBatch.count({r, to})) {
             p.second = Work::Optimizer;
-            send->attrs["phase"] = std::string("optimizer");
+            setPhase(*send, Phase::Optimizer);
           }
           place(*send, p.first, p.second);
         }
@@ -669,7 +668,7 @@ private:
     for (const auto &op : m.ops)
       if (op->kind == OpKind::Recv)
         if (auto s = sendOf.find(op->getInt("tag")); s != sendOf.end())
-          channels[{int(s->second->getInt("pipeline_stage")), int(op->getInt("pipeline_stage"))}].push_back(
+          channels[{int(pipelineStageOf(*s->second)), int(pipelineStageOf(*op))}].push_back(
               {s->second, op.get()});
     bool moved = false;
     for (auto &[ends, pairs] : channels) {
@@ -687,10 +686,6 @@ private:
     if (moved)
       std::stable_sort(m.ops.begin(), m.ops.end(),
                        [&](const std::unique_ptr<Op> &a, const std::unique_ptr<Op> &b) { return pos[a.get()] < pos[b.get()]; });
-  }
-
-  static void copyPhase(const Op &from, Op &to) {
-    if (auto it = from.attrs.find("phase"); it != from.attrs.end()) to.attrs["phase"] = it->second;
   }
 
   Module &m;

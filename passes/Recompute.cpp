@@ -63,6 +63,7 @@
 
 #include "analysis/SavedActivations.h"
 #include "passes/Passes.h"
+#include "ir/Placement.h"
 
 #include "ir/OpDef.h"
 
@@ -186,7 +187,7 @@ llvm::Error RecomputePass::run(Module &m) {
   std::map<std::string, size_t> insertAt;
   for (size_t i = 0; i < m.ops.size(); ++i) {
     const Op &op = *m.ops[i];
-    if (op.getString("phase") != "backward") continue;
+    if (phaseOf(op) != Phase::Backward) continue;
     for (const Value *v : op.operands) {
       if (!a.recompute.count(v)) continue;
       const std::string &g = a.group.at(a.forwardDef.at(v));
@@ -222,7 +223,7 @@ llvm::Error RecomputePass::run(Module &m) {
       for (const Value *r : orig->results) types.push_back(r->type);
       AttrMap attrs = orig->attrs;
       attrs.erase("recompute");
-      attrs["phase"] = std::string("backward");
+      setPhase(attrs, Phase::Backward);
       attrs["recomputed"] = true;
       Op *clone = m.append(orig->kind, std::move(operands), std::move(types), std::move(attrs));
       clone->loc = orig->loc;
@@ -238,7 +239,7 @@ llvm::Error RecomputePass::run(Module &m) {
 
   // Backward reads the clones of its group.
   for (auto &opPtr : m.ops) {
-    if (opPtr->getString("phase") != "backward") continue;
+    if (phaseOf(*opPtr) != Phase::Backward) continue;
     for (Value *&v : opPtr->operands)
       if (a.recompute.count(v)) v = cloneOf.at(a.group.at(a.forwardDef.at(v))).at(v);
   }

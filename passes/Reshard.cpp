@@ -3,6 +3,7 @@
 #include "passes/Reshard.h"
 
 #include "ir/OpDef.h"
+#include "ir/Placement.h"
 
 #include "llvm/ADT/STLExtras.h"
 
@@ -36,7 +37,9 @@ OpStamp OpStamp::of(const Op &op) {
   OpStamp s;
   s.loc = op.loc;
   s.path = op.path;
-  for (const char *name : {"phase", "stage", "micro_batch", "chunk"})
+  copyPhase(op.attrs, s.attrs);
+  copyMicroBatch(op.attrs, s.attrs);
+  for (const char *name : {"stage", "chunk"})
     if (auto it = op.attrs.find(name); it != op.attrs.end()) s.attrs[name] = it->second;
   return s;
 }

@@ -25,6 +25,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/Passes.h"
+#include "ir/Placement.h"
 
 #include <map>
 #include <unordered_map>
@@ -35,11 +36,8 @@ using namespace planc::ir;
 
 namespace {
 
-bool isBackward(const Op &op) { return op.getString("phase") == "backward"; }
-bool isForward(const Op &op) {
-  std::string phase = op.getString("phase");
-  return phase != "backward" && phase != "optimizer";
-}
+bool isBackward(const Op &op) { return phaseOf(op) == Phase::Backward; }
+bool isForward(const Op &op) { return phaseOf(op) == Phase::Forward; }
 
 class SequenceParallelRegatherPass : public Pass {
 public:
@@ -78,7 +76,7 @@ public:
         if (it == cloneOf.end()) {
           const Op &orig = *v->def;
           AttrMap attrs = orig.attrs;
-          attrs["phase"] = std::string("backward");
+          setPhase(attrs, Phase::Backward);
           Op *clone = m.append(orig.kind, orig.operands, {v->type}, std::move(attrs));
           clone->loc = orig.loc;
           clone->path = orig.path;

@@ -56,6 +56,7 @@
 #include "passes/ShardingRules.h"
 
 #include "ir/OpDef.h"
+#include "ir/Placement.h"
 
 #include "llvm/ADT/STLExtras.h"
 
@@ -139,7 +140,7 @@ public:
     if (transposedMoves.empty()) return;
     std::unordered_set<const Value *> used;
     for (const auto &op : m.ops) used.insert(op->operands.begin(), op->operands.end());
-    for (const auto &out : m.outputs) used.insert(out.second);
+    for (const Output &out : m.outputs) used.insert(out.value);
     llvm::erase_if(m.ops, [&](const std::unique_ptr<Op> &op) {
       return op->kind == OpKind::Transpose && paramDerived.count(op->results[0]) && !used.count(op->results[0]);
     });
@@ -364,8 +365,7 @@ private:
   /// of a split master) is kept for the whole step.
   std::string moveKey(const Value *v, const OpStamp &stamp) const {
     if (!paramDerived.count(v) || zeroStage < 3) return "";
-    auto it = stamp.attrs.find("phase");
-    return it == stamp.attrs.end() ? "forward" : std::get<std::string>(it->second);
+    return spelling(phaseOf(stamp.attrs));
   }
 
   Value *move(Value *v, const Sharding &target, const OpStamp &stamp) override {
@@ -503,15 +503,15 @@ private:
       firstParam.emplace(m.params[i]->path, i);
       firstParam.emplace(m.params[i]->name, i);
     }
-    for (auto &[name, v] : m.outputs) {
+    for (Output &out : m.outputs) {
+      Value *&v = out.value;
       v = resolve(v);
-      llvm::StringRef n(name);
       OpStamp stamp = v->def ? OpStamp::of(*v->def) : OpStamp{};
-      if (n == "loss") {
+      if (out.role == OutputRole::Loss) {
         v = move(v, Sharding::replicated(v->type.rank()), stamp);
-      } else if (n.consume_front("new.")) {
+      } else if (out.isUpdate()) {
         // The next step feeds this value back as the parameter (or state).
-        if (auto it = firstParam.find(n.str()); it != firstParam.end())
+        if (auto it = firstParam.find(out.path); it != firstParam.end())
           v = move(v, m.params[it->second]->type.sharding, stamp);
       }
       if (!v) return;

@@ -33,6 +33,7 @@
 
 #include "passes/Passes.h"
 #include "passes/PipelineAttrs.h"
+#include "ir/Placement.h"
 
 #include "ir/OpDef.h"
 
@@ -64,8 +65,8 @@ public:
     const int mb = so.microBatches;
     if (mb == 1 && so.stages == 1) return llvm::Error::success();
     for (const auto &op : m.ops) {
-      if (op->has("micro_batch")) return fail("the module's micro-batches are already unrolled");
-      if (so.stages > 1 && workOf(*op) != Work::Optimizer && !op->has("pipeline_stage") && !op->operands.empty())
+      if (hasMicroBatch(*op)) return fail("the module's micro-batches are already unrolled");
+      if (so.stages > 1 && workOf(*op) != Work::Optimizer && !hasPipelineStage(*op) && !op->operands.empty())
         return fail("with pp = " + std::to_string(so.stages) + " the step must be cut into stages first ('pipeline')");
     }
     if (llvm::Error e = times.build(so)) return e;
@@ -152,7 +153,7 @@ private:
     for (const auto &op : original)
       if (workOf(*op) == Work::Optimizer || (mb > 1 && reducesOncePerStep(*op)))
         for (Value *v : op->operands) readLater.insert(v);
-    for (const auto &out : m.outputs) readLater.insert(out.second);
+    for (const Output &out : m.outputs) readLater.insert(out.value);
     int64_t maxTag = 0;
     for (const auto &op : original)
       if (op->kind == OpKind::Send) maxTag = std::max(maxTag, op->getInt("tag"));
@@ -194,7 +195,7 @@ private:
           if (isPointToPoint(op.kind))
             clone->attrs["tag"] = op.getInt("tag") + int64_t(j) * maxTag;
         }
-        clone->attrs["micro_batch"] = int64_t(j);
+        setMicroBatch(*clone, int64_t(j));
         key(clone, vs, work, j, double(order_++));
         if (isPointToPoint(op.kind)) messages.push_back(clone);
         if (mb == 1) continue;
@@ -206,7 +207,7 @@ private:
             total[orig] = clone->results[i];
             continue;
           }
-          Op *add = m.append(OpKind::Add, {it->second, clone->results[i]}, {orig->type}, placement(*clone),
+          Op *add = m.append(OpKind::Add, {it->second, clone->results[i]}, {orig->type}, placementAttrs(*clone),
                              orig->name + ".acc" + std::to_string(j));
           add->loc = op.loc;
           add->path = op.path;
@@ -232,7 +233,7 @@ private:
         if (auto it = total.find(v); it != total.end()) v = it->second;
       Op *op = up.get();
       m.ops.push_back(std::move(up));
-      op->attrs["micro_batch"] = int64_t(mb - 1);
+      setMicroBatch(*op, int64_t(mb - 1));
       SortKey k = bucketReady.count(op->getInt("bucket")) ? bucketReady[op->getInt("bucket")]
                                                           : SortKey{times.of(virtualStageOf(*op), workOf(*op), mb - 1), 0, 0};
       std::get<2>(k) += 1e-4 * double(++bucketOrder);
@@ -246,13 +247,14 @@ private:
       m.ops.push_back(std::move(up));
       key(op, virtualStageOf(*op), Work::Optimizer, 0, double(order_++));
     }
-    for (auto &[name, v] : m.outputs) {
+    for (Output &out : m.outputs) {
+      Value *&v = out.value;
       auto it = total.find(v);
       if (it == total.end()) continue;
       v = it->second;
-      if (name != "loss") continue;
+      if (out.role != OutputRole::Loss) continue;
       // The mean of the micro-batches' means.
-      AttrMap attrs = placement(*v->def);
+      AttrMap attrs = placementAttrs(*v->def);
       attrs["factor"] = 1.0 / double(mb);
       Op *mean = m.append(OpKind::Scale, {v}, {v->type}, std::move(attrs), "loss");
       mean->path = v->def->path;
@@ -260,14 +262,6 @@ private:
       std::get<2>(keys[mean]) += 0.5;
       v = mean->results[0];
     }
-  }
-
-  /// The attributes that say where and when an op runs.
-  static AttrMap placement(const Op &op) {
-    AttrMap attrs;
-    for (const char *a : {"pipeline_stage", "virtual_stage", "work", "micro_batch", "phase"})
-      if (auto at = op.attrs.find(a); at != op.attrs.end()) attrs[a] = at->second;
-    return attrs;
   }
 
   /// A rank receives from a peer in the order the peer sends: a receive
@@ -282,7 +276,7 @@ private:
       if (recv->kind != OpKind::Recv) continue;
       auto s = sendOf.find(recv->getInt("tag"));
       if (s == sendOf.end()) continue;
-      int64_t to = recv->getInt("pipeline_stage", -1), from = s->second->getInt("pipeline_stage", -1);
+      int64_t to = pipelineStageOf(*recv), from = pipelineStageOf(*s->second);
       channels[{from, to}].push_back({s->second, recv});
     }
     for (auto &[ends, pairs] : channels) {
@@ -293,10 +287,7 @@ private:
         if (keys[recv] < keys[next]) continue;
         keys[recv] = keys[next];
         std::get<2>(keys[recv]) -= 1e-3;
-        for (const char *a : {"micro_batch", "work"}) {
-          if (auto it = next->attrs.find(a); it != next->attrs.end()) recv->attrs[a] = it->second;
-          else recv->attrs.erase(a);
-        }
+        matchMicroBatchAndWork(*next, *recv);
       }
     }
   }

@@ -33,6 +33,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/Passes.h"
+#include "ir/Placement.h"
 
 #include "ir/OpDef.h"
 
@@ -79,7 +80,7 @@ public:
         if (isOptimizerUpdate(op->kind)) updated.insert(op->operands.begin(), op->operands.end());
       std::unordered_set<const Value *> read;
       for (const auto &op : m.ops)
-        if (op->getString("phase") != "optimizer") read.insert(op->operands.begin(), op->operands.end());
+        if (phaseOf(*op) != Phase::Optimizer) read.insert(op->operands.begin(), op->operands.end());
       for (Value *p : m.params)
         if (p->frozen && isFloat(p->type.dtype) && p->type.rank() > 0 && !updated.count(p) && read.count(p))
           splitAlongLeastPadding(m, p, dp);

@@ -14,6 +14,8 @@
 
 #include <chrono>
 #include <cmath>
+#include <map>
+#include <set>
 
 using namespace planc;
 using namespace planc::ir;
@@ -32,19 +34,27 @@ std::string pathOf(const Value *v) { return v->path.empty() ? v->name : v->path;
 struct StepInterface {
   std::vector<std::pair<const Value *, std::string>> updates; // parameter, output name
   std::vector<const Value *> modelParams;
+  std::set<std::string> updateOutputs; // what the next step reads, not reported
   const Value *step = nullptr; // the 1-based update counter, if the module reads one
   bool hasLr = false;
 };
 
 llvm::Expected<StepInterface> interfaceOf(const Module &m) {
-  const Value *loss = m.output("loss");
+  const Output *lossOut = m.outputFor(OutputRole::Loss);
+  const Value *loss = lossOut ? lossOut->value : nullptr;
   if (!loss || loss->type.rank() != 0)
     return error("module '" + m.name + "' is not a training step: it has no scalar output 'loss'");
   StepInterface s;
+  std::map<std::string, std::string> updateOf; // path -> output name
+  for (const Output &out : m.outputs)
+    if (out.isUpdate()) {
+      updateOf.emplace(out.path, out.name);
+      s.updateOutputs.insert(out.name);
+    }
   for (const Value *p : m.params) {
-    std::string update = "new." + pathOf(p);
-    bool updated = m.output(update) != nullptr;
-    if (updated) s.updates.push_back({p, update});
+    auto update = updateOf.find(pathOf(p));
+    bool updated = update != updateOf.end();
+    if (updated) s.updates.push_back({p, update->second});
     // Optimizer state is frozen (it has no gradient) yet updated.
     if (!(p->frozen && updated)) s.modelParams.push_back(p);
   }
@@ -153,7 +163,7 @@ llvm::Expected<TrainLoopResult> runtime::trainOnInterpreter(const Module &m, Dat
     if (dump.enabled()) {
       TensorMap reported;
       for (auto &[name, t] : *outputs)
-        if (!llvm::StringRef(name).startswith("new.")) reported[name] = t;
+        if (!io.updateOutputs.count(name)) reported[name] = t;
       if (llvm::Error e = dump.tensors("step-" + std::to_string(step) + ".safetensors", reported, meta)) return e;
       record["loss"].push_back(loss);
       record["lr"].push_back(io.hasLr ? nlohmann::json(lr) : nlohmann::json());

@@ -157,8 +157,8 @@ TEST(IRTextTest, ParsedModuleKeepsEveryField) {
     }
   }
   ASSERT_EQ(m->outputs.size(), 3u);
-  EXPECT_EQ(m->outputs[1].first, "blocks.0.attn.w");
-  EXPECT_EQ(m->outputs[1].second->name, "dw");
+  EXPECT_EQ(m->outputs[1].name, "blocks.0.attn.w");
+  EXPECT_EQ(m->outputs[1].value->name, "dw");
 }
 
 TEST(IRTextTest, PrintsTheDocumentedForm) {

@@ -245,4 +245,37 @@ TEST(IRVerifierTest, PrinterNeverFailsOnABrokenModule) {
   EXPECT_NE(problems(*m), "");
 }
 
+/// `{ATTRS}` on one op of a two-rank pipeline module.
+std::string placementProblems(llvm::StringRef attrs) {
+  return problems(("module @m mesh(pp = 2) {\n  input %a : f32[2]\n  %b = neg(%a) {" + attrs +
+                   "} : f32[2]\n  return %b as \"b\"\n}")
+                      .str());
+}
+
+TEST(IRVerifierTest, PlacementIsSpelledAsDocumented) {
+  EXPECT_EQ(placementProblems("phase = \"backward\", pipeline_stage = 1, work = \"weight_grad\", micro_batch = 3"), "");
+  EXPECT_EQ(placementProblems("phase = \"optimizer\""), "");
+  EXPECT_EQ(placementProblems("phase = \"backwards\""),
+            "error: 'neg' defining %b: phase must be \"forward\", \"backward\" or \"optimizer\"");
+  EXPECT_EQ(placementProblems("phase = 1"),
+            "error: 'neg' defining %b: phase must be \"forward\", \"backward\" or \"optimizer\"");
+  EXPECT_EQ(placementProblems("work = \"optimizer\""),
+            "error: 'neg' defining %b: work must be \"forward\", \"backward\" or \"weight_grad\"");
+  EXPECT_EQ(placementProblems("micro_batch = -1"), "error: 'neg' defining %b: micro_batch -1 is negative");
+  EXPECT_EQ(placementProblems("micro_batch = \"0\""), "error: 'neg' defining %b: micro_batch must be an integer");
+}
+
+TEST(IRVerifierTest, PlacementStaysInsideThePpMesh) {
+  EXPECT_EQ(placementProblems("pipeline_stage = 2"),
+            "error: 'neg' defining %b: pipeline_stage 2 is outside the pp mesh of size 2");
+  EXPECT_EQ(placementProblems("pipeline_stage = -1"),
+            "error: 'neg' defining %b: pipeline_stage -1 is outside the pp mesh of size 2");
+  // Interleaved: virtual stage v runs on rank v mod pp.
+  EXPECT_EQ(placementProblems("pipeline_stage = 1, virtual_stage = 3"), "");
+  EXPECT_EQ(placementProblems("pipeline_stage = 1, virtual_stage = 2"),
+            "error: 'neg' defining %b: virtual_stage 2 does not run on pipeline_stage 1 (a virtual stage v runs on "
+            "rank v mod 2)");
+  EXPECT_EQ(placementProblems("virtual_stage = 0"), "error: 'neg' defining %b: virtual_stage without a pipeline_stage");
+}
+
 } // namespace

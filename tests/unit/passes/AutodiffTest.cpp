@@ -328,7 +328,7 @@ TEST(AutodiffTest, RefusesModulesWithoutAScalarLoss) {
   ASSERT_TRUE(bool(e));
   EXPECT_NE(llvm::toString(std::move(e)).find("\"loss\""), std::string::npos);
 
-  m.outputs = {{"loss", w}};
+  m.outputs = {{"loss", w, OutputRole::Loss}};
   e = pass->run(m);
   ASSERT_TRUE(bool(e));
   EXPECT_NE(llvm::toString(std::move(e)).find("scalar"), std::string::npos);

@@ -126,10 +126,10 @@ TEST(MixedPrecisionTest, Bf16TypesFollowTheRules) {
   EXPECT_LT(f32Matmuls, matmuls);
   for (const Value *p : m->params) EXPECT_EQ(p->type.dtype, DType::F32) << p->name;
   int grads = 0;
-  for (const auto &[name, v] : m->outputs)
-    if (llvm::StringRef(name).startswith("grad.")) {
+  for (const Output &out : m->outputs)
+    if (llvm::StringRef(out.name).startswith("grad.")) {
       ++grads;
-      EXPECT_EQ(v->type.dtype, DType::F32) << name;
+      EXPECT_EQ(out.value->type.dtype, DType::F32) << out.name;
     }
   EXPECT_GT(grads, 10);
   EXPECT_EQ(m->output("loss")->type.dtype, DType::F32);

@@ -13,6 +13,7 @@
 #include "compiler/TrainOptions.h"
 #include "frontend/Verify.h"
 #include "ir/Interpreter.h"
+#include "ir/StepOutputs.h"
 #include "passes/OptimizerOptions.h"
 #include "passes/PassManager.h"
 
@@ -38,7 +39,7 @@ std::unique_ptr<Module> gradientModule(std::vector<std::string> names, Shape sha
     p->path = n;
     Value *g = m->addInput("g." + n, TensorType(shape, dtype));
     g->path = g->name;
-    m->outputs.push_back({"grad." + n, g});
+    m->outputs.push_back(gradientOutput(n, g));
   }
   if (!frozen.empty()) {
     Value *f = m->addParam(frozen, TensorType(shape, dtype));

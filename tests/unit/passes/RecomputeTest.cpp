@@ -196,8 +196,8 @@ void expectWellFormed(const Module &reference, const Module &m, const std::set<s
   EXPECT_EQ(forwardText(reference), forwardText(m));
   ASSERT_EQ(reference.outputs.size(), m.outputs.size());
   for (size_t i = 0; i < m.outputs.size(); ++i) {
-    EXPECT_EQ(reference.outputs[i].first, m.outputs[i].first);
-    EXPECT_EQ(reference.outputs[i].second->name, m.outputs[i].second->name);
+    EXPECT_EQ(reference.outputs[i].name, m.outputs[i].name);
+    EXPECT_EQ(reference.outputs[i].value->name, m.outputs[i].value->name);
   }
   for (const Value *v : savedActivations(m)) EXPECT_FALSE(mustNotBeSaved.count(v->name)) << "%" << v->name << " saved";
 
