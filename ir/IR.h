@@ -119,6 +119,11 @@ enum class OutputRole {
 /// One named output of a module. The textual IR prints only the name; the
 /// parser derives the role from it (ir/StepOutputs.h).
 struct Output {
+  Output() = default;
+  Output(std::string name, Value *value, OutputRole role = OutputRole::Other, std::string path = {},
+         std::string owner = {})
+      : name(std::move(name)), value(value), role(role), path(std::move(path)), owner(std::move(owner)) {}
+
   std::string name;
   Value *value = nullptr;
   OutputRole role = OutputRole::Other;

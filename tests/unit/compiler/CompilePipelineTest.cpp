@@ -64,7 +64,7 @@ int64_t tokenRows(const ir::Module &m) {
 
 bool hasGradients(const ir::Module &m) {
   for (const auto &out : m.outputs)
-    if (llvm::StringRef(out.first).startswith("grad.")) return true;
+    if (out.role == ir::OutputRole::ParamGradient) return true;
   return false;
 }
 
