@@ -1,46 +1,31 @@
 //===- compiler/PartitionedStep.cpp - a plan's partitioned training step --===//
 
 #include "compiler/PartitionedStep.h"
+#include "compiler/PlanDiagnostics.h"
 #include "compiler/Run.h"
 #include "compiler/TrainOptions.h"
 
 #include "ir/Parser.h"
+#include "ir/PlanError.h"
 #include "ir/Printer.h"
 #include "passes/Passes.h"
+#include "support/Error.h"
 
 using namespace planc;
 using namespace planc::ir;
 
-/// The passes' remarks as diagnostics at the .plan lines they name.
-static void reportRemarks(Compilation &c, const Module &m) {
-  llvm::SourceMgr &sm = c.getSourceMgr();
-  for (const Remark &r : m.remarks) {
-    if (r.kind != "constraint_reshards" || r.args.size() != 4) continue;
-    llvm::SMLoc at;
-    for (unsigned id = 1; id <= sm.getNumBuffers() && r.loc.isKnown(); ++id)
-      if (sm.getMemoryBuffer(id)->getBufferIdentifier() == r.loc.file) {
-        at = sm.FindLocForLineAndColumn(id, r.loc.line, r.loc.column);
-        break;
-      }
-    c.getDiagnostics().report(DiagID::warn_constraint_reshards, at) << r.args[0] << r.args[1] << r.args[2] << r.args[3];
-  }
-}
-
 llvm::Expected<PartitionedStep> planc::buildPartitionedStep(Compilation &c, const PartitionedStepOptions &options) {
-  auto fail = [](const llvm::Twine &message) {
-    return llvm::createStringError(llvm::inconvertibleErrorCode(), message.str());
-  };
   // The global program of one micro-batch: every dp rank's micro-batch.
   const PlanConfig &config = c.getConfig();
   // The plan check lets a model without repeated layers name pp > 1 (its
   // settings are checked on their own); partitioning it has nothing to cut.
   if (config.parallel.size(MeshAxis::PP) > 1 && c.getModel().numLayers == 0 && c.getModel().stages.empty())
-    return fail("the mesh has pp = " + std::to_string(config.parallel.size(MeshAxis::PP)) + ", but model '" +
-                c.getProgram().model->name +
-                "' has no repeated layers to cut into pipeline stages (write the layers in a `repeat`)");
+    return makePlanError(DiagID::err_pp_without_layers,
+                         locationOf(c.getSourceMgr(), config.parallel.axisSource[unsigned(MeshAxis::PP)].range.Start),
+                         {std::to_string(config.parallel.size(MeshAxis::PP)), c.getProgram().model->name});
   const int64_t batch = config.train.microBatch * config.parallel.size(MeshAxis::DP);
   std::unique_ptr<Module> step = lowerToIR(c, batch);
-  if (!step) return fail("the plan could not be lowered to IR");
+  if (!step) return makeError("the plan could not be lowered to IR");
   // Each pipeline's input can be made again, so a reproducer is printed
   // only when a pass fails (passes/PassManager.h).
   PassManagerOptions training = options.passes;

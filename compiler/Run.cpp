@@ -1,6 +1,7 @@
 //===- compiler/Run.cpp - `planc run --target=interp` --------------------===//
 
 #include "compiler/Run.h"
+#include "compiler/PlanDiagnostics.h"
 #include "compiler/TrainOptions.h"
 
 #include "ir/ConvertFloats.h"
@@ -8,6 +9,7 @@
 #include "passes/Passes.h"
 #include "runtime/Data.h"
 #include "runtime/InterpTrainer.h"
+#include "support/Error.h"
 
 using namespace planc;
 
@@ -31,9 +33,12 @@ llvm::Error planc::makeTrainingStep(Compilation &c, ir::Module &m, std::optional
   PassOptions options = passOptionsFromConfig(c.getConfig());
   // One float type for the whole model means no narrower compute dtype.
   if (floatType) options.values["compute_dtype"] = ir::spelling(*floatType);
-  // A plan whose adapters cannot apply is the author's error, not the pass's.
-  if (c.getConfig().train.adapters.kind == AdapterKind::LoRA)
-    if (llvm::Error e = checkLoraTargets(m, c.getConfig().train.adapters.rank)) return e;
+  // A plan whose adapters cannot apply is the author's error, not the pass's:
+  // it points at the adapters setting.
+  const AdapterConfig &adapters = c.getConfig().train.adapters;
+  if (adapters.kind == AdapterKind::LoRA)
+    if (llvm::Error e = checkLoraTargets(m, adapters.rank))
+      return placePlanErrors(c.getSourceMgr(), std::move(e), adapters.source.range.Start);
   PassManagerOptions pmo = pmOptions;
   // The caller rebuilds the module it gave; the float types are made here.
   if (pmo.rebuildInput && floatType)
@@ -50,7 +55,7 @@ llvm::Error planc::makeTrainingStep(Compilation &c, ir::Module &m, std::optional
 llvm::Error planc::runOnInterpreter(Compilation &c, const RunOptions &options, llvm::raw_ostream &log) {
   std::unique_ptr<ir::Module> m = lowerToIR(c);
   if (!m)
-    return llvm::createStringError(llvm::inconvertibleErrorCode(), "the plan could not be lowered to IR");
+    return makeError("the plan could not be lowered to IR");
   // The batch shape is the forward model's business: check it before the
   // training passes add their own input (%step).
   auto shape = runtime::batchShapeOf(*m);
