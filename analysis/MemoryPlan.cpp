@@ -13,6 +13,7 @@
 #include <atomic>
 #include <thread>
 #include "llvm/ADT/StringRef.h"
+#include "support/Error.h"
 #include <map>
 #include <unordered_map>
 #include <unordered_set>
@@ -449,8 +450,7 @@ llvm::Expected<MemoryPlan> memory::planMemory(const Module &m, const pipeline::S
   so.stages = int(m.mesh[unsigned(MeshAxis::PP)]);
   for (const auto &op : m.ops)
     if (hasMicroBatch(*op))
-      return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                     "the memory plan reads the placed step of one micro-batch, not an unrolled one");
+      return makeError("the memory plan reads the placed step of one micro-batch, not an unrolled one");
   auto schedule = pipeline::buildSchedule(so);
   if (!schedule) return schedule.takeError();
   MeshLayout mesh(m.mesh);

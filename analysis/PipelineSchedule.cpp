@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "analysis/PipelineSchedule.h"
+#include "support/Error.h"
 
 #include <algorithm>
 #include <deque>
@@ -148,17 +149,14 @@ std::vector<Instr> withMessages(const std::vector<Instr> &order, int rank, const
 } // namespace
 
 llvm::Expected<PipelineSchedule> pipeline::buildSchedule(const ScheduleOptions &o) {
-  auto fail = [](const std::string &message) {
-    return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-  };
   if (o.stages < 1 || o.microBatches < 1 || o.virtualStages < 1)
-    return fail("a pipeline needs at least one stage, micro-batch and chunk (p = " + std::to_string(o.stages) +
+    return makeError("a pipeline needs at least one stage, micro-batch and chunk (p = " + std::to_string(o.stages) +
                 ", m = " + std::to_string(o.microBatches) + ", v = " + std::to_string(o.virtualStages) + ")");
   if (o.virtualStages > 1 && o.style != ScheduleStyle::Interleaved)
-    return fail(std::string("v = ") + std::to_string(o.virtualStages) + " chunks per rank needs the interleaved schedule, not " +
+    return makeError(std::string("v = ") + std::to_string(o.virtualStages) + " chunks per rank needs the interleaved schedule, not " +
                 spelling(o.style));
   if (o.style == ScheduleStyle::Interleaved && o.microBatches % o.stages != 0)
-    return fail("interleaved 1F1B needs the micro-batches (m = " + std::to_string(o.microBatches) +
+    return makeError("interleaved 1F1B needs the micro-batches (m = " + std::to_string(o.microBatches) +
                 ") to be a multiple of the stages (p = " + std::to_string(o.stages) + ")");
 
   PipelineSchedule s;

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "analysis/PipelineSchedule.h"
+#include "support/Error.h"
 
 #include <algorithm>
 #include <map>
@@ -84,7 +85,7 @@ llvm::Expected<Simulation> pipeline::simulate(const PipelineSchedule &s) {
       stuck += (stuck.empty() ? "" : ", ") + std::string("rank ") + std::to_string(r) + " at " +
                describe(s.ranks[r][next[r]], s.options);
   if (!stuck.empty())
-    return llvm::createStringError(llvm::inconvertibleErrorCode(), "the pipeline schedule deadlocks: " + stuck);
+    return makeError("the pipeline schedule deadlocks: " + stuck);
   sim.stepTime = *std::max_element(clock.begin(), clock.end());
   return sim;
 }

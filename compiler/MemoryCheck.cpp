@@ -13,6 +13,7 @@
 
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/SourceMgr.h"
+#include "support/Error.h"
 
 #include <nlohmann/json.hpp>
 
@@ -327,8 +328,7 @@ void planc::printMemoryNotPlannedJson(llvm::StringRef reason, llvm::raw_ostream 
 
 llvm::Expected<uint64_t> planc::parseBudget(llvm::StringRef text) {
   auto bad = [&] {
-    return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                   "--budget needs a size such as 70GiB or 80 GB, got '" + text.str() + "'");
+    return makeError("--budget needs a size such as 70GiB or 80 GB, got '" + text.str() + "'");
   };
   std::optional<Quantity> q = parseQuantity(text);
   if (!q || q->dim != UnitDim::Bytes || !(q->value >= 1) || q->value >= 1.8e19) return bad();

@@ -7,10 +7,13 @@
 
 #include "compiler/Pipeline.h"
 #include "compiler/Ledger.h"
+#include "compiler/PlanDiagnostics.h"
 #include "compiler/TrainOptions.h"
 
 #include "ir/ConvertFloats.h"
+#include "ir/PlanError.h"
 #include "passes/Passes.h"
+#include "support/Error.h"
 
 using namespace planc;
 using namespace planc::ir;
@@ -38,34 +41,18 @@ int64_t planc::batchRows(const PlanConfig &config, BatchScope scope) {
   return device;
 }
 
-static llvm::Error fail(const llvm::Twine &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message.str());
-}
-
-/// The passes' remarks as diagnostics at the .plan lines they name.
-static void reportRemarks(Compilation &c, const Module &m) {
-  llvm::SourceMgr &sm = c.getSourceMgr();
-  for (const Remark &r : m.remarks) {
-    if (r.kind != "constraint_reshards" || r.args.size() != 4) continue;
-    llvm::SMLoc at;
-    for (unsigned id = 1; id <= sm.getNumBuffers() && r.loc.isKnown(); ++id)
-      if (sm.getMemoryBuffer(id)->getBufferIdentifier() == r.loc.file) {
-        at = sm.FindLocForLineAndColumn(id, r.loc.line, r.loc.column);
-        break;
-      }
-    c.getDiagnostics().report(DiagID::warn_constraint_reshards, at) << r.args[0] << r.args[1] << r.args[2] << r.args[3];
-  }
-}
-
 llvm::Error planc::makeTrainingStep(Compilation &c, Module &m, std::optional<DType> floatType,
                                     const PassManagerOptions &pmOptions) {
   if (floatType) convertFloatTypes(m, *floatType);
   PassOptions options = passOptionsFromConfig(c.getConfig());
   // One float type for the whole model means no narrower compute dtype.
   if (floatType) options.values["compute_dtype"] = spelling(*floatType);
-  // A plan whose adapters cannot apply is the author's error, not the pass's.
-  if (c.getConfig().train.adapters.kind == AdapterKind::LoRA)
-    if (llvm::Error e = checkLoraTargets(m, c.getConfig().train.adapters.rank)) return e;
+  // A plan whose adapters cannot apply is the author's error, not the pass's:
+  // it points at the adapters setting.
+  const AdapterConfig &adapters = c.getConfig().train.adapters;
+  if (adapters.kind == AdapterKind::LoRA)
+    if (llvm::Error e = checkLoraTargets(m, adapters.rank))
+      return placePlanErrors(c.getSourceMgr(), std::move(e), adapters.source.range.Start);
   PassManagerOptions pmo = pmOptions;
   // The caller rebuilds the module it gave; the float types are made here.
   if (pmo.rebuildInput && floatType)
@@ -89,15 +76,15 @@ llvm::Expected<CompileResult> planc::compile(Compilation &c, const CompileOption
   // settings are checked on their own); partitioning it has nothing to cut.
   if (!oneDevice && config.parallel.size(MeshAxis::PP) > 1 && c.getModel().numLayers == 0 &&
       c.getModel().stages.empty())
-    return fail("the mesh has pp = " + std::to_string(config.parallel.size(MeshAxis::PP)) + ", but model '" +
-                c.getProgram().model->name +
-                "' has no repeated layers to cut into pipeline stages (write the layers in a `repeat`)");
+    return makePlanError(DiagID::err_pp_without_layers,
+                         locationOf(c.getSourceMgr(), config.parallel.axisSource[unsigned(MeshAxis::PP)].range.Start),
+                         {std::to_string(config.parallel.size(MeshAxis::PP)), c.getProgram().model->name});
 
   // Forward IR: the partitioner lowers the global program of one
   // micro-batch, every dp rank's rows.
   const int64_t batch = batchRows(config, oneDevice ? options.batch : BatchScope::MicroBatch);
   std::unique_ptr<Module> m = lowerToIR(c, batch);
-  if (!m) return fail("the plan could not be lowered to IR");
+  if (!m) return makeError("the plan could not be lowered to IR");
   if (stop == CompileStage::ForwardIR) {
     result.module = std::move(m);
     return result;

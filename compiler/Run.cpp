@@ -2,12 +2,15 @@
 
 #include "compiler/Run.h"
 #include "compiler/Pipeline.h"
+#include "compiler/PlanDiagnostics.h"
+#include "compiler/TrainOptions.h"
 
 #include "ir/ConvertFloats.h"
 #include "passes/PassManager.h"
 #include "passes/Passes.h"
 #include "runtime/Data.h"
 #include "runtime/InterpTrainer.h"
+#include "support/Error.h"
 
 using namespace planc;
 

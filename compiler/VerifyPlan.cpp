@@ -16,6 +16,7 @@
 #include "ir/Placement.h"
 
 #include "llvm/Support/FormatVariadic.h"
+#include "support/Error.h"
 
 #include <cmath>
 #include <random>
@@ -24,10 +25,6 @@ using namespace planc;
 using namespace planc::ir;
 
 namespace {
-
-llvm::Error fail(const llvm::Twine &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message.str());
-}
 
 /// The exclusive upper bound of an integer input: the rows of the tables it
 /// indexes and the classes of the losses it is the target of.
@@ -53,7 +50,7 @@ llvm::Expected<TensorMap> makeFeeds(const Module &m, uint64_t seed) {
       for (double &x : t.data) x = 1;
     } else if (isInteger(in->type.dtype)) {
       int64_t bound = indexBound(m, in);
-      if (bound <= 0) return fail("cannot tell the range of integer input '" + in->name + "'");
+      if (bound <= 0) return makeError("cannot tell the range of integer input '" + in->name + "'");
       for (double &x : t.data) x = double(rng() % uint64_t(bound));
     } else {
       std::normal_distribution<double> normal;
@@ -82,7 +79,7 @@ llvm::Error dropReduction(Module &m, int n) {
     m.ops.erase(it);
     return llvm::Error::success();
   }
-  return fail("--testing-drop-collective=" + std::to_string(n) + ": the plan has only " + std::to_string(seen) +
+  return makeError("--testing-drop-collective=" + std::to_string(n) + ": the plan has only " + std::to_string(seen) +
               " inserted all-reduces");
 }
 
@@ -101,7 +98,7 @@ llvm::Error swapTwoSends(Module &m) {
       return llvm::Error::success();
     }
   }
-  return fail("--testing-swap-sends: the plan has no two pipeline sends of the same shape to the same peer");
+  return makeError("--testing-swap-sends: the plan has no two pipeline sends of the same shape to the same peer");
 }
 
 /// Moves the last two-operand forward compute op of the last layer on
@@ -111,19 +108,19 @@ llvm::Error swapTwoSends(Module &m) {
 /// there would have done.
 llvm::Error misplaceOneOp(Module &m) {
   if (m.mesh[unsigned(MeshAxis::PP)] < 2)
-    return fail("--testing-misplace-op needs a pipeline (pp > 1)");
+    return makeError("--testing-misplace-op needs a pipeline (pp > 1)");
   std::string layer;
   for (const auto &op : m.ops)
     if (pipelineStageOf(*op) == 0 && workOf(*op) == Work::Forward && !repeatedLayerOf(op->path).empty() &&
         !isCommunication(op->kind))
       layer = repeatedLayerOf(op->path);
-  if (layer.empty()) return fail("--testing-misplace-op: pipeline rank 0 runs no layer");
+  if (layer.empty()) return makeError("--testing-misplace-op: pipeline rank 0 runs no layer");
   Op *victim = nullptr;
   for (const auto &op : m.ops)
     if (pipelineStageOf(*op) == 0 && workOf(*op) == Work::Forward && repeatedLayerOf(op->path) == layer &&
         !isCommunication(op->kind) && microBatchOf(*op) <= 0 && op->operands.size() == 2)
       victim = op.get();
-  if (!victim) return fail("--testing-misplace-op: no op of " + layer + " to move");
+  if (!victim) return makeError("--testing-misplace-op: no op of " + layer + " to move");
   int64_t tag = 0;
   for (const auto &op : m.ops)
     if (op->kind == OpKind::Send) tag = std::max(tag, op->getInt("tag"));
@@ -274,13 +271,13 @@ llvm::Expected<PlanVerifyReport> planc::verifyPlan(Compilation &c, const PlanVer
   auto feeds = makeFeeds(*step, options.seed);
   if (!feeds) return feeds.takeError();
   auto reference = interpret(*step, *feeds, options.seed);
-  if (!reference) return llvm::joinErrors(fail("the single-device step failed:"), reference.takeError());
+  if (!reference) return llvm::joinErrors(makeError("the single-device step failed:"), reference.takeError());
 
   MeshLayout mesh(part.mesh);
   auto rankFeeds = splitFeeds(part, mesh, *feeds);
   if (!rankFeeds) return rankFeeds.takeError();
   auto ranks = interpretRanks(part, mesh, *rankFeeds, options.seed);
-  if (!ranks) return llvm::joinErrors(fail("the partitioned step failed:"), ranks.takeError());
+  if (!ranks) return llvm::joinErrors(makeError("the partitioned step failed:"), ranks.takeError());
 
   report.tolerance = options.tolerance > 0 ? options.tolerance : options.floatType == DType::F64 ? 1e-9 : 1e-5;
   for (int64_t r = 0; r < mesh.numRanks(); ++r) {
@@ -305,7 +302,7 @@ llvm::Expected<PlanVerifyReport> planc::verifyPlan(Compilation &c, const PlanVer
     const std::string &name = out->name;
     const Value *value = out->value;
     auto ref = reference->find(name);
-    if (ref == reference->end()) return fail("the single-device step has no output '" + name + "'");
+    if (ref == reference->end()) return makeError("the single-device step has no output '" + name + "'");
     double scale = scales.count(name) ? scales.at(name) : largestMagnitude(ref->second);
     // Per rank: its block against the reference's block; a partial sum is
     // compared whole (its addends alone mean nothing).
@@ -351,7 +348,7 @@ llvm::Expected<PlanVerifyReport> planc::verifyPlan(Compilation &c, const PlanVer
     }
     for (int64_t r = 0; r < mesh.numRanks(); ++r) {
       double abs = 0;
-      if (have[r].shape != want[r].shape) return fail("output '" + name + "' has the wrong block shape on rank " + std::to_string(r));
+      if (have[r].shape != want[r].shape) return makeError("output '" + name + "' has the wrong block shape on rank " + std::to_string(r));
       for (size_t i = 0; i < have[r].data.size(); ++i) {
         if (!noiseMask.empty() && noiseMask[size_t(r)].data[i] != 0) {
           report.noiseElements += r == 0;

@@ -10,6 +10,7 @@
 #define PLANC_IR_IR_H
 
 #include "ir/Type.h"
+#include "support/Diagnostics.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
@@ -97,13 +98,17 @@ bool isCommunication(OpKind kind);
 bool isOptimizerUpdate(OpKind kind);
 std::optional<OpKind> parseOpKind(llvm::StringRef name);
 
-/// Something a pass wants the user to know about, at the .plan line that
-/// caused it: `kind` names the message (the driver renders it as a
-/// diagnostic), `args` fill it in. Remarks are not part of the textual IR.
-struct Remark {
-  Location loc;
-  std::string kind;
+/// Something a pass finds about the plan itself, at the .plan place of the
+/// op that caused it: a diagnostic of support/Diagnostics.def and its
+/// arguments. Warnings are kept in the module's `remarks` (not part of the
+/// textual IR); an error is returned as a PlanError (ir/PlanError.h). The
+/// driver renders both with the line (compiler/PlanDiagnostics.h).
+struct Finding {
+  DiagID id;
+  Location loc; // unknown: the driver picks the place, or prints none
   std::vector<std::string> args;
+  /// The text after "error: " or "warning: ".
+  std::string message() const;
 };
 
 /// What an output of the training step is to the loop around it (passes
@@ -142,7 +147,7 @@ struct Output {
 class Module {
 public:
   std::string name;
-  std::vector<Remark> remarks;
+  std::vector<Finding> remarks;
   /// The mesh the shardings refer to (size per axis, 1 where absent).
   std::array<int64_t, kNumMeshAxes> mesh{1, 1, 1, 1, 1};
 

@@ -10,6 +10,7 @@
 #include "ir/Interpreter.h"
 #include "ir/LocalBlocks.h"
 #include "ir/OpDef.h"
+#include "support/Error.h"
 
 #include <cmath>
 #include <unordered_map>
@@ -66,12 +67,10 @@ llvm::Expected<TensorMap> ir::interpret(const Module &m, const TensorMap &feeds,
   auto feed = [&](const Value *v, const char *what) -> llvm::Error {
     auto it = feeds.find(v->name);
     if (it == feeds.end())
-      return llvm::createStringError(llvm::inconvertibleErrorCode(), "no value fed for %s '%%%s'", what,
-                                     v->name.c_str());
+      return makeError("no value fed for " + llvm::Twine(what) + " '%" + v->name + "'");
     if (it->second.shape != v->type.shape)
-      return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s '%%%s' is %s, but the value fed has shape %s",
-                                     what, v->name.c_str(), toString(v->type).c_str(),
-                                     toString(it->second.shape).c_str());
+      return makeError(llvm::Twine(what) + " '%" + v->name + "' is " + toString(v->type) +
+                       ", but the value fed has shape " + toString(it->second.shape));
     // A feed takes the value's dtype, as if it had been stored in it.
     Tensor t = it->second;
     t.dtype = v->type.dtype;
@@ -96,22 +95,20 @@ llvm::Expected<TensorMap> ir::interpret(const Module &m, const TensorMap &feeds,
     const Op &op = *m.ops[i];
     const OpDef &def = opDef(op.kind);
     if (!def.eval)
-      return llvm::createStringError(llvm::inconvertibleErrorCode(), "op %s has no reference kernel",
-                                     describeOp(op).c_str());
+      return makeError("op " + describeOp(op) + " has no reference kernel");
     std::vector<const Tensor *> in;
     for (const Value *v : op.operands) {
       auto it = live.find(v);
       if (it == live.end())
-        return llvm::createStringError(llvm::inconvertibleErrorCode(), "op %s reads %%%s before it is defined",
-                                       describeOp(op).c_str(), v ? v->name.c_str() : "<null>");
+        return makeError("op " + describeOp(op) + " reads %" + (v ? v->name : std::string("<null>")) +
+                         " before it is defined");
       in.push_back(&it->second);
     }
     std::vector<Tensor> out;
     for (const Value *r : op.results) out.emplace_back(r->type.shape, r->type.dtype);
     def.eval(ctx, op, in, out);
     if (!ctx.error.empty())
-      return llvm::createStringError(llvm::inconvertibleErrorCode(), "op %s: %s", describeOp(op).c_str(),
-                                     ctx.error.c_str());
+      return makeError("op " + describeOp(op) + ": " + ctx.error);
     for (size_t r = 0; r < out.size(); ++r) {
       if (!lastUse.count(op.results[r])) continue; // never read: nothing to keep
       roundToDType(out[r]);
@@ -125,8 +122,7 @@ llvm::Expected<TensorMap> ir::interpret(const Module &m, const TensorMap &feeds,
   for (const Output &out : m.outputs) {
     auto it = live.find(out.value);
     if (it == live.end())
-      return llvm::createStringError(llvm::inconvertibleErrorCode(), "output '%s' (%%%s) is never computed",
-                                     out.name.c_str(), out.value->name.c_str());
+      return makeError("output '" + out.name + "' (%" + out.value->name + ") is never computed");
     outputs[out.name] = it->second;
   }
   return outputs;

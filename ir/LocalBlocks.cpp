@@ -1,6 +1,7 @@
 //===- ir/LocalBlocks.cpp - a value's block on each rank ------------------===//
 
 #include "ir/LocalBlocks.h"
+#include "support/Error.h"
 
 #include <algorithm>
 
@@ -160,17 +161,16 @@ std::vector<Tensor> ir::splitToRanks(const Tensor &global, const TensorType &t, 
 
 llvm::Expected<Tensor> ir::assembleFromRanks(llvm::ArrayRef<Tensor> blocks, const TensorType &t,
                                              const MeshLayout &mesh) {
-  auto fail = [](const std::string &msg) { return llvm::createStringError(llvm::inconvertibleErrorCode(), msg); };
   if (int64_t(blocks.size()) != mesh.numRanks())
-    return fail(std::to_string(blocks.size()) + " blocks for a mesh of " + std::to_string(mesh.numRanks()) +
+    return makeError(std::to_string(blocks.size()) + " blocks for a mesh of " + std::to_string(mesh.numRanks()) +
                 " ranks");
   Shape local = localShape(t, mesh);
   Tensor global(t.shape, t.dtype);
   for (int64_t r = 0; r < mesh.numRanks(); ++r) {
     if (blocks[r].shape != local)
-      return fail("rank " + std::to_string(r) + "'s block has shape " + toString(blocks[r].shape) + ", but " +
+      return makeError("rank " + std::to_string(r) + "'s block has shape " + toString(blocks[r].shape) + ", but " +
                   toString(t) + " has local shape " + toString(local));
-    if (std::string e = checkPaddingIsZero(blocks[r], t, mesh, r); !e.empty()) return fail(e);
+    if (std::string e = checkPaddingIsZero(blocks[r], t, mesh, r); !e.empty()) return makeError(e);
     // On an axis the value is replicated over, only coordinate 0 contributes;
     // the other copies must equal it.
     MeshCoords coords = mesh.coordinates(r);
@@ -180,7 +180,7 @@ llvm::Expected<Tensor> ir::assembleFromRanks(llvm::ArrayRef<Tensor> blocks, cons
     if (source != coords) {
       int64_t q = mesh.rankOf(source);
       if (blocks[r].data != blocks[q].data)
-        return fail("rank " + std::to_string(r) + "'s copy of a replicated " + toString(t) + " differs from rank " +
+        return makeError("rank " + std::to_string(r) + "'s copy of a replicated " + toString(t) + " differs from rank " +
                     std::to_string(q) + "'s");
       continue;
     }

@@ -12,6 +12,7 @@
 #include "ir/LocalAttrs.h"
 #include "ir/OpDef.h"
 #include "ir/Placement.h"
+#include "support/Error.h"
 
 #include <unordered_map>
 
@@ -20,7 +21,6 @@ using namespace planc::ir;
 
 namespace {
 
-llvm::Error fail(const std::string &msg) { return llvm::createStringError(llvm::inconvertibleErrorCode(), msg); }
 
 /// "" when the op computes the right local blocks from local operands with
 /// its local attributes (ir/LocalAttrs.h), else why not. Collectives are
@@ -54,20 +54,20 @@ llvm::Expected<RankTensorMaps> ir::interpretRanks(const Module &m, const MeshLay
                                                   const RankTensorMaps &feeds, uint64_t seed) {
   for (unsigned a = 0; a < kNumMeshAxes; ++a)
     if (mesh.size(MeshAxis(a)) != m.mesh[a])
-      return fail(std::string("the mesh has ") + spelling(MeshAxis(a)) + " = " +
+      return makeError(std::string("the mesh has ") + spelling(MeshAxis(a)) + " = " +
                   std::to_string(mesh.size(MeshAxis(a))) + ", but the module's has " + std::to_string(m.mesh[a]));
   const int64_t ranks = mesh.numRanks();
   if (int64_t(feeds.size()) != ranks)
-    return fail("feeds for " + std::to_string(feeds.size()) + " ranks, but the mesh has " + std::to_string(ranks));
+    return makeError("feeds for " + std::to_string(feeds.size()) + " ranks, but the mesh has " + std::to_string(ranks));
 
   std::vector<std::unordered_map<const Value *, Tensor>> live(ranks);
   auto feed = [&](int64_t r, const Value *v, const char *what) -> llvm::Error {
     auto it = feeds[r].find(v->name);
     if (it == feeds[r].end())
-      return fail("no value fed for " + std::string(what) + " '%" + v->name + "' on rank " + std::to_string(r));
+      return makeError("no value fed for " + std::string(what) + " '%" + v->name + "' on rank " + std::to_string(r));
     Shape want = localShape(v->type, mesh);
     if (it->second.shape != want)
-      return fail(std::string(what) + " '%" + v->name + "' is " + toString(v->type) + ", local shape " +
+      return makeError(std::string(what) + " '%" + v->name + "' is " + toString(v->type) + ", local shape " +
                   toString(want) + ", but rank " + std::to_string(r) + " is fed shape " +
                   toString(it->second.shape));
     Tensor t = it->second;
@@ -92,13 +92,13 @@ llvm::Expected<RankTensorMaps> ir::interpretRanks(const Module &m, const MeshLay
   for (size_t i = 0; i < m.ops.size(); ++i) {
     const Op &globalOp = *m.ops[i];
     const OpDef &def = opDef(globalOp.kind);
-    if (!def.eval) return fail("op " + describeOp(globalOp) + " has no reference kernel");
+    if (!def.eval) return makeError("op " + describeOp(globalOp) + " has no reference kernel");
     // The kernels see the op with its local attributes (same operands and
     // results, whose global types give the blocks' offsets).
     Op op = globalOp;
     op.attrs = localAttrs(globalOp, mesh);
     if (std::string e = checkRunsLocally(globalOp, op.attrs, mesh); !e.empty())
-      return fail("op " + describeOp(op) + ": " + e);
+      return makeError("op " + describeOp(op) + ": " + e);
 
     // Every rank's results stay here until a collective has filled them all.
     // An op of a pipeline stage runs on that stage's ranks only.
@@ -116,7 +116,7 @@ llvm::Expected<RankTensorMaps> ir::interpretRanks(const Module &m, const MeshLay
         }
         auto it = live[r].find(v);
         if (it == live[r].end())
-          return fail("op " + describeOp(op) + " reads %" + (v ? v->name : "<null>") + " on rank " + std::to_string(r) +
+          return makeError("op " + describeOp(op) + " reads %" + (v ? v->name : "<null>") + " on rank " + std::to_string(r) +
                       ", where it is not defined (made on another pipeline stage, or later)");
         in.push_back(&it->second);
       }
@@ -129,10 +129,10 @@ llvm::Expected<RankTensorMaps> ir::interpretRanks(const Module &m, const MeshLay
       exchange.setRank(r);
       def.eval(ctx, op, in, outs[r]);
       if (!ctx.error.empty())
-        return fail("op " + describeOp(op) + " on rank " + std::to_string(r) + ": " + ctx.error);
+        return makeError("op " + describeOp(op) + " on rank " + std::to_string(r) + ": " + ctx.error);
     }
     if (exchangesData(op.kind))
-      if (std::string e = exchange.complete(op); !e.empty()) return fail("op " + describeOp(op) + ": " + e);
+      if (std::string e = exchange.complete(op); !e.empty()) return makeError("op " + describeOp(op) + ": " + e);
 
     // The padding of an uneven split (ir/LocalBlocks.h) must stay 0: an op
     // that writes into it would make what the padding holds matter.
@@ -144,14 +144,14 @@ llvm::Expected<RankTensorMaps> ir::interpretRanks(const Module &m, const MeshLay
         roundToDType(outs[r][k]);
         if (padded[k])
           if (std::string e = checkPaddingIsZero(outs[r][k], op.results[k]->type, mesh, r); !e.empty())
-            return fail("op " + describeOp(op) + " leaves a value in the padding: " + e);
+            return makeError("op " + describeOp(op) + " leaves a value in the padding: " + e);
         live[r][op.results[k]] = std::move(outs[r][k]);
       }
       for (const Value *v : op.operands)
         if (lastUse[v] == i) live[r].erase(v);
     }
   }
-  if (std::string e = exchange.checkAllReceived(); !e.empty()) return fail(e);
+  if (std::string e = exchange.checkAllReceived(); !e.empty()) return makeError(e);
 
   // An output made on one pipeline stage is reported on every rank as the
   // rank of that stage at the same other coordinates holds it.
@@ -167,7 +167,7 @@ llvm::Expected<RankTensorMaps> ir::interpretRanks(const Module &m, const MeshLay
         holder = mesh.rankOf(c);
       }
       auto it = live[holder].find(v);
-      if (it == live[holder].end()) return fail("output '" + name + "' (%" + v->name + ") is never computed");
+      if (it == live[holder].end()) return makeError("output '" + name + "' (%" + v->name + ") is never computed");
       outputs[r][name] = it->second;
     }
   return outputs;
@@ -177,9 +177,9 @@ llvm::Expected<RankTensorMaps> ir::splitFeeds(const Module &m, const MeshLayout 
   RankTensorMaps feeds(mesh.numRanks());
   auto split = [&](const Value *v) -> llvm::Error {
     auto it = global.find(v->name);
-    if (it == global.end()) return fail("no value fed for '%" + v->name + "'");
+    if (it == global.end()) return makeError("no value fed for '%" + v->name + "'");
     if (it->second.shape != v->type.shape)
-      return fail("'%" + v->name + "' is " + toString(v->type) + ", but the value fed has shape " +
+      return makeError("'%" + v->name + "' is " + toString(v->type) + ", but the value fed has shape " +
                   toString(it->second.shape));
     std::vector<Tensor> blocks = splitToRanks(it->second, v->type, mesh);
     for (int64_t r = 0; r < mesh.numRanks(); ++r) feeds[r][v->name] = std::move(blocks[r]);
@@ -199,11 +199,11 @@ llvm::Expected<TensorMap> ir::assembleOutputs(const Module &m, const MeshLayout 
     std::vector<Tensor> blocks;
     for (const TensorMap &rank : local) {
       auto it = rank.find(name);
-      if (it == rank.end()) return fail("a rank has no output '" + name + "'");
+      if (it == rank.end()) return makeError("a rank has no output '" + name + "'");
       blocks.push_back(it->second);
     }
     llvm::Expected<Tensor> t = assembleFromRanks(blocks, out.value->type, mesh);
-    if (!t) return llvm::joinErrors(fail("output '" + name + "'"), t.takeError());
+    if (!t) return llvm::joinErrors(makeError("output '" + name + "'"), t.takeError());
     result[name] = std::move(*t);
   }
   return result;

@@ -14,6 +14,7 @@
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/Twine.h"
+#include "support/Error.h"
 
 #include <set>
 #include <unordered_map>
@@ -302,5 +303,5 @@ llvm::Error ir::verify(const Module &m) {
   std::string text;
   for (size_t i = 0; i < problems.size() && i < kShown; ++i) text += (i ? "\n" : "") + problems[i].render();
   if (problems.size() > kShown) text += "\n(" + plural(problems.size() - kShown, "more problem") + ")";
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), text);
+  return makeError(text);
 }

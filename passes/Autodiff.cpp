@@ -35,6 +35,7 @@
 #include "ir/Placement.h"
 #include "ir/StepOutputs.h"
 #include "ir/Printer.h"
+#include "support/Error.h"
 
 #include <unordered_map>
 #include <unordered_set>
@@ -43,10 +44,6 @@ using namespace planc;
 using namespace planc::ir;
 
 namespace {
-
-llvm::Error fail(const llvm::Twine &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message.str());
-}
 
 bool isTrainable(const Value &p) { return !p.frozen && isFloat(p.type.dtype); }
 
@@ -105,15 +102,15 @@ void AutodiffPass::removeDeadBackwardOps(Module &m, size_t first) {
 llvm::Error AutodiffPass::run(Module &m) {
   const Output *lossOut = m.outputFor(OutputRole::Loss);
   Value *loss = lossOut ? lossOut->value : nullptr;
-  if (!loss) return fail("autodiff needs an output named \"loss\"; the module has none");
+  if (!loss) return makeError("autodiff needs an output named \"loss\"; the module has none");
   if (loss->type.rank() != 0 || !isFloat(loss->type.dtype))
-    return fail("autodiff needs a floating-point scalar loss; %" + loss->name + " is " + toString(loss->type));
+    return makeError("autodiff needs a floating-point scalar loss; %" + loss->name + " is " + toString(loss->type));
   for (const auto &op : m.ops)
     if (phaseOf(*op) == Phase::Backward)
-      return fail("the module already has backward ops (" + toText(*op) + "); autodiff runs once");
+      return makeError("the module already has backward ops (" + toText(*op) + "); autodiff runs once");
   for (const Output &out : m.outputs)
     if (out.role == OutputRole::ParamGradient)
-      return fail("the module already has a gradient output \"" + out.name + "\"; autodiff runs once");
+      return makeError("the module already has a gradient output \"" + out.name + "\"; autodiff runs once");
 
   // Forward: the values that depend on a trainable parameter. Only their
   // gradients are needed; every other operand's gradient is dropped.
@@ -158,14 +155,14 @@ llvm::Error AutodiffPass::run(Module &m) {
 
     const OpDef &def = opDef(op.kind);
     if (!def.grad)
-      return fail(llvm::Twine("'") + spelling(op.kind) + "' has no gradient rule, but the loss depends on a " +
+      return makeError(llvm::Twine("'") + spelling(op.kind) + "' has no gradient rule, but the loss depends on a " +
                   "parameter through it: " + toText(op));
     size_t first = m.ops.size();
     BuilderScope scope(b, op);
     dOperands.clear();
     def.grad(b, op, dResults, dOperands);
     if (dOperands.size() != op.operands.size())
-      return fail(llvm::Twine("the gradient rule of '") + spelling(op.kind) + "' gave " +
+      return makeError(llvm::Twine("the gradient rule of '") + spelling(op.kind) + "' gave " +
                   llvm::Twine(dOperands.size()) + " gradients for " + llvm::Twine(op.operands.size()) +
                   " operands: " + toText(op));
     for (size_t k = 0; k < dOperands.size(); ++k) {
@@ -173,7 +170,7 @@ llvm::Error AutodiffPass::run(Module &m) {
       const Value *x = op.operands[k];
       if (!d || !varies.count(x)) continue;
       if (d->type.shape != x->type.shape || d->type.dtype != x->type.dtype)
-        return fail(llvm::Twine("the gradient rule of '") + spelling(op.kind) + "' gave " + toString(d->type) +
+        return makeError(llvm::Twine("the gradient rule of '") + spelling(op.kind) + "' gave " + toString(d->type) +
                     " for operand %" + x->name + " : " + toString(x->type) + ": " + toText(op));
       auto [it, inserted] = grads.try_emplace(x, d);
       if (!inserted) it->second = b.add(it->second, d); // fan-out: the uses' contributions add up
@@ -190,7 +187,7 @@ llvm::Error AutodiffPass::run(Module &m) {
     Output out = gradientOutput(pathOf(*p));
     const std::string &name = out.name;
     if (!outputNames.insert(name).second)
-      return fail("two parameters would have the gradient output \"" + name + "\"; the second is %" + p->name);
+      return makeError("two parameters would have the gradient output \"" + name + "\"; the second is %" + p->name);
     Value *g = nullptr;
     if (auto it = grads.find(p); it != grads.end()) {
       g = it->second;

@@ -31,6 +31,7 @@
 #include "ir/OpDef.h"
 #include "ir/Placement.h"
 #include "ir/Printer.h"
+#include "support/Error.h"
 
 #include <deque>
 #include <map>
@@ -39,10 +40,6 @@ using namespace planc;
 using namespace planc::ir;
 
 namespace {
-
-llvm::Error fail(const std::string &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
-}
 
 struct Event {
   enum Kind { Send, Recv, Collective } kind;
@@ -75,7 +72,7 @@ public:
       unrolled |= hasMicroBatch(op);
       if (!isPointToPoint(op.kind) && !isPpCollective(op)) continue;
       if (isPointToPoint(op.kind) && op.getString("axis") != "pp")
-        return fail(where(op) + " is a point-to-point message over '" + op.getString("axis") +
+        return makeError(where(op) + " is a point-to-point message over '" + op.getString("axis") +
                     "'; only pipeline (pp) messages are checked");
       comms.push_back(&op);
     }
@@ -192,7 +189,7 @@ private:
             if (q.empty()) break;
             const Event &sent = *q.front();
             if (sent.tag != e.tag)
-              return fail("pipeline messages out of order: " + rankName(r, mesh) + " receives " + where(*e.op) +
+              return makeError("pipeline messages out of order: " + rankName(r, mesh) + " receives " + where(*e.op) +
                           " from " + rankName(e.peer, mesh) + ", whose next message to it is " + where(*sent.op));
             q.pop_front();
           } else {
@@ -210,7 +207,7 @@ private:
         const Op *first = programs[0][head[0]].op;
         for (int r = 1; r < P; ++r)
           if (programs[size_t(r)][head[size_t(r)]].op != first)
-            return fail("collectives out of order: " + rankName(0, mesh) + " is at " + where(*first) + " while " +
+            return makeError("collectives out of order: " + rankName(0, mesh) + " is at " + where(*first) + " while " +
                         rankName(r, mesh) + " is at " + where(*programs[size_t(r)][head[size_t(r)]].op));
         for (int r = 0; r < P; ++r) ++head[size_t(r)];
         progress = true;
@@ -226,17 +223,17 @@ private:
         if (e.kind != Event::Recv) continue;
         std::string other = done(e.peer) ? "has finished its program"
                                          : "waits at " + where(*programs[size_t(e.peer)][head[size_t(e.peer)]].op);
-        return fail("deadlock: " + rankName(r, mesh) + " waits at " + where(*e.op) + " for " +
+        return makeError("deadlock: " + rankName(r, mesh) + " waits at " + where(*e.op) + " for " +
                     rankName(e.peer, mesh) + ", which " + other);
       }
       for (int r = 0; r < P; ++r)
         if (!done(r))
-          return fail("deadlock: " + rankName(r, mesh) + " waits at " + where(*programs[size_t(r)][head[size_t(r)]].op) +
+          return makeError("deadlock: " + rankName(r, mesh) + " waits at " + where(*programs[size_t(r)][head[size_t(r)]].op) +
                       ", which not every pipeline stage reaches");
     }
     for (const auto &[k, q] : channel)
       if (!q.empty())
-        return fail(rankName(k.first, mesh) + " sends " + where(*q.front()->op) + " to " + rankName(k.second, mesh) +
+        return makeError(rankName(k.first, mesh) + " sends " + where(*q.front()->op) + " to " + rankName(k.second, mesh) +
                     ", which never receives it");
     return llvm::Error::success();
   }

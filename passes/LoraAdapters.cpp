@@ -44,9 +44,11 @@
 #include "ir/Builder.h"
 #include "ir/OpDef.h"
 #include "ir/Placement.h"
+#include "ir/PlanError.h"
 #include "ir/Printer.h"
 
 #include "llvm/ADT/StringExtras.h"
+#include "support/Error.h"
 
 #include <algorithm>
 #include <map>
@@ -56,10 +58,6 @@ using namespace planc;
 using namespace planc::ir;
 
 namespace {
-
-llvm::Error fail(const llvm::Twine &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message.str());
-}
 
 struct Adapter {
   Value *a = nullptr; // [in, rank]
@@ -83,16 +81,16 @@ llvm::Error LoraAdaptersPass::run(Module &m) {
   std::string rankText = options.get("lora_rank", "0");
   int64_t rank = 0;
   if (llvm::StringRef(rankText).trim().getAsInteger(10, rank) || rank < 0)
-    return fail("lora setting 'lora_rank' must be a non-negative integer, got '" + rankText + "'");
+    return makeError("lora setting 'lora_rank' must be a non-negative integer, got '" + rankText + "'");
   if (rank == 0) return llvm::Error::success();
   double alpha = 2.0 * double(rank);
   if (std::string alphaText = options.get("lora_alpha"); !alphaText.empty())
     if (llvm::StringRef(alphaText).trim().getAsDouble(alpha) || !(alpha > 0))
-      return fail("lora setting 'lora_alpha' must be a positive number, got '" + alphaText + "'");
+      return makeError("lora setting 'lora_alpha' must be a positive number, got '" + alphaText + "'");
 
   for (const auto &op : m.ops)
     if (phaseOf(*op) != Phase::Forward)
-      return fail("lora runs on the forward graph, before autodiff; the module has " + toText(*op));
+      return makeError("lora runs on the forward graph, before autodiff; the module has " + toText(*op));
 
   std::vector<Value *> weights = loraTargets(m);
   if (llvm::Error e = checkLoraTargets(m, rank)) return e;
@@ -186,16 +184,13 @@ std::vector<Value *> planc::loraTargets(const Module &m) {
 llvm::Error planc::checkLoraTargets(const Module &m, int64_t rank) {
   std::vector<Value *> weights = loraTargets(m);
   if (weights.empty())
-    return fail("adapters lora(rank = " + std::to_string(rank) + "): model '" + m.name +
-                "' has no linear weight to adapt (a trainable 2-D parameter read only as the right-hand operand "
-                "of a matmul); train it without adapters, or write its adapters with std.lora's lora_linear");
+    return makePlanError(DiagID::err_lora_no_targets, Location(), {std::to_string(rank), m.name});
   for (Value *w : weights) {
     int64_t in = w->type.shape[0], out = w->type.shape[1];
     if (rank > std::min(in, out))
-      return fail("adapters lora(rank = " + std::to_string(rank) + "): rank exceeds min(in, out) = " +
-                  std::to_string(std::min(in, out)) + " of linear weight '" + (w->path.empty() ? w->name : w->path) +
-                  "' [" + std::to_string(in) + ", " + std::to_string(out) + "]; use a rank of at most " +
-                  std::to_string(std::min(in, out)));
+      return makePlanError(DiagID::err_lora_rank_too_large, Location(),
+                           {std::to_string(rank), std::to_string(std::min(in, out)), w->path.empty() ? w->name : w->path,
+                            std::to_string(in), std::to_string(out)});
   }
   return llvm::Error::success();
 }

@@ -51,6 +51,7 @@
 #include "ir/Placement.h"
 #include "ir/Printer.h"
 #include "ir/StepOutputs.h"
+#include "support/Error.h"
 
 #include <algorithm>
 #include <cmath>
@@ -60,10 +61,6 @@ using namespace planc;
 using namespace planc::ir;
 
 namespace {
-
-llvm::Error fail(const llvm::Twine &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message.str());
-}
 
 constexpr double kGrowth = 2.0, kBackoff = 0.5;
 
@@ -77,12 +74,12 @@ llvm::Expected<Settings> readSettings(const PassOptions &o) {
   Settings s;
   s.mode = llvm::StringRef(o.get("loss_scaling", "none")).trim().str();
   if (s.mode != "none" && s.mode != "static" && s.mode != "dynamic")
-    return fail("loss-scaling setting 'loss_scaling' must be none, static or dynamic, got '" + s.mode + "'");
+    return makeError("loss-scaling setting 'loss_scaling' must be none, static or dynamic, got '" + s.mode + "'");
   std::string init = o.get("loss_scale_init", "65536"), window = o.get("loss_scale_window", "2000");
   if (llvm::StringRef(init).trim().getAsDouble(s.init) || !std::isfinite(s.init) || !(s.init > 0))
-    return fail("loss-scaling setting 'loss_scale_init' must be a positive number, got '" + init + "'");
+    return makeError("loss-scaling setting 'loss_scale_init' must be a positive number, got '" + init + "'");
   if (llvm::StringRef(window).trim().getAsInteger(10, s.window) || s.window < 1)
-    return fail("loss-scaling setting 'loss_scale_window' must be an integer >= 1, got '" + window + "'");
+    return makeError("loss-scaling setting 'loss_scale_window' must be an integer >= 1, got '" + window + "'");
   return s;
 }
 
@@ -126,10 +123,10 @@ llvm::Error LossScalingPass::run(Module &m) {
   if (s.mode == "none") return llvm::Error::success();
 
   if (m.output("found_inf") || m.lookup("loss_scale_ratio"))
-    return fail("the module is already loss-scaled; the loss-scaling pass runs once");
+    return makeError("the module is already loss-scaled; the loss-scaling pass runs once");
   Value *seed = m.lookup("grad.loss");
   if (!seed || !seed->def || seed->def->kind != OpKind::Fill)
-    return fail("loss-scaling needs autodiff's seed, a fill named %grad.loss: run autodiff first");
+    return makeError("loss-scaling needs autodiff's seed, a fill named %grad.loss: run autodiff first");
   size_t seedIndex = 0;
   while (m.ops[seedIndex].get() != seed->def) ++seedIndex;
 
@@ -186,7 +183,7 @@ llvm::Error LossScalingPass::run(Module &m) {
       u->type.sharding = g->type.sharding;
     }
   }
-  if (checked.empty()) return fail("loss-scaling found no gradient outputs \"grad.<path>\": run autodiff first");
+  if (checked.empty()) return makeError("loss-scaling found no gradient outputs \"grad.<path>\": run autodiff first");
   // The skip decision: the norm of the unscaled gradients is finite exactly
   // when each of them is (an inf or NaN anywhere makes the sum of squares
   // inf or NaN), as fairseq's DynamicLossScaler reads it off the gradient
@@ -222,7 +219,7 @@ llvm::Error LossScalingPass::run(Module &m) {
     Value *&v = out.value;
     Value *old = byPath.count(out.path) ? byPath[out.path] : nullptr;
     if (!old || old->type.shape != v->type.shape || old->type.dtype != v->type.dtype)
-      return fail("the update output \"" + out.name + "\" has no parameter of its path and type to keep");
+      return makeError("the update output \"" + out.name + "\" has no parameter of its path and type to keep");
     b.loc = old->loc;
     b.path = v->def ? v->def->path : "";
     Value *kept = b.value(OpKind::Select, {finite, v, old});

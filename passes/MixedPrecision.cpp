@@ -53,6 +53,7 @@
 #include "ir/OpDef.h"
 #include "ir/Placement.h"
 #include "ir/Printer.h"
+#include "support/Error.h"
 
 #include <map>
 #include <set>
@@ -61,10 +62,6 @@ using namespace planc;
 using namespace planc::ir;
 
 namespace {
-
-llvm::Error fail(const llvm::Twine &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message.str());
-}
 
 /// A dtype name as the plan or an option writes it; fp32/fp16 are aliases.
 std::optional<DType> parsePrecision(llvm::StringRef s) {
@@ -91,14 +88,14 @@ llvm::Error MixedPrecisionPass::run(Module &m) {
   std::optional<DType> parsed = parsePrecision(name);
   if (!parsed ||
       !(*parsed == DType::F64 || *parsed == DType::F32 || *parsed == DType::BF16 || *parsed == DType::F16))
-    return fail("mixed-precision setting 'compute_dtype' must be f64, f32, bf16 or f16, got '" + name + "'");
+    return makeError("mixed-precision setting 'compute_dtype' must be f64, f32, bf16 or f16, got '" + name + "'");
   const DType compute = *parsed;
   // f32 and f64 compute in the parameters' own dtype: nothing to cast.
   if (compute == DType::F32 || compute == DType::F64) return llvm::Error::success();
 
   for (const auto &op : m.ops)
     if (phaseOf(*op) != Phase::Forward)
-      return fail("mixed-precision runs on the forward graph, before autodiff; the module has " + toText(*op));
+      return makeError("mixed-precision runs on the forward graph, before autodiff; the module has " + toText(*op));
 
   // A frozen parameter (a LoRA base, a frozen embedding) has no gradient and
   // no update, so it needs no f32 master copy: it is stored in the compute
@@ -152,7 +149,7 @@ llvm::Error MixedPrecisionPass::run(Module &m) {
       std::string p = op.getString("precision");
       std::optional<DType> asked = parsePrecision(p);
       if (!asked || !isFloat(*asked))
-        return fail("op " + toText(op) + " has precision '" + p + "', which is not a float dtype");
+        return makeError("op " + toText(op) + " has precision '" + p + "', which is not a float dtype");
       if (!isFp8(*asked)) target = *asked;
     }
 
@@ -163,7 +160,7 @@ llvm::Error MixedPrecisionPass::run(Module &m) {
     std::vector<Value *> operands(op.operands.begin(), op.operands.end());
     std::vector<TensorType> types;
     std::string error = inferResultTypes(op.kind, operands, op.attrs, types);
-    if (!error.empty()) return fail(std::string("in ") + spelling(target) + ", the op " + toText(op) + ": " + error);
+    if (!error.empty()) return makeError(std::string("in ") + spelling(target) + ", the op " + toText(op) + ": " + error);
     for (size_t i = 0; i < op.results.size(); ++i) {
       Value *r = op.results[i];
       r->type.dtype = types[i].dtype; // shape and sharding are the op's own

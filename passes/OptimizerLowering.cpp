@@ -54,6 +54,7 @@
 #include "ir/Printer.h"
 
 #include "llvm/ADT/StringExtras.h"
+#include "support/Error.h"
 
 #include <cmath>
 #include <map>
@@ -64,10 +65,6 @@ using namespace planc::ir;
 namespace keys = planc::optimizer_keys;
 
 namespace {
-
-llvm::Error fail(const llvm::Twine &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message.str());
-}
 
 /// The settings, read and checked once.
 struct Settings {
@@ -161,13 +158,13 @@ llvm::Expected<Settings> readSettings(const PassOptions &options) {
   r.integer(keys::kTotalSteps, s.totalSteps, 0);
   r.number(keys::kClipGradNorm, s.clipGradNorm, 0, inf, false);
   r.integer(keys::kBlockSize, s.blockSize, 1);
-  if (!r.message.empty()) return fail(r.message);
+  if (!r.message.empty()) return makeError(r.message);
   if (s.minLr > s.lr)
-    return fail("optimizer setting 'min_lr' (" + formatFloat(s.minLr) + ") must not exceed 'lr' (" +
+    return makeError("optimizer setting 'min_lr' (" + formatFloat(s.minLr) + ") must not exceed 'lr' (" +
                 formatFloat(s.lr) + ")");
   // The decay runs from the end of warm-up to total_steps: it needs steps to run over.
   if (s.decay != "constant" && s.totalSteps <= s.warmup)
-    return fail("decay = " + s.decay + " needs 'total_steps' (" + std::to_string(s.totalSteps) +
+    return makeError("decay = " + s.decay + " needs 'total_steps' (" + std::to_string(s.totalSteps) +
                 ") greater than 'warmup' (" + std::to_string(s.warmup) + ")");
   return s;
 }
@@ -216,7 +213,7 @@ llvm::Error OptimizerLoweringPass::run(Module &m) {
 
   for (const Output &out : m.outputs)
     if (out.isUpdate())
-      return fail("the module already has an update output \"" + out.name + "\"; the optimizer pass runs once");
+      return makeError("the module already has an update output \"" + out.name + "\"; the optimizer pass runs once");
 
   // The trainable parameters with their gradients, in parameter order.
   std::vector<std::pair<Value *, Value *>> trained;
@@ -226,7 +223,7 @@ llvm::Error OptimizerLoweringPass::run(Module &m) {
     const Output *gradient = m.outputFor(OutputRole::ParamGradient, pathOf(*p));
     Value *g = gradient ? gradient->value : nullptr;
     if (!g)
-      return fail("parameter %" + p->name + " is trainable but the module has no output \"" + gradientName(pathOf(*p)) +
+      return makeError("parameter %" + p->name + " is trainable but the module has no output \"" + gradientName(pathOf(*p)) +
                   "\": run autodiff before the optimizer");
     trained.push_back({p, g});
     allF64 &= p->type.dtype == DType::F64;
@@ -268,10 +265,10 @@ llvm::Error OptimizerLoweringPass::run(Module &m) {
     if (in->name == "step") step = in;
   if (step) {
     if (step->type.rank() != 0 || step->type.dtype == DType::Bool)
-      return fail("the input %step must be a numeric scalar (the 1-based update number), got " + toString(step->type));
+      return makeError("the input %step must be a numeric scalar (the 1-based update number), got " + toString(step->type));
   } else {
     if (m.lookup("step"))
-      return fail("the module has a value %step that is not an input; the step counter needs that name");
+      return makeError("the module has a value %step that is not an input; the step counter needs that name");
     step = m.addInput("step", TensorType({}, DType::I64));
     step->path = "step";
   }

@@ -8,6 +8,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/Path.h"
+#include "support/Error.h"
 
 #include <chrono>
 
@@ -29,8 +30,7 @@ llvm::Error PassManager::add(llvm::StringRef name) {
   }
   std::string known;
   for (const PassInfo &p : registeredPasses()) known += (known.empty() ? "" : ", ") + p.name;
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), "unknown pass '%s'; the passes are %s",
-                                 name.str().c_str(), known.c_str());
+  return makeError("unknown pass '" + name + "'; the passes are " + known);
 }
 
 llvm::Error PassManager::addPipeline(llvm::StringRef text) {
@@ -94,7 +94,7 @@ llvm::Error PassManager::run(ir::Module &m) {
       std::string file = text.empty() ? std::string() : writeReproducer(options.reproducerDir, info->name, text);
       std::string msg = "internal error in pass '" + info->name + "': " + what;
       if (!file.empty()) msg += "\nthe IR it was given is in " + file + "; rerun with: plan-opt " + file + " --passes=" + info->name;
-      return llvm::createStringError(llvm::inconvertibleErrorCode(), msg);
+      return makeError(msg);
     };
     if (err) return fail(llvm::toString(std::move(err)));
     if (options.verifyEach)
@@ -110,8 +110,7 @@ llvm::Error PassManager::run(ir::Module &m) {
     if (llvm::Error v = ir::verify(m)) {
       std::string names;
       for (const PassInfo *info : pipeline) names += (names.empty() ? "" : ",") + info->name;
-      return llvm::createStringError(llvm::inconvertibleErrorCode(),
-                                     "internal error: the IR after passes '" + names + "' does not verify:\n" +
+      return makeError("internal error: the IR after passes '" + names + "' does not verify:\n" +
                                          llvm::toString(std::move(v)) +
                                          "\nrerun with PLANC_VERIFY_EACH=1 to find the pass");
     }

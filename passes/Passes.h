@@ -46,7 +46,7 @@ std::unique_ptr<Pass> createLoraAdaptersPass(const PassOptions &options);
 /// The weights the lora pass adapts, in parameter order.
 std::vector<ir::Value *> loraTargets(const ir::Module &m);
 /// Why `rank` cannot be applied to `m` (no linear weight; a rank above some
-/// weight's min(in, out)), as a message for the plan's author; the driver
+/// weight's min(in, out)), as a PlanError for the plan's author; the driver
 /// asks before running the pipeline, whose errors are internal ones.
 llvm::Error checkLoraTargets(const ir::Module &m, int64_t rank);
 

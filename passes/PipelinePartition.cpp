@@ -47,6 +47,7 @@
 #include "ir/Placement.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "support/Error.h"
 
 #include <functional>
 #include <map>
@@ -60,10 +61,6 @@ using namespace planc::ir;
 
 namespace {
 
-llvm::Error fail(const llvm::Twine &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message.str());
-}
-
 
 class Partition {
 public:
@@ -74,7 +71,7 @@ public:
     if (so.stages == 1) return llvm::Error::success();
     for (const auto &op : m.ops)
       if (isPointToPoint(op->kind) || hasPipelineStage(*op))
-        return fail("the module is already split into pipeline stages");
+        return makeError("the module is already split into pipeline stages");
     if (llvm::Error e = times.build(so)) return e;
     if (llvm::Error e = assignStages()) return e;
     copyParameterValues();
@@ -135,7 +132,7 @@ private:
     }
     const int S = numStages();
     if (layers.size() < size_t(S))
-      return fail(std::to_string(layers.size()) + " repeated layers cannot be cut into " + std::to_string(S) +
+      return makeError(std::to_string(layers.size()) + " repeated layers cannot be cut into " + std::to_string(S) +
                   " pipeline chunks (pp x virtual stages) of at least one layer each");
     std::vector<int> chunkOf = balance == StageBalance::Flops ? balanceByFlops(layers, layerIndex, tailOps, S)
                                                               : balanceByLayers(layers.size(), S);
@@ -578,7 +575,7 @@ private:
         int from = stageOf(v);
         if (from < 0) continue;
         if (mine < 0)
-          return fail("'" + std::string(spelling(op.kind)) + "' runs on every pipeline rank but reads %" + v->name +
+          return makeError("'" + std::string(spelling(op.kind)) + "' runs on every pipeline rank but reads %" + v->name +
                       ", which only pipeline rank " + std::to_string(rankOf(from)) + " has");
         auto &list = readers[v];
         if (rankOf(from) != mine && !llvm::is_contained(list, mine)) list.push_back(mine);

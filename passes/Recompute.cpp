@@ -69,6 +69,7 @@
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
+#include "support/Error.h"
 
 #include <algorithm>
 #include <map>
@@ -80,10 +81,6 @@ using namespace planc;
 using namespace planc::ir;
 
 namespace {
-
-llvm::Error fail(const llvm::Twine &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message.str());
-}
 
 bool isPolicy(llvm::StringRef p) { return p == "none" || p == "selective" || p == "full" || p == "auto"; }
 
@@ -141,7 +138,7 @@ llvm::Error analyze(const Module &m, const std::string &planPolicy, Analysis &a)
     if (explicitPolicy) {
       p = op->getString("recompute");
       if (!isPolicy(p))
-        return fail("unknown recompute policy '" + p + "' on '" + spelling(op->kind) + "' at path \"" + op->path +
+        return makeError("unknown recompute policy '" + p + "' on '" + spelling(op->kind) + "' at path \"" + op->path +
                     "\"; expected none, selective, full or auto");
     }
     if (p == "auto") p = "selective";
@@ -175,7 +172,7 @@ llvm::Error analyze(const Module &m, const std::string &planPolicy, Analysis &a)
 
 llvm::Error RecomputePass::run(Module &m) {
   if (!isPolicy(policy))
-    return fail("unknown recompute policy '" + policy + "' (pass option \"recompute\"); expected none, selective, "
+    return makeError("unknown recompute policy '" + policy + "' (pass option \"recompute\"); expected none, selective, "
                 "full or auto");
   Analysis a;
   if (llvm::Error e = analyze(m, policy, a)) return e;

@@ -59,6 +59,7 @@
 #include "ir/Placement.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "support/Error.h"
 
 #include <algorithm>
 #include <unordered_map>
@@ -69,10 +70,6 @@ using namespace planc::ir;
 using namespace planc::spmd;
 
 namespace {
-
-llvm::Error fail(const llvm::Twine &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message.str());
-}
 
 /// "shard(2, tp)" as lowering writes a `@shard` on a value.
 std::optional<Sharding> parseConstraint(llvm::StringRef text, size_t rank) {
@@ -105,7 +102,7 @@ public:
   llvm::Error run() {
     for (const auto &op : m.ops)
       if (isCommunication(op->kind))
-        return fail("the module already has collectives ('" + std::string(spelling(op->kind)) +
+        return makeError("the module already has collectives ('" + std::string(spelling(op->kind)) +
                     "'): sharding propagation runs once, on an unpartitioned module");
     splitBatch();
     findParamDerived();
@@ -120,16 +117,16 @@ public:
           if (Value *r = rs.reducedOf(v)) v = r;
       }
       bool keep = visit(o);
-      if (!rs.error.empty()) return fail(describe(o) + ": " + rs.error);
+      if (!rs.error.empty()) return makeError(describe(o) + ": " + rs.error);
       if (keep) {
         m.ops.push_back(std::move(op));
         meanOverSplitDims(o);
         applyConstraint(o);
-        if (!rs.error.empty()) return fail(describe(o) + ": " + rs.error);
+        if (!rs.error.empty()) return makeError(describe(o) + ": " + rs.error);
       }
     }
     fixOutputs();
-    if (!rs.error.empty()) return fail(rs.error);
+    if (!rs.error.empty()) return makeError(rs.error);
     removeUnusedTransposes();
     return llvm::Error::success();
   }
@@ -485,7 +482,7 @@ private:
     std::string cause = op.loc.file + ":" + std::to_string(op.loc.line) + ":" + std::to_string(op.loc.column) + " " +
                         spelled(want) + " " + spelled(cur) + " " + moves;
     if (!moves.empty() && remarked.insert(cause).second)
-      m.remarks.push_back({op.loc, "constraint_reshards", {spelled(want), "%" + op.results[0]->name, spelled(cur), moves}});
+      m.remarks.push_back({DiagID::warn_constraint_reshards, op.loc, {spelled(want), "%" + op.results[0]->name, spelled(cur), moves}});
   }
 
   static bool splitsAnywhere(const Sharding &s, MeshAxis a) {

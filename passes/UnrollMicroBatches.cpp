@@ -38,6 +38,7 @@
 #include "ir/OpDef.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "support/Error.h"
 
 #include <map>
 #include <tuple>
@@ -48,10 +49,6 @@ using namespace planc;
 using namespace planc::ir;
 
 namespace {
-
-llvm::Error fail(const llvm::Twine &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), message.str());
-}
 
 /// Where an op falls in the final order: its instruction's start, its
 /// virtual stage, its place within the instruction.
@@ -65,9 +62,9 @@ public:
     const int mb = so.microBatches;
     if (mb == 1 && so.stages == 1) return llvm::Error::success();
     for (const auto &op : m.ops) {
-      if (hasMicroBatch(*op)) return fail("the module's micro-batches are already unrolled");
+      if (hasMicroBatch(*op)) return makeError("the module's micro-batches are already unrolled");
       if (so.stages > 1 && workOf(*op) != Work::Optimizer && !hasPipelineStage(*op) && !op->operands.empty())
-        return fail("with pp = " + std::to_string(so.stages) + " the step must be cut into stages first ('pipeline')");
+        return makeError("with pp = " + std::to_string(so.stages) + " the step must be cut into stages first ('pipeline')");
     }
     if (llvm::Error e = times.build(so)) return e;
     once = oncePerStepValues(m);

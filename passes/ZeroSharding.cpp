@@ -38,6 +38,7 @@
 #include "ir/OpDef.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "support/Error.h"
 
 #include <cstdlib>
 #include <optional>
@@ -55,7 +56,7 @@ public:
 
   llvm::Error run(Module &m) override {
     if (stage < 0 || stage > 3)
-      return llvm::createStringError(llvm::inconvertibleErrorCode(), "zero_stage must be 0, 1, 2 or 3");
+      return makeError("zero_stage must be 0, 1, 2 or 3");
     int64_t dp = m.mesh[unsigned(MeshAxis::DP)];
     if (stage == 0 || dp == 1) return llvm::Error::success();
     // Master weights: parameters the model reads only through a cast to a

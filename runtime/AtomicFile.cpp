@@ -4,6 +4,7 @@
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
+#include "support/Error.h"
 
 #include <atomic>
 #include <cerrno>
@@ -17,8 +18,7 @@ using namespace planc;
 namespace {
 
 llvm::Error fail(llvm::StringRef path, const std::string &what) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), "cannot write '%s': %s", path.str().c_str(),
-                                 what.c_str());
+  return makeError("cannot write '" + path + "': " + what);
 }
 
 /// A name beside `path` that no other writer (thread or process) picks.

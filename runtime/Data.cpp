@@ -5,6 +5,7 @@
 #include "ir/Interpreter.h"
 
 #include "llvm/Support/MemoryBuffer.h"
+#include "support/Error.h"
 
 #include <algorithm>
 #include <array>
@@ -15,10 +16,6 @@ using namespace planc::ir;
 using namespace planc::runtime;
 
 namespace {
-
-llvm::Error error(const std::string &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s", message.c_str());
-}
 
 /// SplitMix64's finaliser: distinct (seed, purpose, step, row) tuples get
 /// unrelated Philox keys.
@@ -126,14 +123,14 @@ public:
     unsigned width = text ? 1 : byteSize(spec.tokenDType);
     std::string what = std::string(text ? "text" : "token") + " data file '" + spec.path + "'";
     auto buffer = llvm::MemoryBuffer::getFile(spec.path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
-    if (!buffer) return error("cannot read " + what + ": " + buffer.getError().message());
+    if (!buffer) return makeError("cannot read " + what + ": " + buffer.getError().message());
     uint64_t size = (*buffer)->getBufferSize();
     if (size % width != 0)
-      return error(what + " is " + std::to_string(size) + " bytes, not a whole number of " +
+      return makeError(what + " is " + std::to_string(size) + " bytes, not a whole number of " +
                    spelling(spec.tokenDType) + " tokens (truncated?)");
     uint64_t tokens = size / width;
     if (tokens < uint64_t(shape.seq) + 1)
-      return error(what + " has " + std::to_string(tokens) + " tokens; a sequence of " + std::to_string(shape.seq) +
+      return makeError(what + " has " + std::to_string(tokens) + " tokens; a sequence of " + std::to_string(shape.seq) +
                    " with its shifted targets needs at least " + std::to_string(shape.seq + 1));
     auto source = std::unique_ptr<FileSource>(new FileSource(shape, seed));
     source->buffer = std::move(*buffer);
@@ -171,7 +168,7 @@ private:
     uint64_t v = 0;
     for (unsigned i = 0; i < width; ++i) v |= uint64_t(p[i]) << (8 * i);
     if (v >= uint64_t(shape.vocab))
-      return error(what + ": token " + std::to_string(v) + " at position " + std::to_string(index) +
+      return makeError(what + ": token " + std::to_string(v) + " at position " + std::to_string(index) +
                    " is outside the model's vocabulary of " + std::to_string(shape.vocab));
     return v;
   }
@@ -196,17 +193,17 @@ llvm::Expected<BatchShape> runtime::batchShapeOf(const Module &m) {
   for (const Value *v : m.inputs) {
     if (v->name == "tokens") tokens = v;
     else if (v->name == "targets") targets = v;
-    else return error(std::string(needed) + "; model '" + m.name + "' has another input, '" + v->name + "'");
+    else return makeError(std::string(needed) + "; model '" + m.name + "' has another input, '" + v->name + "'");
   }
   if (!tokens || !targets)
-    return error(std::string(needed) + "; model '" + m.name + "' has no input '" + (tokens ? "targets" : "tokens") +
+    return makeError(std::string(needed) + "; model '" + m.name + "' has no input '" + (tokens ? "targets" : "tokens") +
                  "'");
   for (const Value *v : {tokens, targets})
     if (v->type.rank() != 2 || !isInteger(v->type.dtype))
-      return error(std::string(needed) + "; input '" + v->name + "' of model '" + m.name + "' is " +
+      return makeError(std::string(needed) + "; input '" + v->name + "' of model '" + m.name + "' is " +
                    toString(v->type));
   if (tokens->type.shape != targets->type.shape || tokens->type.dtype != targets->type.dtype)
-    return error(std::string(needed) + "; model '" + m.name + "' has tokens " + toString(tokens->type) +
+    return makeError(std::string(needed) + "; model '" + m.name + "' has tokens " + toString(tokens->type) +
                  " but targets " + toString(targets->type));
   BatchShape shape;
   shape.batch = tokens->type.shape[0];
@@ -217,7 +214,7 @@ llvm::Expected<BatchShape> runtime::batchShapeOf(const Module &m) {
     if (op->kind == OpKind::Gather && op->operands.size() == 2 && op->operands[1] == tokens)
       shape.vocab = std::max(shape.vocab, op->operands[0]->type.shape.empty() ? 0 : op->operands[0]->type.shape[0]);
   if (shape.vocab <= 0)
-    return error("cannot tell the vocabulary of model '" + m.name + "': no embedding lookup reads its 'tokens'");
+    return makeError("cannot tell the vocabulary of model '" + m.name + "': no embedding lookup reads its 'tokens'");
   return shape;
 }
 

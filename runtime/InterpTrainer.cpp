@@ -9,6 +9,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/Path.h"
+#include "support/Error.h"
 
 #include <nlohmann/json.hpp>
 
@@ -22,10 +23,6 @@ using namespace planc::ir;
 using namespace planc::runtime;
 
 namespace {
-
-llvm::Error error(const std::string &message) {
-  return llvm::createStringError(llvm::inconvertibleErrorCode(), "%s", message.c_str());
-}
 
 std::string pathOf(const Value *v) { return v->path.empty() ? v->name : v->path; }
 
@@ -43,7 +40,7 @@ llvm::Expected<StepInterface> interfaceOf(const Module &m) {
   const Output *lossOut = m.outputFor(OutputRole::Loss);
   const Value *loss = lossOut ? lossOut->value : nullptr;
   if (!loss || loss->type.rank() != 0)
-    return error("module '" + m.name + "' is not a training step: it has no scalar output 'loss'");
+    return makeError("module '" + m.name + "' is not a training step: it has no scalar output 'loss'");
   StepInterface s;
   std::map<std::string, std::string> updateOf; // path -> output name
   for (const Output &out : m.outputs)
@@ -72,7 +69,7 @@ public:
 
   llvm::Error create() {
     if (std::error_code ec = llvm::sys::fs::create_directories(dir))
-      return error("cannot create the dump folder '" + dir + "': " + ec.message());
+      return makeError("cannot create the dump folder '" + dir + "': " + ec.message());
     return llvm::Error::success();
   }
   llvm::Error tensors(const std::string &file, const TensorMap &t, const std::map<std::string, std::string> &meta) {
@@ -154,7 +151,7 @@ llvm::Expected<TrainLoopResult> runtime::trainOnInterpreter(const Module &m, Dat
 
     // One draw seed per step: dropout masks differ between steps, never within one.
     auto outputs = interpret(m, feeds, options.seed * 1000003ull + uint64_t(step) + 1);
-    if (!outputs) return error("step " + std::to_string(step) + ": " + llvm::toString(outputs.takeError()));
+    if (!outputs) return makeError("step " + std::to_string(step) + ": " + llvm::toString(outputs.takeError()));
     double loss = outputs->at("loss").data[0];
     double lr = io.hasLr ? outputs->at("lr").data[0] : std::nan("");
     result.losses.push_back(loss);
@@ -177,7 +174,7 @@ llvm::Expected<TrainLoopResult> runtime::trainOnInterpreter(const Module &m, Dat
       log->flush();
     }
     if (!std::isfinite(loss))
-      return error("the loss is " + number(loss) + " at step " + std::to_string(step) + "; training stopped");
+      return makeError("the loss is " + number(loss) + " at step " + std::to_string(step) + "; training stopped");
     for (auto &[param, name] : io.updates) feeds[param->name] = std::move(outputs->at(name));
   }
   return result;

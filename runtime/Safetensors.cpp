@@ -13,6 +13,7 @@
 #include "runtime/ElementBits.h"
 
 #include "llvm/Support/MemoryBuffer.h"
+#include "support/Error.h"
 
 #include <nlohmann/json.hpp>
 
@@ -168,8 +169,7 @@ public:
 
 private:
   llvm::Error bad(const std::string &what) const {
-    return llvm::createStringError(llvm::inconvertibleErrorCode(), "'%s' is not a valid safetensors file: %s",
-                                   name.c_str(), what.c_str());
+    return makeError("'" + name + "' is not a valid safetensors file: " + what);
   }
 
   llvm::Error readMetadata(const json &value, std::map<std::string, std::string> &metadata) const {

@@ -12,6 +12,7 @@
 #include "compiler/VerifyPlan.h"
 #include "compiler/Ledger.h"
 #include "compiler/MemoryCheck.h"
+#include "compiler/PlanDiagnostics.h"
 #include "ir/MeshLayout.h"
 #include "ir/Printer.h"
 #include "ir/RankProgram.h"
@@ -264,6 +265,15 @@ llvm::Expected<pipeline::PipelineSchedule> scheduleOf(const ParallelConfig &par)
   return pipeline::buildSchedule(options);
 }
 
+/// A failure after the plan check: the plan author's errors (a pass that
+/// cannot apply to the plan) as diagnostics at their .plan place, anything
+/// else as a message.
+int failAfterCheck(Compilation &c, llvm::Error e) {
+  if (llvm::Error rest = reportPlanErrors(c, std::move(e)))
+    llvm::errs() << "planc: error: " << llvm::toString(std::move(rest)) << "\n";
+  return 1;
+}
+
 int emitMeshOrSchedule(const Options &o, const PlanConfig &config) {
   if (o.emit == "mesh") {
     printMeshLayout(MeshLayout(config.parallel.axisSize), llvm::outs());
@@ -285,10 +295,7 @@ int emitMeshOrSchedule(const Options &o, const PlanConfig &config) {
 /// --emit=memory: the memory planner's result for every pipeline stage.
 int emitMemory(Compilation &c, bool json) {
   auto plan = planMemoryOf(c);
-  if (!plan) {
-    llvm::errs() << "planc: error: " << llvm::toString(plan.takeError()) << "\n";
-    return 1;
-  }
+  if (!plan) return failAfterCheck(c, plan.takeError());
   if (json) printLedgerJson(*plan, c.getConfig().cluster.device.memoryBytes, llvm::outs());
   else printLedger(*plan, c.getConfig().cluster.device.memoryBytes, llvm::outs());
   return 0;
@@ -296,10 +303,6 @@ int emitMemory(Compilation &c, bool json) {
 
 /// --emit=ir-partitioned, comm and ir-rank: views of the partitioned step.
 int emitPartitioned(const Options &o, Compilation &c) {
-  auto fail = [](llvm::Error e) {
-    llvm::errs() << "planc: error: " << llvm::toString(std::move(e)) << "\n";
-    return 1;
-  };
   MeshLayout mesh(c.getConfig().parallel.axisSize);
   if (o.emit == "ir-rank" && o.rank >= mesh.numRanks()) {
     llvm::errs() << "planc: error: --rank " << o.rank << " is out of range: the mesh has " << mesh.numRanks()
@@ -311,7 +314,7 @@ int emitPartitioned(const Options &o, Compilation &c) {
   options.passes = o.passes;
   options.stopAfter = o.emit == "ir-partitioned" ? CompileStage::Partitioned : CompileStage::RankPrograms;
   auto step = compile(c, options);
-  if (!step) return fail(step.takeError());
+  if (!step) return failAfterCheck(c, step.takeError());
   const ir::Module &part = *step->module;
   if (o.emit == "ir-partitioned") {
     ir::print(part, llvm::outs());
@@ -369,10 +372,7 @@ int runEmit(const Options &o, Compilation &c) {
     options.stopAfter = o.emit == "ir-train" ? CompileStage::TrainingStep : CompileStage::ForwardIR;
     options.passes = o.passes;
     auto compiled = compile(c, options);
-    if (!compiled) {
-      llvm::errs() << "planc: error: " << llvm::toString(compiled.takeError()) << "\n";
-      return 1;
-    }
+    if (!compiled) return failAfterCheck(c, compiled.takeError());
     std::unique_ptr<ir::Module> m = std::move(compiled->module);
     // The frontend checked the plan, so IR that does not verify is planc's bug.
     if (llvm::Error e = ir::verify(*m)) {
@@ -407,10 +407,7 @@ int runVerify(Options &o, Compilation &c) {
   c.getDiagnostics().finish();
   o.verifyPlan.passes = o.passes;
   auto report = verifyPlan(c, o.verifyPlan);
-  if (!report) {
-    llvm::errs() << "planc: error: " << llvm::toString(report.takeError()) << "\n";
-    return 1;
-  }
+  if (!report) return failAfterCheck(c, report.takeError());
   printPlanVerifyReport(*report, llvm::outs());
   return report->passed() ? 0 : 1;
 }
@@ -421,8 +418,7 @@ int runRun(const Options &o, Compilation &c) {
   c.getDiagnostics().finish();
   if (llvm::Error e = runOnInterpreter(c, o.run, llvm::outs())) {
     llvm::outs().flush();
-    llvm::errs() << "planc: error: " << llvm::toString(std::move(e)) << "\n";
-    return 1;
+    return failAfterCheck(c, std::move(e));
   }
   return 0;
 }
