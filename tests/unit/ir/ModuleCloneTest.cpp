@@ -23,7 +23,7 @@ std::unique_ptr<Module> smallModule() {
   auto m = std::make_unique<Module>();
   m->name = "small";
   m->mesh[unsigned(MeshAxis::TP)] = 2;
-  m->remarks.push_back({{"t.plan", 3, 1}, "constraint_reshards", {"a", "b", "c", "d"}});
+  m->remarks.push_back({DiagID::warn_constraint_reshards, {"t.plan", 3, 1}, {"a", "b", "c", "d"}});
   Value *w = m->addParam("w", TensorType({4, 8}, DType::F32));
   w->type.sharding.dims = {{}, {MeshAxis::TP}};
   w->path = "layer.w";
@@ -45,7 +45,7 @@ TEST(ModuleCloneTest, ChangingTheCloneLeavesTheOriginal) {
   ASSERT_EQ(toText(*copy), before);
   EXPECT_EQ(copy->mesh, original->mesh);
   ASSERT_EQ(copy->remarks.size(), 1u);
-  EXPECT_EQ(copy->remarks[0].kind, "constraint_reshards");
+  EXPECT_EQ(copy->remarks[0].id, DiagID::warn_constraint_reshards);
   EXPECT_EQ(copy->remarks[0].args, original->remarks[0].args);
 
   // Nothing in the copy points into the original.
