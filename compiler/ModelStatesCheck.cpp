@@ -48,7 +48,7 @@ const Value *updatedParam(const Op &op) {
 
 } // namespace
 
-llvm::Expected<ModelStatesCheck> planc::checkModelStates(Compilation &c) {
+llvm::Expected<ModelStatesCheck> planc::checkModelStates(Compilation &c, bool verifyEach) {
   const PlanConfig &config = c.getConfig();
   ModelStatesCheck result;
   const OptimizerConfig &opt = config.train.optimizer;
@@ -57,11 +57,12 @@ llvm::Expected<ModelStatesCheck> planc::checkModelStates(Compilation &c) {
     return result;
   }
   PartitionedStepOptions options;
+  options.passes.verifyEach = verifyEach;
   options.unroll = false; // the planner follows the schedule itself
   auto step = buildPartitionedStep(c, options);
   if (!step) return step.takeError();
   const Module &m = *step->partitioned;
-  auto plan = memory::planMemory(m, memoryScheduleOf(config.parallel));
+  auto plan = memory::planMemory(m, scheduleOfPlan(config.parallel));
   if (!plan) return plan.takeError();
 
   const PrecisionConfig &prec = config.train.precision;

@@ -50,6 +50,7 @@ llvm::Expected<PartitionedStep> planc::buildPartitionedStep(Compilation &c, cons
   partitioning.rebuildInput = [&c, batch, &options]() -> std::unique_ptr<Module> {
     std::unique_ptr<Module> again = lowerToIR(c, batch);
     PassManagerOptions quiet;
+    quiet.verifyEach = options.passes.verifyEach;
     quiet.reproducerDir = "";
     if (!again) return nullptr;
     if (llvm::Error e = makeTrainingStep(c, *again, options.floatType, quiet)) {

@@ -28,9 +28,9 @@ runtime::DataSpec dataSpecOf(const DataConfig &d) {
 llvm::Error planc::makeTrainingStep(Compilation &c, ir::Module &m, std::optional<ir::DType> floatType,
                                     const PassManagerOptions &pmOptions) {
   if (floatType) ir::convertFloatTypes(m, *floatType);
-  PassOptions options = passOptionsFromConfig(c.getConfig());
+  PassPipelineOptions options = passOptionsFromConfig(c.getConfig());
   // One float type for the whole model means no narrower compute dtype.
-  if (floatType) options.values["compute_dtype"] = ir::spelling(*floatType);
+  if (floatType) options.training.precision.compute = *floatType;
   // A plan whose adapters cannot apply is the author's error, not the pass's.
   if (c.getConfig().train.adapters.kind == AdapterKind::LoRA)
     if (llvm::Error e = checkLoraTargets(m, c.getConfig().train.adapters.rank)) return e;
@@ -55,7 +55,9 @@ llvm::Error planc::runOnInterpreter(Compilation &c, const RunOptions &options, l
   // training passes add their own input (%step).
   auto shape = runtime::batchShapeOf(*m);
   if (!shape) return shape.takeError();
-  if (llvm::Error e = makeTrainingStep(c, *m, options.floatType, PassManagerOptions{})) return e;
+  PassManagerOptions passes;
+  passes.verifyEach = options.verifyEach;
+  if (llvm::Error e = makeTrainingStep(c, *m, options.floatType, passes)) return e;
 
   const TrainConfig &train = c.getConfig().train;
 

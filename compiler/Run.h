@@ -37,6 +37,7 @@ struct RunOptions {
   std::optional<uint64_t> seed;        // initialisation and data; default: train.seed
   std::optional<ir::DType> floatType;  // every float of the model; default: as the plan says
   std::string dumpDir;                 // empty: no dump (see runtime/InterpTrainer.h)
+  bool verifyEach = true;              // PassManagerOptions::verifyEach, for the training passes
 };
 
 /// Turns the lowered forward module of `c` into one training step (autodiff,

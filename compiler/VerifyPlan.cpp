@@ -5,7 +5,7 @@
 #include "compiler/PartitionedStep.h"
 #include "compiler/Run.h"
 #include "passes/Passes.h"
-#include "passes/PipelineAttrs.h"
+#include "analysis/Placement.h"
 #include "analysis/PipelineStructure.h"
 #include "analysis/SavedActivations.h"
 #include "compiler/TrainOptions.h"
@@ -258,9 +258,9 @@ llvm::Expected<PlanVerifyReport> planc::verifyPlan(Compilation &c, const PlanVer
 
   if (options.misplaceOp)
     if (llvm::Error e = misplaceOneOp(part)) return e;
-  report.structure = checkPipelineStructure(
-      part, scheduleOptionsFrom(passOptionsFromConfig(config), part.mesh[unsigned(MeshAxis::PP)]));
-  auto states = checkModelStates(c);
+  report.structure = checkPipelineStructure(part, scheduleOptionsOf(pipelineSpecOf(config.parallel),
+                                                                    part.mesh[unsigned(MeshAxis::PP)]));
+  auto states = checkModelStates(c, options.passes.verifyEach);
   if (!states) return states.takeError();
   report.structure.insert(report.structure.end(), states->violations.begin(), states->violations.end());
   report.modelStatesSkipped = states->skipped;
@@ -271,7 +271,9 @@ llvm::Expected<PlanVerifyReport> planc::verifyPlan(Compilation &c, const PlanVer
   int64_t microBatches = std::max<int64_t>(config.parallel.microBatches, 1);
   std::unique_ptr<Module> step = lowerToIR(c, perMicroBatch * microBatches);
   if (!step) return fail("the plan could not be lowered to IR");
-  if (llvm::Error e = makeTrainingStep(c, *step, options.floatType, PassManagerOptions{})) return e;
+  PassManagerOptions single;
+  single.verifyEach = options.passes.verifyEach;
+  if (llvm::Error e = makeTrainingStep(c, *step, options.floatType, single)) return e;
 
   auto feeds = makeFeeds(*step, options.seed);
   if (!feeds) return feeds.takeError();

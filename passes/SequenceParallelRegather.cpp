@@ -43,7 +43,7 @@ bool isForward(const Op &op) {
 
 class SequenceParallelRegatherPass : public Pass {
 public:
-  explicit SequenceParallelRegatherPass(const PassOptions &o) : enabled(o.get("sequence_parallel") == "true") {}
+  explicit SequenceParallelRegatherPass(const PartitionOptions &o) : enabled(o.sequenceParallel) {}
 
   llvm::Error run(Module &m) override {
     if (!enabled) return llvm::Error::success();
@@ -100,6 +100,6 @@ private:
 
 } // namespace
 
-std::unique_ptr<Pass> planc::createSequenceParallelRegatherPass(const PassOptions &options) {
+std::unique_ptr<Pass> planc::createSequenceParallelRegatherPass(const PartitionOptions &options) {
   return std::make_unique<SequenceParallelRegatherPass>(options);
 }

@@ -32,7 +32,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/Passes.h"
-#include "passes/PipelineAttrs.h"
+#include "analysis/InstructionTimes.h"
+#include "analysis/Placement.h"
+#include "passes/PartitionOptions.h"
 
 #include "llvm/ADT/STLExtras.h"
 
@@ -56,7 +58,7 @@ using SortKey = std::tuple<int64_t, int, double>;
 
 class Unroll {
 public:
-  Unroll(Module &m, const PassOptions &o) : m(m), so(scheduleOptionsFrom(o, m.mesh[unsigned(MeshAxis::PP)])) {}
+  Unroll(Module &m, const PipelineScheduleSpec &spec) : m(m), so(scheduleOptionsOf(spec, m.mesh[unsigned(MeshAxis::PP)])) {}
 
   llvm::Error run() {
     const int mb = so.microBatches;
@@ -324,15 +326,15 @@ private:
 
 class UnrollMicroBatchesPass : public Pass {
 public:
-  explicit UnrollMicroBatchesPass(PassOptions o) : options(std::move(o)) {}
-  llvm::Error run(Module &m) override { return Unroll(m, options).run(); }
+  explicit UnrollMicroBatchesPass(const PipelineScheduleSpec &spec) : spec(spec) {}
+  llvm::Error run(Module &m) override { return Unroll(m, spec).run(); }
 
 private:
-  PassOptions options;
+  PipelineScheduleSpec spec;
 };
 
 } // namespace
 
-std::unique_ptr<Pass> planc::createUnrollMicroBatchesPass(const PassOptions &options) {
-  return std::make_unique<UnrollMicroBatchesPass>(options);
+std::unique_ptr<Pass> planc::createUnrollMicroBatchesPass(const PipelineScheduleSpec &spec) {
+  return std::make_unique<UnrollMicroBatchesPass>(spec);
 }
