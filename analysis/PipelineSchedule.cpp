@@ -17,16 +17,6 @@
 using namespace planc;
 using namespace planc::pipeline;
 
-const char *pipeline::spelling(ScheduleStyle style) {
-  switch (style) {
-  case ScheduleStyle::GPipe: return "gpipe";
-  case ScheduleStyle::OneFOneB: return "1f1b";
-  case ScheduleStyle::Interleaved: return "interleaved";
-  case ScheduleStyle::ZeroBubble: return "zero_bubble";
-  }
-  return "?";
-}
-
 int64_t pipeline::costInTicks(const ScheduleOptions &options, InstrKind kind) {
   bool split = options.style == ScheduleStyle::ZeroBubble;
   switch (kind) {

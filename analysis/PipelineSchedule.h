@@ -19,6 +19,8 @@
 #ifndef PLANC_ANALYSIS_PIPELINESCHEDULE_H
 #define PLANC_ANALYSIS_PIPELINESCHEDULE_H
 
+#include "ir/TrainingKinds.h"
+
 #include "llvm/Support/Error.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -28,8 +30,8 @@
 
 namespace planc::pipeline {
 
-enum class ScheduleStyle { GPipe, OneFOneB, Interleaved, ZeroBubble };
-const char *spelling(ScheduleStyle style);
+/// The styles and their spellings are the plan's own (ir/TrainingKinds.h).
+using planc::ScheduleStyle;
 
 struct ScheduleOptions {
   ScheduleStyle style = ScheduleStyle::OneFOneB;

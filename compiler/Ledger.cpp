@@ -2,6 +2,8 @@
 
 #include "compiler/Ledger.h"
 #include "compiler/Pipeline.h"
+#include "compiler/PartitionedStep.h"
+#include "compiler/TrainOptions.h"
 #include "support/Units.h"
 
 #include <algorithm>
@@ -13,26 +15,17 @@
 using namespace planc;
 using namespace planc::memory;
 
-llvm::Expected<MemoryPlan> planc::planMemoryOf(Compilation &c) {
+llvm::Expected<MemoryPlan> planc::planMemoryOf(Compilation &c, bool verifyEach) {
   CompileOptions options;
+  options.passes.verifyEach = verifyEach;
   options.stopAfter = CompileStage::MemoryPlanned;
   auto compiled = compile(c, options);
   if (!compiled) return compiled.takeError();
   return std::move(*compiled->memory);
 }
 
-pipeline::ScheduleOptions planc::memoryScheduleOf(const ParallelConfig &par) {
-  pipeline::ScheduleOptions so;
-  so.style = par.schedule == ScheduleKind::GPipe         ? pipeline::ScheduleStyle::GPipe
-             : par.schedule == ScheduleKind::Interleaved ? pipeline::ScheduleStyle::Interleaved
-             : par.schedule == ScheduleKind::ZeroBubble  ? pipeline::ScheduleStyle::ZeroBubble
-                                                         : pipeline::ScheduleStyle::OneFOneB;
-  so.microBatches = int(std::max<int64_t>(par.microBatches, 1));
-  so.virtualStages = par.schedule == ScheduleKind::Interleaved ? int(par.virtualStages) : 1;
-  if (par.size(MeshAxis::PP) == 1 && so.style == pipeline::ScheduleStyle::Interleaved)
-    so.style = pipeline::ScheduleStyle::OneFOneB;
-  so.stages = int(par.size(MeshAxis::PP));
-  return so;
+pipeline::ScheduleOptions planc::scheduleOfPlan(const ParallelConfig &par) {
+  return scheduleOptionsOf(pipelineSpecOf(par), par.size(MeshAxis::PP));
 }
 
 static std::string rankList(const std::vector<int64_t> &ranks) {

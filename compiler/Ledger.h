@@ -20,11 +20,12 @@
 namespace planc {
 
 /// Partitions the checked plan of `c` and plans its memory.
-llvm::Expected<memory::MemoryPlan> planMemoryOf(Compilation &c);
+/// verifyEach: verify the IR after every pass (PassManagerOptions::verifyEach).
+llvm::Expected<memory::MemoryPlan> planMemoryOf(Compilation &c, bool verifyEach = true);
 
-/// The schedule the planner follows for the parallel block `par`: its style,
-/// micro-batches, model chunks and pipeline ranks.
-pipeline::ScheduleOptions memoryScheduleOf(const ParallelConfig &par);
+/// The schedule of the parallel block `par` (the one the memory planner
+/// follows): its style, micro-batches, model chunks and pipeline ranks.
+pipeline::ScheduleOptions scheduleOfPlan(const ParallelConfig &par);
 
 /// The ledger as a table against `deviceBytes` (0: no device memory known),
 /// then the peak stage's live bytes over its steps in 16 equal slices.

@@ -9,7 +9,8 @@
 #include "ir/OpDef.h"
 #include "ir/Placement.h"
 #include "analysis/CommSummary.h"
-#include "passes/PipelineAttrs.h"
+#include "analysis/Placement.h"
+#include "compiler/TrainOptions.h"
 
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/SourceMgr.h"
@@ -82,7 +83,7 @@ class DiscardingConsumer : public DiagnosticConsumer {
 
 /// The plan of `base` with `fix` applied, checked and analysed anew; none
 /// when the changed plan does not check or cannot be partitioned.
-std::optional<PlanAnalysis> analyzeFix(Compilation &base, const MemoryFix &fix) {
+std::optional<PlanAnalysis> analyzeFix(Compilation &base, const MemoryFix &fix, bool verifyEach) {
   FrontendOptions options = base.getOptions();
   options.setOverrides.insert(options.setOverrides.end(), fix.sets.begin(), fix.sets.end());
   options.warningsAsErrors = false;
@@ -90,7 +91,7 @@ std::optional<PlanAnalysis> analyzeFix(Compilation &base, const MemoryFix &fix) 
   c.setDiagnosticConsumer(std::make_unique<DiscardingConsumer>());
   const llvm::MemoryBuffer *main = base.getSourceMgr().getMemoryBuffer(base.getMainBuffer());
   if (!c.loadString(main->getBufferIdentifier(), main->getBuffer()) || !c.check()) return std::nullopt;
-  auto analysis = analyzePlan(c);
+  auto analysis = analyzePlan(c, verifyEach);
   if (!analysis) {
     llvm::consumeError(analysis.takeError());
     return std::nullopt;
@@ -186,8 +187,9 @@ void reportLowHeadroom(Compilation &c, const MemoryCheckResult &r, double fracti
 
 } // namespace
 
-llvm::Expected<PlanAnalysis> planc::analyzePlan(Compilation &c) {
+llvm::Expected<PlanAnalysis> planc::analyzePlan(Compilation &c, bool verifyEach) {
   CompileOptions options;
+  options.passes.verifyEach = verifyEach;
   options.stopAfter = CompileStage::MemoryPlanned;
   auto compiled = compile(c, options);
   if (!compiled) return compiled.takeError();
@@ -215,7 +217,7 @@ llvm::Expected<MemoryCheckResult> planc::checkMemory(Compilation &c, const Memor
   using Clock = std::chrono::steady_clock;
   MemoryCheckResult r;
   auto start = Clock::now();
-  auto analysis = analyzePlan(c);
+  auto analysis = analyzePlan(c, options.verifyEach);
   if (!analysis) return analysis.takeError();
   r.analysis = std::move(*analysis);
   double baseSeconds = std::chrono::duration<double>(Clock::now() - start).count();
@@ -243,7 +245,7 @@ llvm::Expected<MemoryCheckResult> planc::checkMemory(Compilation &c, const Memor
   }
   auto analyse = [&](std::vector<MemoryFix> &candidates, bool combined) {
     for (MemoryFix &f : candidates) {
-      auto changed = analyzeFix(c, f);
+      auto changed = analyzeFix(c, f, options.verifyEach);
       if (!changed) continue; // an invalid change is not reported
       // A combination no better than its best part adds nothing.
       if (combined && changed->peakArena() >= f.peakArena) continue;

@@ -49,7 +49,8 @@ struct PlanAnalysis {
 
 /// Partitions the checked plan of `c`, plans its memory and measures its cost.
 /// Errors are messages for the user (a plan that cannot be partitioned).
-llvm::Expected<PlanAnalysis> analyzePlan(Compilation &c);
+/// verifyEach: verify the IR after every pass (PassManagerOptions::verifyEach).
+llvm::Expected<PlanAnalysis> analyzePlan(Compilation &c, bool verifyEach = true);
 
 /// One change of the plan that may make it fit.
 struct MemoryFix {
@@ -92,6 +93,7 @@ struct MemoryCheckOptions {
   bool progressAlways = false;
   /// Headroom under this fraction of the budget is warned about.
   double headroomFraction = 0.05;
+  bool verifyEach = true; // PassManagerOptions::verifyEach, for the partitioning
 };
 
 struct MemoryCheckResult {

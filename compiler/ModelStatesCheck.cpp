@@ -50,7 +50,7 @@ const Value *updatedParam(const Op &op) {
 
 } // namespace
 
-llvm::Expected<ModelStatesCheck> planc::checkModelStates(Compilation &c) {
+llvm::Expected<ModelStatesCheck> planc::checkModelStates(Compilation &c, bool verifyEach) {
   const PlanConfig &config = c.getConfig();
   ModelStatesCheck result;
   const OptimizerConfig &opt = config.train.optimizer;
@@ -59,6 +59,7 @@ llvm::Expected<ModelStatesCheck> planc::checkModelStates(Compilation &c) {
     return result;
   }
   CompileOptions options;
+  options.passes.verifyEach = verifyEach;
   options.stopAfter = CompileStage::MemoryPlanned;
   auto compiled = compile(c, options);
   if (!compiled) return compiled.takeError();

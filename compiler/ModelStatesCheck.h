@@ -44,7 +44,8 @@ struct ModelStatesCheck {
 
 /// Partitions the checked plan of `c` (rolled), plans its memory and
 /// compares each stage's model states with the formula.
-llvm::Expected<ModelStatesCheck> checkModelStates(Compilation &c);
+/// verifyEach: verify the IR after every pass (PassManagerOptions::verifyEach).
+llvm::Expected<ModelStatesCheck> checkModelStates(Compilation &c, bool verifyEach = true);
 
 } // namespace planc
 

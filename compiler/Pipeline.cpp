@@ -44,9 +44,9 @@ int64_t planc::batchRows(const PlanConfig &config, BatchScope scope) {
 llvm::Error planc::makeTrainingStep(Compilation &c, Module &m, std::optional<DType> floatType,
                                     const PassManagerOptions &pmOptions) {
   if (floatType) convertFloatTypes(m, *floatType);
-  PassOptions options = passOptionsFromConfig(c.getConfig());
+  PassPipelineOptions options = passOptionsFromConfig(c.getConfig());
   // One float type for the whole model means no narrower compute dtype.
-  if (floatType) options.values["compute_dtype"] = spelling(*floatType);
+  if (floatType) options.training.precision.compute = *floatType;
   // A plan whose adapters cannot apply is the author's error, not the pass's:
   // it points at the adapters setting.
   const AdapterConfig &adapters = c.getConfig().train.adapters;
@@ -105,6 +105,7 @@ llvm::Expected<CompileResult> planc::compile(Compilation &c, const CompileOption
   partitioning.rebuildInput = [&c, batch, &options]() -> std::unique_ptr<Module> {
     std::unique_ptr<Module> again = lowerToIR(c, batch);
     PassManagerOptions quiet;
+    quiet.verifyEach = options.passes.verifyEach;
     quiet.reproducerDir = "";
     if (!again) return nullptr;
     if (llvm::Error e = makeTrainingStep(c, *again, options.floatType, quiet)) {
@@ -128,7 +129,7 @@ llvm::Expected<CompileResult> planc::compile(Compilation &c, const CompileOption
   }
 
   // Scheduled: the pipeline schedule the placed step follows, and its replay.
-  result.scheduleOptions = memoryScheduleOf(config.parallel);
+  result.scheduleOptions = scheduleOfPlan(config.parallel);
   auto schedule = pipeline::buildSchedule(*result.scheduleOptions);
   if (!schedule) return schedule.takeError();
   auto simulation = pipeline::simulate(*schedule);

@@ -38,7 +38,9 @@ llvm::Error planc::runOnInterpreter(Compilation &c, const RunOptions &options, l
   // training passes add their own input (%step).
   auto shape = runtime::batchShapeOf(*m);
   if (!shape) return shape.takeError();
-  if (llvm::Error e = makeTrainingStep(c, *m, options.floatType, PassManagerOptions{})) return e;
+  PassManagerOptions passes;
+  passes.verifyEach = options.verifyEach;
+  if (llvm::Error e = makeTrainingStep(c, *m, options.floatType, passes)) return e;
 
   const TrainConfig &train = c.getConfig().train;
 

@@ -35,6 +35,7 @@ struct RunOptions {
   std::optional<uint64_t> seed;        // initialisation and data; default: train.seed
   std::optional<ir::DType> floatType;  // every float of the model; default: as the plan says
   std::string dumpDir;                 // empty: no dump (see runtime/InterpTrainer.h)
+  bool verifyEach = true;              // PassManagerOptions::verifyEach, for the training passes
 };
 
 /// Trains the checked plan of `c` on the interpreter, logging to `log`.

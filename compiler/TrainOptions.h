@@ -1,21 +1,23 @@
-//===- compiler/TrainOptions.h - a plan's train settings as pass options -*- C++ -*-===//
+//===- compiler/TrainOptions.h - a plan's settings as pass options -*- C++ -*-===//
 //
-// The passes do not see the frontend's PlanConfig; the driver hands them the
-// settings they need as PassOptions, built here from the `train { }` block.
+// The passes do not see the frontend's PlanConfig; the driver converts the
+// settings they read, once, into their typed options (passes/TrainingOptions.h,
+// passes/PartitionOptions.h).
 //
 //===----------------------------------------------------------------------===//
 #ifndef PLANC_COMPILER_TRAINOPTIONS_H
 #define PLANC_COMPILER_TRAINOPTIONS_H
 
 #include "frontend/Config.h"
-#include "passes/Pass.h"
+#include "passes/PassPipelineOptions.h"
 
 namespace planc {
 
-/// The optimizer pass's keys (passes/OptimizerOptions.h) from the plan's
-/// optimizer, schedule, step count and clipping, numbers spelled so that they
-/// read back exactly.
-PassOptions passOptionsFromConfig(const PlanConfig &config);
+/// Every pass's options from the plan's `train` and `parallel` blocks.
+PassPipelineOptions passOptionsFromConfig(const PlanConfig &config);
+
+/// The pipeline the `parallel` block writes (1f1b when none is written).
+PipelineScheduleSpec pipelineSpecOf(const ParallelConfig &par);
 
 } // namespace planc
 

@@ -4,7 +4,7 @@
 #include "compiler/ModelStatesCheck.h"
 #include "compiler/Pipeline.h"
 #include "passes/Passes.h"
-#include "passes/PipelineAttrs.h"
+#include "analysis/Placement.h"
 #include "analysis/PipelineStructure.h"
 #include "analysis/SavedActivations.h"
 #include "compiler/TrainOptions.h"
@@ -253,7 +253,7 @@ llvm::Expected<PlanVerifyReport> planc::verifyPlan(Compilation &c, const PlanVer
   if (options.misplaceOp)
     if (llvm::Error e = misplaceOneOp(part)) return e;
   report.structure = checkPipelineStructure(part, *built->scheduleOptions);
-  auto states = checkModelStates(c);
+  auto states = checkModelStates(c, options.passes.verifyEach);
   if (!states) return states.takeError();
   report.structure.insert(report.structure.end(), states->violations.begin(), states->violations.end());
   report.modelStatesSkipped = states->skipped;
@@ -264,6 +264,7 @@ llvm::Expected<PlanVerifyReport> planc::verifyPlan(Compilation &c, const PlanVer
   referenceOptions.stopAfter = CompileStage::TrainingStep;
   referenceOptions.batch = BatchScope::Step;
   referenceOptions.floatType = options.floatType;
+  referenceOptions.passes.verifyEach = options.passes.verifyEach;
   auto referenceStep = compile(c, referenceOptions);
   if (!referenceStep) return referenceStep.takeError();
   std::unique_ptr<Module> step = std::move(referenceStep->module);

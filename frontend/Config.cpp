@@ -26,27 +26,6 @@ using namespace planc::config;
 // Names
 //===----------------------------------------------------------------------===//
 
-const char *planc::spelling(ScheduleKind s) {
-  switch (s) {
-  case ScheduleKind::None: return "none";
-  case ScheduleKind::GPipe: return "gpipe";
-  case ScheduleKind::OneFOneB: return "1f1b";
-  case ScheduleKind::Interleaved: return "interleaved";
-  case ScheduleKind::ZeroBubble: return "zero_bubble";
-  }
-  return "none";
-}
-
-const char *planc::spelling(RecomputePolicy r) {
-  switch (r) {
-  case RecomputePolicy::None: return "none";
-  case RecomputePolicy::Selective: return "selective";
-  case RecomputePolicy::Full: return "full";
-  case RecomputePolicy::Auto: return "auto";
-  }
-  return "none";
-}
-
 int64_t ParallelConfig::meshSize() const {
   // Saturates instead of overflowing: a mesh that large is reported as too big.
   int64_t product = 1;
@@ -671,7 +650,7 @@ PlanConfig planc::interpretConfig(const ast::ConfigBlock *train, const ast::Conf
     t.globalBatch = perStep;
   if (p.microBatches == 0 && perStep > 0 && t.globalBatch % perStep == 0)
     p.microBatches = t.globalBatch / perStep;
-  if (p.schedule == ScheduleKind::None && p.size(MeshAxis::PP) > 1) p.schedule = ScheduleKind::OneFOneB;
+  if (!p.schedule && p.size(MeshAxis::PP) > 1) p.schedule = ScheduleStyle::OneFOneB;
 
   config.invalidSettings = std::move(reader.invalid);
   return config;

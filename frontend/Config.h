@@ -12,7 +12,7 @@
 #include "frontend/AST.h"
 #include "support/Diagnostics.h"
 #include "ir/Mesh.h"
-#include "ir/StageBalance.h"
+#include "ir/TrainingKinds.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
@@ -37,9 +37,7 @@ struct SettingSource {
 // train { }
 //===----------------------------------------------------------------------===//
 
-enum class OptimizerKind { SGD, Adam, AdamW, Adam8bit };
-enum class DecayKind { Constant, Linear, Cosine };
-enum class LossScaling { None, Static, Dynamic };
+// OptimizerKind, DecayKind and LossScaling are the passes' own (ir/TrainingKinds.h).
 enum class DataKind { Synthetic, Text, Tokens };
 
 struct OptimizerConfig {
@@ -143,10 +141,7 @@ const DeviceSpec *findDevicePreset(llvm::StringRef name);
 // parallel { }
 //===----------------------------------------------------------------------===//
 
-enum class ScheduleKind { None, GPipe, OneFOneB, Interleaved, ZeroBubble };
-enum class RecomputePolicy { None, Selective, Full, Auto };
-const char *spelling(ScheduleKind s);
-const char *spelling(RecomputePolicy r);
+// RecomputePolicy and StageBalance are the passes' own (ir/TrainingKinds.h).
 
 struct ParallelConfig {
   /// Size per axis (1 when absent). The order the axes were written in is kept
@@ -160,7 +155,7 @@ struct ParallelConfig {
 
   int64_t zeroStage = 0;               SettingSource zeroSource;
   bool sequenceParallel = false;       SettingSource sequenceParallelSource;
-  ScheduleKind schedule = ScheduleKind::None;
+  std::optional<ScheduleStyle> schedule; // none: not written (1f1b when pp > 1)
   int64_t virtualStages = 1;           // interleaved(v)
   int64_t microBatches = 0;            // 0: global_batch / (micro_batch x dp)
   SettingSource scheduleSource;

@@ -88,20 +88,19 @@ void readPipeline(const Entry &e, ParallelConfig &p, Reader &r) {
     r.formError(e.key, e.keyRange, key.example);
     return;
   }
-  // ScheduleKind order, without None: a pipeline setting names a schedule.
-  static const StringRef kinds[] = {"gpipe", "1f1b", "interleaved", "zero_bubble"};
-  ScheduleKind kind = p.schedule;
+  // A pipeline setting names a schedule.
+  std::optional<ScheduleStyle> kind = p.schedule;
   int64_t v = p.virtualStages, micro = p.microBatches;
   if (!s->head.empty()) {
-    auto k = r.choice("pipeline schedule", s->head, s->headRange, kinds);
+    auto k = r.choice("pipeline schedule", s->head, s->headRange, kindNames<ScheduleStyle>());
     if (!k) return;
-    kind = ScheduleKind(*k + 1);
-    v = kind == ScheduleKind::Interleaved ? 2 : 1; // two model chunks per stage unless told
+    kind = ScheduleStyle(*k);
+    v = kind == ScheduleStyle::Interleaved ? 2 : 1; // two model chunks per stage unless told
     micro = 0;
   }
   std::vector<StringRef> params = {"micro_batches"};
-  if (kind == ScheduleKind::Interleaved) params.insert(params.begin(), "v");
-  Bound args = r.bind(kind == ScheduleKind::None ? "pipeline" : spelling(kind), *s, params, 1,
+  if (kind == ScheduleStyle::Interleaved) params.insert(params.begin(), "v");
+  Bound args = r.bind(!kind ? "pipeline" : spelling(*kind), *s, params, 1,
                       key.example);
   if (const Field *f = get(args, "micro_batches"))
     if (auto n = r.integer(f->value, "micro_batches", 1, kMaxBatch)) micro = *n;
@@ -159,17 +158,15 @@ void config::interpretParallel(const Block &block, ParallelConfig &p, Reader &r)
   r.readBool(block, spec("sequence_parallel"), p.sequenceParallel, p.sequenceParallelSource);
   r.with(block, "pipeline", [&](const Entry &e) { readPipeline(e, p, r); });
   r.with(block, "balance", [&](const Entry &e) {
-    static const StringRef policies[] = {"layers", "flops"}; // StageBalance order
     if (const ast::Expr *x = r.scalar(e, spec("balance")))
-      if (auto k = r.choiceOf(x, "balance", "stage balance", policies)) {
+      if (auto k = r.choiceOf(x, "balance", "stage balance", kindNames<StageBalance>())) {
         p.balance = StageBalance(*k);
         p.balanceSource.range = e.source;
       }
   });
   r.with(block, "recompute", [&](const Entry &e) {
-    static const StringRef policies[] = {"none", "selective", "full", "auto"}; // RecomputePolicy order
     if (const ast::Expr *x = r.scalar(e, spec("recompute")))
-      if (auto k = r.choiceOf(x, "recompute", "recompute policy", policies)) {
+      if (auto k = r.choiceOf(x, "recompute", "recompute policy", kindNames<RecomputePolicy>())) {
         p.recompute = RecomputePolicy(*k);
         p.recomputeSource.range = e.source;
       }
@@ -278,17 +275,17 @@ void planc::checkConfig(const PlanConfig &config, DiagnosticEngine &diags) {
   // nothing without them.
   bool meshOk = !bad({"parallel.mesh"});
   if (scheduleOk && meshOk && pp == 1 && !p.scheduleSource.isDefault()) {
-    if (p.schedule == ScheduleKind::Interleaved || p.schedule == ScheduleKind::ZeroBubble) {
+    if (p.schedule == ScheduleStyle::Interleaved || p.schedule == ScheduleStyle::ZeroBubble) {
       auto d = diags.report(DiagID::err_schedule_needs_pp, p.scheduleSource.range);
-      d << spelling(p.schedule);
+      d << spelling(*p.schedule);
       noteSource(d, p.axisSource[unsigned(MeshAxis::PP)], "pp", pp);
       scheduleOk = false;
-    } else if (p.schedule != ScheduleKind::None) {
+    } else if (p.schedule) {
       diags.report(DiagID::warn_setting_ignored, p.scheduleSource.range) << "pipeline" << "with pp = 1";
     }
   }
   if (scheduleOk && meshOk && pp > 1 && p.microBatches > 0) {
-    if (p.schedule == ScheduleKind::Interleaved && p.microBatches % pp != 0) {
+    if (p.schedule == ScheduleStyle::Interleaved && p.microBatches % pp != 0) {
       auto d = diags.report(DiagID::err_interleaved_micro_batches, p.scheduleSource.range);
       d << p.microBatches << pp;
       noteSource(d, p.axisSource[unsigned(MeshAxis::PP)], "pp", pp);

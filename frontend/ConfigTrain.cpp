@@ -70,11 +70,10 @@ void readOptimizer(const Entry &e, OptimizerConfig &out, Reader &r) {
     r.formError(e.key, e.keyRange, key.example);
     return;
   }
-  static const StringRef kinds[] = {"sgd", "adam", "adamw", "adam8bit"}; // OptimizerKind order
   OptimizerConfig o; // a new optimizer starts from its own defaults
   o.kind = out.kind;
   if (!s->head.empty()) {
-    auto k = r.choice("optimizer", s->head, s->headRange, kinds);
+    auto k = r.choice("optimizer", s->head, s->headRange, kindNames<OptimizerKind>());
     if (!k) return;
     o.kind = OptimizerKind(*k);
   } else {
@@ -89,7 +88,7 @@ void readOptimizer(const Entry &e, OptimizerConfig &out, Reader &r) {
   params.insert(params.end(), {"weight_decay", "warmup", "decay", "min_lr"});
   if (o.kind == OptimizerKind::Adam8bit) params.push_back("block_size");
   // Positional: sgd(lr, momentum, nesterov), adam(lr, betas, eps), as in PyTorch.
-  Bound args = r.bind(kinds[unsigned(o.kind)], *s, params, 3, key.example);
+  Bound args = r.bind(spelling(o.kind), *s, params, 3, key.example);
 
   if (const Field *f = get(args, "lr"))
     if (auto v = r.number(f->value, "lr", kNonNegative)) o.lr = *v;
@@ -105,8 +104,7 @@ void readOptimizer(const Entry &e, OptimizerConfig &out, Reader &r) {
   if (const Field *f = get(args, "warmup"))
     if (auto v = r.integer(f->value, "warmup", 0, kMaxInt)) o.warmup = *v;
   if (const Field *f = get(args, "decay")) {
-    static const StringRef decays[] = {"constant", "linear", "cosine"}; // DecayKind order
-    if (auto v = r.choiceOf(f->value, "decay", "decay schedule", decays)) o.decay = DecayKind(*v);
+    if (auto v = r.choiceOf(f->value, "decay", "decay schedule", kindNames<DecayKind>())) o.decay = DecayKind(*v);
   }
   if (const Field *f = get(args, "min_lr"))
     if (auto v = r.number(f->value, "min_lr", kNonNegative)) {
@@ -145,8 +143,7 @@ void readLossScale(const Field &f, PrecisionConfig &p, Reader &r) {
     }
     return;
   }
-  static const StringRef kinds[] = {"none", "static", "dynamic"}; // LossScaling order
-  auto k = r.choice("loss scaling", s.head, s.headRange, kinds);
+  auto k = r.choice("loss scaling", s.head, s.headRange, kindNames<LossScaling>());
   if (!k) return;
   p.lossScaling = LossScaling(*k);
   static const StringRef dynamicParams[] = {"scale", "growth_interval"};

@@ -34,16 +34,6 @@ std::string human(uint64_t n) {
   return os.str();
 }
 
-std::string optimizerName(OptimizerKind k) {
-  switch (k) {
-  case OptimizerKind::SGD: return "sgd";
-  case OptimizerKind::Adam: return "adam";
-  case OptimizerKind::AdamW: return "adamw";
-  case OptimizerKind::Adam8bit: return "adam8bit";
-  }
-  return "?";
-}
-
 } // namespace
 
 void planc::printSummary(const Compilation &c, llvm::raw_ostream &os) {
@@ -80,7 +70,7 @@ void planc::printSummary(const Compilation &c, llvm::raw_ostream &os) {
     os << "  tokens/step   " << grouped(uint64_t(t.globalBatch) * perSample) << " (global_batch " << t.globalBatch
        << " x " << perSample << ")\n";
   }
-  os << "train: " << t.steps << " steps, micro_batch " << t.microBatch << ", optimizer " << optimizerName(t.optimizer.kind)
+  os << "train: " << t.steps << " steps, micro_batch " << t.microBatch << ", optimizer " << spelling(t.optimizer.kind)
      << " (lr " << llvm::format("%g", t.optimizer.lr) << "), precision " << t.precision.compute << " (master " << t.precision.master << ")";
   if (t.adapters.kind == AdapterKind::LoRA)
     os << ", adapters lora(rank " << t.adapters.rank << ", alpha " << llvm::format("%g", t.adapters.alpha) << ")";
@@ -94,9 +84,9 @@ void planc::printSummary(const Compilation &c, llvm::raw_ostream &os) {
     if (par.size(a) > 1 || a == MeshAxis::DP) os << " " << spelling(a) << "=" << par.size(a);
   os << " (" << par.meshSize() << " devices), zero " << par.zeroStage;
   if (par.sequenceParallel) os << ", sequence parallel";
-  if (par.schedule != ScheduleKind::None) {
-    os << ", pipeline " << spelling(par.schedule);
-    if (par.schedule == ScheduleKind::Interleaved) os << "(v=" << par.virtualStages << ")";
+  if (par.schedule) {
+    os << ", pipeline " << spelling(*par.schedule);
+    if (par.schedule == ScheduleStyle::Interleaved) os << "(v=" << par.virtualStages << ")";
     os << " with " << par.microBatches << (par.microBatches == 1 ? " micro-batch" : " micro-batches");
   }
   os << ", recompute " << spelling(par.recompute) << "\n";

@@ -2,8 +2,8 @@
 //
 // The policy by which `pipeline` (passes/PipelinePartition.cpp) cuts the
 // repeated layers into p x v contiguous chunks, in one place for the pass and
-// for the plan's `parallel.balance` setting that chooses it (PassOptions key
-// "stage_balance", the spelling as its value):
+// for the plan's `parallel.balance` setting that chooses it (pass option
+// "stage_balance"; the spellings are in ir/TrainingKinds.h):
 //
 //   layers  Megatron's even split of the layer count: L / (p x v) layers per
 //           chunk, the first L mod (p x v) chunks one more (the default)
@@ -16,20 +16,9 @@
 #ifndef PLANC_IR_STAGEBALANCE_H
 #define PLANC_IR_STAGEBALANCE_H
 
-#include "llvm/ADT/StringRef.h"
-
 namespace planc {
 
 enum class StageBalance { Layers, Flops };
-
-constexpr const char *kStageBalanceKey = "stage_balance";
-
-inline const char *spelling(StageBalance b) { return b == StageBalance::Flops ? "flops" : "layers"; }
-
-/// The policy an option value names; anything else is the default.
-inline StageBalance stageBalanceNamed(llvm::StringRef name) {
-  return name == spelling(StageBalance::Flops) ? StageBalance::Flops : StageBalance::Layers;
-}
 
 } // namespace planc
 

@@ -25,7 +25,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/Passes.h"
-#include "passes/PipelineAttrs.h"
+#include "analysis/InstructionTimes.h"
+#include "analysis/Placement.h"
+#include "passes/PartitionOptions.h"
 
 #include "ir/MeshLayout.h"
 #include "ir/OpDef.h"
@@ -61,7 +63,7 @@ bool isPpCollective(const Op &op) { return isCollective(op.kind) && op.getString
 
 class DeadlockCheckPass : public Pass {
 public:
-  explicit DeadlockCheckPass(PassOptions o) : options(std::move(o)) {}
+  explicit DeadlockCheckPass(const PipelineScheduleSpec &spec) : spec(spec) {}
 
   llvm::Error run(Module &m) override {
     const int P = int(m.mesh[unsigned(MeshAxis::PP)]);
@@ -83,7 +85,7 @@ public:
       return replay(programs, P, MeshLayout(m.mesh));
     }
     // Rolled: the schedule says in which order each rank runs its work.
-    pipeline::ScheduleOptions so = scheduleOptionsFrom(options, P);
+    pipeline::ScheduleOptions so = scheduleOptionsOf(spec, P);
     auto schedule = pipeline::buildSchedule(so);
     if (!schedule) return schedule.takeError();
     int64_t maxTag = 0;
@@ -171,7 +173,7 @@ private:
     return "rank " + std::to_string(mesh.rankOf(c)) + " (pp=" + std::to_string(stage) + ")";
   }
 
-  PassOptions options;
+  PipelineScheduleSpec spec;
 
   static llvm::Error replay(const std::vector<std::vector<Event>> &programs, int P, const MeshLayout &mesh) {
     std::vector<size_t> head(static_cast<size_t>(P), 0);
@@ -241,6 +243,6 @@ private:
 
 } // namespace
 
-std::unique_ptr<Pass> planc::createDeadlockCheckPass(const PassOptions &options) {
-  return std::make_unique<DeadlockCheckPass>(options);
+std::unique_ptr<Pass> planc::createDeadlockCheckPass(const PipelineScheduleSpec &spec) {
+  return std::make_unique<DeadlockCheckPass>(spec);
 }

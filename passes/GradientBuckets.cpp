@@ -50,15 +50,14 @@ namespace {
 
 class GradientBucketsPass : public Pass {
 public:
-  explicit GradientBucketsPass(const PassOptions &o)
-      : bucketBytes(std::strtoull(o.get("bucket_bytes", "26214400").c_str(), nullptr, 10)),
+  explicit GradientBucketsPass(const PartitionOptions &o)
+      : bucketBytes(o.bucketBytes),
         // ZeRO-1 keeps whole gradients until the optimizer step (only its
         // states are split): its reduce-scatters stay after backward, once
         // per step on the gradients summed over the micro-batches (f32 ones
         // under grads = f32: Megatron's distributed optimizer). ZeRO-2/3
         // reduce-scatter per bucket in every micro-batch's backward.
-        overlap(o.get("overlap_grad_reduce", "true") != "false" &&
-                std::atoi(o.get("zero_stage", "0").c_str()) != 1) {}
+        overlap(o.overlapGradReduce && o.zeroStage != 1) {}
 
   llvm::Error run(Module &m) override {
     if (m.mesh[unsigned(MeshAxis::DP)] == 1) return llvm::Error::success();
@@ -139,6 +138,6 @@ private:
 
 } // namespace
 
-std::unique_ptr<Pass> planc::createGradientBucketsPass(const PassOptions &options) {
+std::unique_ptr<Pass> planc::createGradientBucketsPass(const PartitionOptions &options) {
   return std::make_unique<GradientBucketsPass>(options);
 }

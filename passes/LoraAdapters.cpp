@@ -9,8 +9,8 @@
 //
 // Needs: a forward module (no backward or optimizer ops), before
 // mixed-precision: the weights are still read directly by their matmuls.
-// Options "lora_rank" (absent or 0: the pass changes nothing) and
-// "lora_alpha" (> 0; absent: 2 x rank).
+// Options (LoraOptions): rank (0: the pass changes nothing) and alpha (> 0;
+// none: 2 x rank).
 //
 // A linear weight is a float, 2-D parameter that the plan does not mark
 // @frozen and that every op reading it reads as the right-hand operand of a
@@ -66,11 +66,11 @@ struct Adapter {
 
 class LoraAdaptersPass : public Pass {
 public:
-  explicit LoraAdaptersPass(PassOptions options) : options(std::move(options)) {}
+  explicit LoraAdaptersPass(const LoraOptions &options) : options(options) {}
   llvm::Error run(Module &m) override;
 
 private:
-  PassOptions options;
+  LoraOptions options;
 };
 
 bool readsAsWeight(const Op &op, unsigned operand) {
@@ -78,15 +78,9 @@ bool readsAsWeight(const Op &op, unsigned operand) {
 }
 
 llvm::Error LoraAdaptersPass::run(Module &m) {
-  std::string rankText = options.get("lora_rank", "0");
-  int64_t rank = 0;
-  if (llvm::StringRef(rankText).trim().getAsInteger(10, rank) || rank < 0)
-    return makeError("lora setting 'lora_rank' must be a non-negative integer, got '" + rankText + "'");
+  const int64_t rank = options.rank;
   if (rank == 0) return llvm::Error::success();
-  double alpha = 2.0 * double(rank);
-  if (std::string alphaText = options.get("lora_alpha"); !alphaText.empty())
-    if (llvm::StringRef(alphaText).trim().getAsDouble(alpha) || !(alpha > 0))
-      return makeError("lora setting 'lora_alpha' must be a positive number, got '" + alphaText + "'");
+  const double alpha = options.alpha ? *options.alpha : 2.0 * double(rank);
 
   for (const auto &op : m.ops)
     if (phaseOf(*op) != Phase::Forward)
@@ -195,6 +189,6 @@ llvm::Error planc::checkLoraTargets(const Module &m, int64_t rank) {
   return llvm::Error::success();
 }
 
-std::unique_ptr<Pass> planc::createLoraAdaptersPass(const PassOptions &options) {
+std::unique_ptr<Pass> planc::createLoraAdaptersPass(const LoraOptions &options) {
   return std::make_unique<LoraAdaptersPass>(options);
 }

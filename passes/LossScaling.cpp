@@ -13,9 +13,9 @@
 // skipped step keeps unchanged), or without one (then only the gradients are
 // scaled and checked). Runs once.
 //
-// Options: "loss_scaling" = none (default: the pass changes nothing) |
-// static | dynamic; "loss_scale_init" (a positive number, default 65536);
-// "loss_scale_window" (an integer >= 1, default 2000).
+// Options (PrecisionOptions, passes/TrainingOptions.h): lossScaling none
+// (the pass changes nothing), static or dynamic; lossScaleInit;
+// lossScaleWindow.
 //
 // Guarantees after:
 //  - the scale S: dynamic: the state parameter %loss_scale_ratio (f32[],
@@ -64,25 +64,6 @@ namespace {
 
 constexpr double kGrowth = 2.0, kBackoff = 0.5;
 
-struct Settings {
-  std::string mode = "none";
-  double init = 65536.0;
-  int64_t window = 2000;
-};
-
-llvm::Expected<Settings> readSettings(const PassOptions &o) {
-  Settings s;
-  s.mode = llvm::StringRef(o.get("loss_scaling", "none")).trim().str();
-  if (s.mode != "none" && s.mode != "static" && s.mode != "dynamic")
-    return makeError("loss-scaling setting 'loss_scaling' must be none, static or dynamic, got '" + s.mode + "'");
-  std::string init = o.get("loss_scale_init", "65536"), window = o.get("loss_scale_window", "2000");
-  if (llvm::StringRef(init).trim().getAsDouble(s.init) || !std::isfinite(s.init) || !(s.init > 0))
-    return makeError("loss-scaling setting 'loss_scale_init' must be a positive number, got '" + init + "'");
-  if (llvm::StringRef(window).trim().getAsInteger(10, s.window) || s.window < 1)
-    return makeError("loss-scaling setting 'loss_scale_window' must be an integer >= 1, got '" + window + "'");
-  return s;
-}
-
 std::string pathOf(const Value &p) { return p.path.empty() ? p.name : p.path; }
 
 /// Moves the ops appended since `mark` to position `pos`, stamped with `phase`.
@@ -109,18 +90,16 @@ Value *addState(Module &m, const std::string &name, InitKind init) {
 
 class LossScalingPass : public Pass {
 public:
-  explicit LossScalingPass(PassOptions options) : options(std::move(options)) {}
+  explicit LossScalingPass(const PrecisionOptions &options) : options(options) {}
   llvm::Error run(Module &m) override;
 
 private:
-  PassOptions options;
+  PrecisionOptions options;
 };
 
 llvm::Error LossScalingPass::run(Module &m) {
-  llvm::Expected<Settings> settingsOr = readSettings(options);
-  if (!settingsOr) return settingsOr.takeError();
-  const Settings s = *settingsOr;
-  if (s.mode == "none") return llvm::Error::success();
+  const PrecisionOptions &s = options;
+  if (s.lossScaling == LossScaling::None) return llvm::Error::success();
 
   if (m.output("found_inf") || m.lookup("loss_scale_ratio"))
     return makeError("the module is already loss-scaled; the loss-scaling pass runs once");
@@ -137,12 +116,12 @@ llvm::Error LossScalingPass::run(Module &m) {
   // The scale, and the seed scaled right after it is made.
   size_t mark = m.ops.size();
   Value *ratio = nullptr, *goodSteps = nullptr, *scale;
-  if (s.mode == "dynamic") {
+  if (s.lossScaling == LossScaling::Dynamic) {
     ratio = addState(m, "loss_scale_ratio", InitKind::Ones);
     goodSteps = addState(m, "loss_scale_good_steps", InitKind::Zeros);
-    scale = b.value(OpKind::Scale, {ratio}, {{"factor", s.init}}, "loss_scale");
+    scale = b.value(OpKind::Scale, {ratio}, {{"factor", s.lossScaleInit}}, "loss_scale");
   } else {
-    scale = b.value(OpKind::Fill, {}, {{"value", s.init}, {"shape", Shape{}}, {"dtype", std::string("f32")}},
+    scale = b.value(OpKind::Fill, {}, {{"value", s.lossScaleInit}, {"shape", Shape{}}, {"dtype", std::string("f32")}},
                     "loss_scale");
   }
   Value *seedScale = scale;
@@ -229,11 +208,11 @@ llvm::Error LossScalingPass::run(Module &m) {
     m.rename(kept, name);
     v = kept;
   }
-  if (s.mode == "dynamic") {
+  if (s.lossScaling == LossScaling::Dynamic) {
     b.loc = Location();
     b.path = "";
     Op *update = b.create(OpKind::LossScaleUpdate, {ratio, goodSteps, finite},
-                          {{"growth", kGrowth}, {"backoff", kBackoff}, {"window", s.window}});
+                          {{"growth", kGrowth}, {"backoff", kBackoff}, {"window", s.lossScaleWindow}});
     for (unsigned i = 0; i < 2; ++i) {
       Output out = stateUpdateOutput(pathOf(*(i ? goodSteps : ratio)), "", update->results[i]);
       m.rename(update->results[i], m.uniqueName(out.name));
@@ -246,6 +225,6 @@ llvm::Error LossScalingPass::run(Module &m) {
 
 } // namespace
 
-std::unique_ptr<Pass> planc::createLossScalingPass(const PassOptions &options) {
+std::unique_ptr<Pass> planc::createLossScalingPass(const PrecisionOptions &options) {
   return std::make_unique<LossScalingPass>(options);
 }

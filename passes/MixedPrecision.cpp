@@ -8,7 +8,8 @@
 // reaching an f32 parameter is f32 and the optimizer updates f32 weights.
 //
 // Needs: a forward module (no backward ops, no "grad." outputs). Option
-// "compute_dtype": f32 (or absent: the pass changes nothing), bf16 or f16.
+// PrecisionOptions::compute: f32 (the default: the pass changes nothing),
+// bf16 or f16.
 //
 // Guarantees after, for compute dtype C:
 //  - a frozen float parameter wider than C is stored in C (it has no update,
@@ -76,20 +77,18 @@ bool isFp8(DType t) { return t == DType::F8E4M3 || t == DType::F8E5M2; }
 
 class MixedPrecisionPass : public Pass {
 public:
-  explicit MixedPrecisionPass(PassOptions options) : options(std::move(options)) {}
+  explicit MixedPrecisionPass(const PrecisionOptions &options) : options(options) {}
   llvm::Error run(Module &m) override;
 
 private:
-  PassOptions options;
+  PrecisionOptions options;
 };
 
 llvm::Error MixedPrecisionPass::run(Module &m) {
-  std::string name = options.get("compute_dtype", "f32");
-  std::optional<DType> parsed = parsePrecision(name);
-  if (!parsed ||
-      !(*parsed == DType::F64 || *parsed == DType::F32 || *parsed == DType::BF16 || *parsed == DType::F16))
-    return makeError("mixed-precision setting 'compute_dtype' must be f64, f32, bf16 or f16, got '" + name + "'");
-  const DType compute = *parsed;
+  const DType compute = options.compute;
+  if (!isLoweredComputeDType(compute))
+    return makeError(std::string("mixed-precision setting 'compute_dtype' must be f64, f32, bf16 or f16, got '") +
+                spelling(compute) + "'");
   // f32 and f64 compute in the parameters' own dtype: nothing to cast.
   if (compute == DType::F32 || compute == DType::F64) return llvm::Error::success();
 
@@ -183,6 +182,6 @@ llvm::Error MixedPrecisionPass::run(Module &m) {
 
 } // namespace
 
-std::unique_ptr<Pass> planc::createMixedPrecisionPass(const PassOptions &options) {
+std::unique_ptr<Pass> planc::createMixedPrecisionPass(const PrecisionOptions &options) {
   return std::make_unique<MixedPrecisionPass>(options);
 }

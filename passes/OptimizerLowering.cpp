@@ -6,8 +6,8 @@
 //
 // Needs: autodiff's outputs "grad.<path>", one per trainable (not frozen,
 // floating-point) parameter, and no update yet (the pass runs once). The
-// settings come from PassOptions (passes/OptimizerOptions.h lists the keys);
-// an invalid setting is an error naming the key.
+// settings are OptimizerOptions (passes/TrainingOptions.h); settings that
+// contradict each other are an error naming them.
 //
 // Guarantees after:
 //  - a scalar input %step, the 1-based number of the update (kept if the
@@ -35,7 +35,7 @@
 //    flattened parameter, are replicated) and location, path "<p path>.<state>";
 //  - outputs "new.<p path>" for every updated parameter and "new.<state path>"
 //    for every state, the values named %new.<name>;
-//  - option "grad_dtype" (bf16, f16): a gradient that autodiff widened from
+//  - gradDType (bf16, f16): a gradient that autodiff widened from
 //    that dtype with a final cast is read narrow: output "grad.<path>" is the
 //    narrow sum and the cast to the parameter's dtype is an optimizer op;
 //    grad_dtype = the parameter's dtype (f32 gradients under bf16 compute):
@@ -45,7 +45,6 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/OptimizerOptions.h"
 #include "passes/Passes.h"
 
 #include "ir/Builder.h"
@@ -62,111 +61,20 @@
 
 using namespace planc;
 using namespace planc::ir;
-namespace keys = planc::optimizer_keys;
 
 namespace {
 
-/// The settings, read and checked once.
-struct Settings {
-  std::string kind = "adamw";
-  double lr = 3e-4, beta1 = 0.9, beta2 = 0.999, eps = 1e-8, weightDecay = 0, momentum = 0;
-  bool nesterov = false;
-  int64_t warmup = 0;
-  std::string decay = "constant";
-  double minLr = 0;
-  int64_t totalSteps = 0;
-  double clipGradNorm = 0;
-  int64_t blockSize = 2048;
-};
-
-/// Reads PassOptions into Settings, collecting the first error.
-class SettingsReader {
-public:
-  explicit SettingsReader(const PassOptions &options) : options(options) {}
-
-  void number(const char *key, double &out, double lo, double hi, bool hiOpen) {
-    auto it = options.values.find(key);
-    if (it == options.values.end()) return;
-    double v;
-    if (llvm::StringRef(it->second).trim().getAsDouble(v) || !std::isfinite(v)) {
-      error(key, it->second, "a number");
-      return;
-    }
-    if (v < lo || v > hi || (hiOpen && v == hi)) {
-      error(key, it->second, "a number in [" + formatFloat(lo) + ", " + formatFloat(hi) + (hiOpen ? ")" : "]"));
-      return;
-    }
-    out = v;
-  }
-  void integer(const char *key, int64_t &out, int64_t lo) {
-    auto it = options.values.find(key);
-    if (it == options.values.end()) return;
-    int64_t v;
-    if (llvm::StringRef(it->second).trim().getAsInteger(10, v) || v < lo) {
-      error(key, it->second, "an integer >= " + std::to_string(lo));
-      return;
-    }
-    out = v;
-  }
-  void boolean(const char *key, bool &out) {
-    auto it = options.values.find(key);
-    if (it == options.values.end()) return;
-    llvm::StringRef s = llvm::StringRef(it->second).trim();
-    if (s == "true" || s == "1") out = true;
-    else if (s == "false" || s == "0") out = false;
-    else error(key, it->second, "true or false");
-  }
-  void choice(const char *key, std::string &out, std::initializer_list<const char *> choices) {
-    auto it = options.values.find(key);
-    if (it == options.values.end()) return;
-    std::string s = llvm::StringRef(it->second).trim().str();
-    std::string list;
-    for (const char *c : choices) {
-      if (s == c) {
-        out = s;
-        return;
-      }
-      list += (list.empty() ? "" : ", ") + std::string(c);
-    }
-    error(key, it->second, "one of " + list);
-  }
-  void error(const char *key, const std::string &value, const std::string &want) {
-    if (message.empty())
-      message = std::string("optimizer setting '") + key + "' must be " + want + ", got '" + value + "'";
-  }
-  std::string message;
-
-private:
-  const PassOptions &options;
-};
-
-llvm::Expected<Settings> readSettings(const PassOptions &options) {
-  Settings s;
-  SettingsReader r(options);
-  const double inf = INFINITY;
-  r.choice(keys::kOptimizer, s.kind, {"sgd", "adam", "adamw", "adam8bit"});
-  r.number(keys::kLr, s.lr, 0, inf, false);
-  r.number(keys::kBeta1, s.beta1, 0, 1, true);
-  r.number(keys::kBeta2, s.beta2, 0, 1, true);
-  r.number(keys::kEps, s.eps, 0, inf, false);
-  r.number(keys::kWeightDecay, s.weightDecay, 0, inf, false);
-  r.number(keys::kMomentum, s.momentum, 0, 1, true);
-  r.boolean(keys::kNesterov, s.nesterov);
-  r.integer(keys::kWarmup, s.warmup, 0);
-  r.choice(keys::kDecay, s.decay, {"constant", "linear", "cosine"});
-  r.number(keys::kMinLr, s.minLr, 0, inf, false);
-  r.integer(keys::kTotalSteps, s.totalSteps, 0);
-  r.number(keys::kClipGradNorm, s.clipGradNorm, 0, inf, false);
-  r.integer(keys::kBlockSize, s.blockSize, 1);
-  if (!r.message.empty()) return makeError(r.message);
+/// The checks between settings; each setting's own range is checked where
+/// it is read (passes/PassOptionTable.cpp, or the plan's frontend).
+llvm::Error checkSettings(const OptimizerOptions &s) {
   if (s.minLr > s.lr)
     return makeError("optimizer setting 'min_lr' (" + formatFloat(s.minLr) + ") must not exceed 'lr' (" +
                 formatFloat(s.lr) + ")");
   // The decay runs from the end of warm-up to total_steps: it needs steps to run over.
-  if (s.decay != "constant" && s.totalSteps <= s.warmup)
-    return makeError("decay = " + s.decay + " needs 'total_steps' (" + std::to_string(s.totalSteps) +
+  if (s.decay != DecayKind::Constant && s.totalSteps <= s.warmup)
+    return makeError(std::string("decay = ") + spelling(s.decay) + " needs 'total_steps' (" + std::to_string(s.totalSteps) +
                 ") greater than 'warmup' (" + std::to_string(s.warmup) + ")");
-  return s;
+  return llvm::Error::success();
 }
 
 std::string layerOf(const Value &p) {
@@ -179,7 +87,8 @@ std::string pathOf(const Value &p) { return p.path.empty() ? p.name : p.path; }
 
 class OptimizerLoweringPass : public Pass {
 public:
-  explicit OptimizerLoweringPass(PassOptions options) : options(std::move(options)) {}
+  OptimizerLoweringPass(const OptimizerOptions &options, std::optional<DType> gradDType)
+      : options(options), gradDType(gradDType) {}
   llvm::Error run(Module &m) override;
 
 private:
@@ -203,13 +112,13 @@ private:
     m.outputs.push_back(std::move(out));
   }
 
-  PassOptions options;
+  OptimizerOptions options;
+  std::optional<DType> gradDType;
 };
 
 llvm::Error OptimizerLoweringPass::run(Module &m) {
-  llvm::Expected<Settings> settingsOr = readSettings(options);
-  if (!settingsOr) return settingsOr.takeError();
-  const Settings &s = *settingsOr;
+  if (llvm::Error e = checkSettings(options)) return e;
+  const OptimizerOptions &s = options;
 
   for (const Output &out : m.outputs)
     if (out.isUpdate())
@@ -228,7 +137,7 @@ llvm::Error OptimizerLoweringPass::run(Module &m) {
     trained.push_back({p, g});
     allF64 &= p->type.dtype == DType::F64;
   }
-  // Gradients kept narrow (option "grad_dtype", e.g. bf16 under bf16 mixed
+  // Gradients kept narrow (gradDType, e.g. bf16 under bf16 mixed
   // precision): autodiff widens a master weight's gradient with a cast at the
   // end of backward; the optimizer reads the narrow sum instead (half the
   // bytes held from backward to the update and synchronised over dp, ZeRO's
@@ -242,7 +151,7 @@ llvm::Error OptimizerLoweringPass::run(Module &m) {
   // added into, and data parallelism reduces that sum in f32, after the cast
   // and once per step (ShardingRules keeps a partial sum partial through it,
   // and ZeRO's dp split is not pulled up into it).
-  if (std::optional<DType> gradType = parseDType(options.get("grad_dtype", "")))
+  if (std::optional<DType> gradType = gradDType)
     for (auto &[p, g] : trained) {
       Op *def = g->def;
       if (!def || def->kind != OpKind::Cast) continue;
@@ -278,10 +187,10 @@ llvm::Error OptimizerLoweringPass::run(Module &m) {
 
   AttrMap schedule = {{"lr", s.lr},
                       {"warmup", s.warmup},
-                      {"decay", s.decay},
+                      {"decay", std::string(spelling(s.decay))},
                       {"min_lr", s.minLr},
                       {"dtype", std::string(spelling(scalarType))}};
-  if (s.decay != "constant") schedule["decay_steps"] = s.totalSteps;
+  if (s.decay != DecayKind::Constant) schedule["decay_steps"] = s.totalSteps;
   Value *lr = b.value(OpKind::LrSchedule, {step}, schedule, "lr");
   m.outputs.push_back({"lr", lr});
 
@@ -312,23 +221,23 @@ llvm::Error OptimizerLoweringPass::run(Module &m) {
     if (clipFactor) g = b.mul(g, as(clipFactor, g->type.dtype));
     const std::string name = p->name, path = pathOf(*p);
     TensorType like = p->type; // state has the parameter's shape and sharding
-    if (s.kind == "sgd" && s.momentum == 0) {
+    if (s.kind == OptimizerKind::SGD && s.momentum == 0) {
       Value *d = s.weightDecay > 0 ? b.add(g, b.scale(p, s.weightDecay)) : g;
       output(m, b.sub(p, b.mul(d, as(lr, p->type.dtype))), name, paramUpdateOutput(path));
-    } else if (s.kind == "sgd") {
+    } else if (s.kind == OptimizerKind::SGD) {
       Value *buf = addState(m, *p, "momentum", like);
       Op *op = b.create(OpKind::SgdUpdate, {p, g, buf, lr},
                         {{"momentum", s.momentum}, {"nesterov", s.nesterov}, {"weight_decay", s.weightDecay}});
       output(m, op->results[0], name, paramUpdateOutput(path));
       output(m, op->results[1], buf->name, stateUpdateOutput(buf->path, path));
-    } else if (s.kind == "adam" || s.kind == "adamw") {
+    } else if (s.kind == OptimizerKind::Adam || s.kind == OptimizerKind::AdamW) {
       Value *mom = addState(m, *p, "adam_m", like), *var = addState(m, *p, "adam_v", like);
       Op *op = b.create(OpKind::AdamUpdate, {p, g, mom, var, lr, step},
                         {{"beta1", s.beta1},
                          {"beta2", s.beta2},
                          {"eps", s.eps},
                          {"weight_decay", s.weightDecay},
-                         {"decoupled", s.kind == "adamw"}});
+                         {"decoupled", s.kind == OptimizerKind::AdamW}});
       output(m, op->results[0], name, paramUpdateOutput(path));
       output(m, op->results[1], mom->name, stateUpdateOutput(mom->path, path));
       output(m, op->results[2], var->name, stateUpdateOutput(var->path, path));
@@ -358,6 +267,7 @@ llvm::Error OptimizerLoweringPass::run(Module &m) {
 
 } // namespace
 
-std::unique_ptr<Pass> planc::createOptimizerLoweringPass(const PassOptions &options) {
-  return std::make_unique<OptimizerLoweringPass>(options);
+std::unique_ptr<Pass> planc::createOptimizerLoweringPass(const OptimizerOptions &options,
+                                                         std::optional<DType> gradDType) {
+  return std::make_unique<OptimizerLoweringPass>(options, gradDType);
 }

@@ -30,7 +30,7 @@ namespace {
 
 class ParamPrefetchPass : public Pass {
 public:
-  explicit ParamPrefetchPass(const PassOptions &o) : enabled(o.get("overlap_param_gather", "true") != "false") {}
+  explicit ParamPrefetchPass(const PartitionOptions &o) : enabled(o.overlapParamGather) {}
 
   llvm::Error run(Module &m) override {
     if (!enabled || m.mesh[unsigned(MeshAxis::DP)] == 1) return llvm::Error::success();
@@ -72,6 +72,6 @@ private:
 
 } // namespace
 
-std::unique_ptr<Pass> planc::createParamPrefetchPass(const PassOptions &options) {
+std::unique_ptr<Pass> planc::createParamPrefetchPass(const PartitionOptions &options) {
   return std::make_unique<ParamPrefetchPass>(options);
 }

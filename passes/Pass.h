@@ -9,6 +9,7 @@
 #define PLANC_PASSES_PASS_H
 
 #include "ir/IR.h"
+#include "passes/PassPipelineOptions.h"
 
 #include "llvm/Support/Error.h"
 
@@ -19,16 +20,6 @@
 
 namespace planc {
 
-/// Settings a pass may need from the plan (filled from the `train` block by
-/// the driver; tests fill them by hand).
-struct PassOptions {
-  std::map<std::string, std::string> values; // "optimizer" -> "adamw", ...
-  std::string get(const std::string &key, const std::string &otherwise = "") const {
-    auto it = values.find(key);
-    return it == values.end() ? otherwise : it->second;
-  }
-};
-
 class Pass {
 public:
   virtual ~Pass() = default;
@@ -38,7 +29,8 @@ public:
 struct PassInfo {
   std::string name;
   std::string description; // one line, for --help and --list-passes
-  std::function<std::unique_ptr<Pass>(const PassOptions &)> create;
+  /// Makes the pass from the part of the options it reads.
+  std::function<std::unique_ptr<Pass>(const PassPipelineOptions &)> create;
 };
 
 /// Every pass, in the order of the default pipeline's table of contents.

@@ -20,7 +20,7 @@ const PassInfo *planc::findPass(llvm::StringRef name) {
   return nullptr;
 }
 
-PassManager::PassManager(PassManagerOptions options, PassOptions passOptions)
+PassManager::PassManager(PassManagerOptions options, PassPipelineOptions passOptions)
     : options(std::move(options)), passOptions(std::move(passOptions)) {}
 
 llvm::Error PassManager::add(llvm::StringRef name) {
@@ -54,11 +54,6 @@ std::string writeReproducer(const std::string &dir, const std::string &pass, con
   return std::string(path.str());
 }
 } // namespace
-
-bool &planc::verifyEachByDefault() {
-  static bool verifyEach = true;
-  return verifyEach;
-}
 
 llvm::Error PassManager::run(ir::Module &m) {
   times.clear();

@@ -20,14 +20,12 @@
 
 namespace planc {
 
-/// Whether pipelines verify the IR after every pass by default (they always
-/// verify it after the last one). On in the library and its tests; the planc
-/// driver turns it off, as verifying a large model a dozen times costs more
-/// than the passes, unless PLANC_VERIFY_EACH=1 (which the lit suite sets).
-bool &verifyEachByDefault();
-
 struct PassManagerOptions {
-  bool verifyEach = verifyEachByDefault();
+  /// Verify the IR after every pass (pipelines always verify it after the
+  /// last one). On in the library and its tests; the planc driver turns it
+  /// off, as verifying a large model a dozen times costs more than the
+  /// passes, unless PLANC_VERIFY_EACH=1 (which the lit suite sets).
+  bool verifyEach = true;
   std::set<std::string> printAfter;   // pass names
   bool printAfterAll = false;
   bool printAfterChange = false;      // print only when the pass changed the IR
@@ -44,7 +42,7 @@ struct PassManagerOptions {
 
 class PassManager {
 public:
-  explicit PassManager(PassManagerOptions options = {}, PassOptions passOptions = {});
+  explicit PassManager(PassManagerOptions options = {}, PassPipelineOptions passOptions = {});
   /// Adds one registered pass by name; an error lists the known passes.
   llvm::Error add(llvm::StringRef name);
   /// Adds "a,b,c".
@@ -58,7 +56,7 @@ public:
 
 private:
   PassManagerOptions options;
-  PassOptions passOptions;
+  PassPipelineOptions passOptions;
   std::vector<const PassInfo *> pipeline;
   std::vector<std::pair<std::string, double>> times;
 };

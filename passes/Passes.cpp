@@ -5,7 +5,6 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "passes/Pass.h"
 #include "passes/Passes.h"
 #include "passes/PassManager.h"
 
@@ -14,35 +13,35 @@ using namespace planc;
 const std::vector<PassInfo> &planc::registeredPasses() {
   static const std::vector<PassInfo> passes = {
       {"canonicalize", "removes ops whose results nothing uses and folds identity reshapes and casts",
-       [](const PassOptions &) { return createCanonicalizePass(); }},
+       [](const PassPipelineOptions &) { return createCanonicalizePass(); }},
       {"autodiff", "appends the backward graph: a gradient output for every trainable parameter",
-       [](const PassOptions &) { return createAutodiffPass(); }},
+       [](const PassPipelineOptions &) { return createAutodiffPass(); }},
       {"optimizer", "lowers gradient clipping, the learning-rate schedule and the parameter updates to IR",
-       [](const PassOptions &o) { return createOptimizerLoweringPass(o); }},
+       [](const PassPipelineOptions &o) { return createOptimizerLoweringPass(o.training.optimizer, o.training.precision.grads); }},
       {"lora", "freezes the model and adds trainable LoRA adapters to every linear weight (lora_rank, lora_alpha)",
-       [](const PassOptions &o) { return createLoraAdaptersPass(o); }},
+       [](const PassPipelineOptions &o) { return createLoraAdaptersPass(o.training.lora); }},
       {"mixed-precision", "computes the forward graph in compute_dtype (bf16, f16) from f32 master parameters",
-       [](const PassOptions &o) { return createMixedPrecisionPass(o); }},
+       [](const PassPipelineOptions &o) { return createMixedPrecisionPass(o.training.precision); }},
       {"loss-scaling", "scales the loss, unscales the gradients and skips steps that overflow (fp16)",
-       [](const PassOptions &o) { return createLossScalingPass(o); }},
+       [](const PassPipelineOptions &o) { return createLossScalingPass(o.training.precision); }},
       {"recompute", "recomputes saved activations in backward as the recompute policy says (none, selective, full)",
-       [](const PassOptions &o) { return createRecomputePass(o); }},
+       [](const PassPipelineOptions &o) { return createRecomputePass(o.partition); }},
       {"zero", "splits optimizer states (ZeRO-1, 2) and parameters (ZeRO-3) over dp",
-       [](const PassOptions &o) { return createZeroShardingPass(o); }},
+       [](const PassPipelineOptions &o) { return createZeroShardingPass(o.partition); }},
       {"propagate-sharding", "gives every value a sharding over the mesh and inserts the collectives between layouts",
-       [](const PassOptions &o) { return createShardingPropagationPass(o); }},
+       [](const PassPipelineOptions &o) { return createShardingPropagationPass(o.partition); }},
       {"sp-regather", "under sequence parallel, gathers a sequence-split activation again in backward instead of keeping the gathered copy",
-       [](const PassOptions &o) { return createSequenceParallelRegatherPass(o); }},
+       [](const PassPipelineOptions &o) { return createSequenceParallelRegatherPass(o.partition); }},
       {"param-prefetch", "issues each ZeRO-3 parameter gather one use ahead, in the order of first use",
-       [](const PassOptions &o) { return createParamPrefetchPass(o); }},
+       [](const PassPipelineOptions &o) { return createParamPrefetchPass(o.partition); }},
       {"grad-buckets", "groups the data-parallel gradient reductions into buckets issued during backward",
-       [](const PassOptions &o) { return createGradientBucketsPass(o); }},
+       [](const PassPipelineOptions &o) { return createGradientBucketsPass(o.partition); }},
       {"pipeline", "cuts the step into pipeline stages and schedule instructions, adds send/recv between stages",
-       [](const PassOptions &o) { return createPipelinePartitionPass(o); }},
+       [](const PassPipelineOptions &o) { return createPipelinePartitionPass(o.partition.pipeline); }},
       {"unroll-microbatches", "repeats the step per micro-batch in schedule order (gradient accumulation)",
-       [](const PassOptions &o) { return createUnrollMicroBatchesPass(o); }},
+       [](const PassPipelineOptions &o) { return createUnrollMicroBatchesPass(o.partition.pipeline); }},
       {"check-deadlock", "proves every pair of ranks issues its messages and collectives in a matching order",
-       [](const PassOptions &o) { return createDeadlockCheckPass(o); }},
+       [](const PassPipelineOptions &o) { return createDeadlockCheckPass(o.partition.pipeline); }},
   };
   return passes;
 }

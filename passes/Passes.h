@@ -3,6 +3,7 @@
 #define PLANC_PASSES_PASSES_H
 
 #include "passes/Pass.h"
+#include "passes/PassPipelineOptions.h"
 
 #include "llvm/Support/Error.h"
 
@@ -19,30 +20,30 @@ std::unique_ptr<Pass> createAutodiffPass();
 
 /// Lowers the optimizer step (clipping, learning-rate schedule, SGD / Adam /
 /// AdamW / 8-bit Adam) as IR: outputs "new.<path>" per updated parameter and
-/// optimizer state. Needs: autodiff's gradients. Reads `options` (the keys
-/// are listed in OptimizerLowering.cpp). See OptimizerLowering.cpp.
-std::unique_ptr<Pass> createOptimizerLoweringPass(const PassOptions &options);
+/// optimizer state, reading the gradients in `gradDType` if given. Needs:
+/// autodiff's gradients. See OptimizerLowering.cpp.
+std::unique_ptr<Pass> createOptimizerLoweringPass(const OptimizerOptions &options,
+                                                  std::optional<ir::DType> gradDType = std::nullopt);
 
 /// Activation recomputation: clones the forward ops of the values the
-/// policy (option "recompute": none, selective, full; an op's `recompute`
+/// policy (options.recompute: none, selective, full; an op's `recompute`
 /// attribute overrides it) does not save into the backward section and
 /// rewires backward to read the clones. Needs: autodiff's backward ops. See
 /// Recompute.cpp (rules) and Recompute.h (savedActivations).
-std::unique_ptr<Pass> createRecomputePass(const PassOptions &options);
+std::unique_ptr<Pass> createRecomputePass(const PartitionOptions &options);
 
 /// Forward graph in a narrow compute dtype (bf16, f16) with f32 master
 /// parameters (one cast per parameter) and an f32 loss; `@precision` ops run
-/// in their dtype. Needs: a forward module (before autodiff). Reads option
-/// "compute_dtype". See MixedPrecision.cpp.
-std::unique_ptr<Pass> createMixedPrecisionPass(const PassOptions &options);
+/// in their dtype. Needs: a forward module (before autodiff). Reads
+/// options.compute. See MixedPrecision.cpp.
+std::unique_ptr<Pass> createMixedPrecisionPass(const PrecisionOptions &options);
 
 /// LoRA on every linear layer of the model as written: freezes every
 /// parameter and gives each linear weight P trainable adapters P.lora_a,
 /// P.lora_b, its matmul x @ P becoming x @ P + (x @ P.lora_a) @ P.lora_b *
-/// (alpha / rank). Needs: a forward module (before mixed-precision). Reads
-/// options "lora_rank" (0 or absent: changes nothing), "lora_alpha". See
-/// LoraAdapters.cpp.
-std::unique_ptr<Pass> createLoraAdaptersPass(const PassOptions &options);
+/// (alpha / rank). Needs: a forward module (before mixed-precision). A rank
+/// of 0 changes nothing. See LoraAdapters.cpp.
+std::unique_ptr<Pass> createLoraAdaptersPass(const LoraOptions &options);
 /// The weights the lora pass adapts, in parameter order.
 std::vector<ir::Value *> loraTargets(const ir::Module &m);
 /// Why `rank` cannot be applied to `m` (no linear weight; a rank above some
@@ -53,46 +54,45 @@ llvm::Error checkLoraTargets(const ir::Module &m, int64_t rank);
 /// Static or dynamic loss scaling (fp16): scales autodiff's seed, unscales the
 /// gradients before the update, skips a step whose gradients overflowed, and
 /// for "dynamic" carries the scale as state. Needs: autodiff (and the
-/// optimizer, if any, already lowered). Reads options "loss_scaling",
-/// "loss_scale_init", "loss_scale_window". See LossScaling.cpp.
-std::unique_ptr<Pass> createLossScalingPass(const PassOptions &options);
+/// optimizer, if any, already lowered). Reads options.lossScaling,
+/// lossScaleInit, lossScaleWindow. See LossScaling.cpp.
+std::unique_ptr<Pass> createLossScalingPass(const PrecisionOptions &options);
 
 /// Splits the optimizer states (ZeRO-1, 2) and the parameters (ZeRO-3) of a
-/// training step over dp. Reads option "zero_stage". See ZeroSharding.cpp.
-std::unique_ptr<Pass> createZeroShardingPass(const PassOptions &options);
+/// training step over dp. Reads options.zeroStage. See ZeroSharding.cpp.
+std::unique_ptr<Pass> createZeroShardingPass(const PartitionOptions &options);
 
 /// SPMD partitioning: a sharding for every value and the collectives between
-/// layouts. Reads "sequence_parallel", "zero_stage". See
-/// ShardingPropagation.cpp.
-std::unique_ptr<Pass> createShardingPropagationPass(const PassOptions &options);
+/// layouts. Reads sequenceParallel, zeroStage. See ShardingPropagation.cpp.
+std::unique_ptr<Pass> createShardingPropagationPass(const PartitionOptions &options);
 
 /// Sequence parallel: a tp-gathered activation that backward reads is
 /// gathered again in backward, so the shard is what stays saved (Megatron).
-/// Reads "sequence_parallel". See SequenceParallelRegather.cpp.
-std::unique_ptr<Pass> createSequenceParallelRegatherPass(const PassOptions &options);
+/// Reads sequenceParallel. See SequenceParallelRegather.cpp.
+std::unique_ptr<Pass> createSequenceParallelRegatherPass(const PartitionOptions &options);
 
 /// ZeRO-3: each parameter gather issued one use ahead of its use (prefetch).
-/// Reads "overlap_param_gather". See ParamPrefetch.cpp.
-std::unique_ptr<Pass> createParamPrefetchPass(const PassOptions &options);
+/// Reads overlapParamGather. See ParamPrefetch.cpp.
+std::unique_ptr<Pass> createParamPrefetchPass(const PartitionOptions &options);
 
 /// Data-parallel gradient reductions in buckets, each issued right after its
-/// last gradient is made. Reads "bucket_bytes", "overlap_grad_reduce". See
-/// GradientBuckets.cpp.
-std::unique_ptr<Pass> createGradientBucketsPass(const PassOptions &options);
+/// last gradient is made. Reads bucketBytes, overlapGradReduce, zeroStage.
+/// See GradientBuckets.cpp.
+std::unique_ptr<Pass> createGradientBucketsPass(const PartitionOptions &options);
 
 /// Pipeline stages, the schedule instruction of every op and the send/recv
-/// between stages, for one micro-batch. Reads "pipeline_schedule",
-/// "micro_batches", "virtual_stages", "stage_balance". See PipelinePartition.cpp.
-std::unique_ptr<Pass> createPipelinePartitionPass(const PassOptions &options);
+/// between stages, for one micro-batch, as `spec` says (the stage count is
+/// the mesh's pp). See PipelinePartition.cpp.
+std::unique_ptr<Pass> createPipelinePartitionPass(const PipelineScheduleSpec &spec);
 
 /// The step of every micro-batch, in schedule order (gradient accumulation
-/// when pp = 1). Same options. See UnrollMicroBatches.cpp.
-std::unique_ptr<Pass> createUnrollMicroBatchesPass(const PassOptions &options);
+/// when pp = 1), in the schedule `spec` names. See UnrollMicroBatches.cpp.
+std::unique_ptr<Pass> createUnrollMicroBatchesPass(const PipelineScheduleSpec &spec);
 
 /// Proves that every pair of communicating ranks issues its messages and
 /// collectives in a matching order (no deadlock), on an unrolled module or
-/// on a placed one with the schedule the options name. See DeadlockCheck.cpp.
-std::unique_ptr<Pass> createDeadlockCheckPass(const PassOptions &options = {});
+/// on a placed one with the schedule `spec` names. See DeadlockCheck.cpp.
+std::unique_ptr<Pass> createDeadlockCheckPass(const PipelineScheduleSpec &spec = {});
 
 class PassManager;
 /// The passes that turn a lowered forward module into one training step, in

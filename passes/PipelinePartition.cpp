@@ -4,7 +4,7 @@
 //
 //  1. Stages. The repeated layers (ops whose layer path has an index,
 //     blocks.3.mlp -> blocks.3) are cut into p * v contiguous chunks, by
-//     layer count or by forward FLOPs ("stage_balance", StageBalance.h);
+//     layer count or by forward FLOPs (the spec's balance, StageBalance.h);
 //     chunk k is virtual stage k, run by pipeline rank
 //     k mod p (Megatron's interleaving; v = 1: rank k). Ops outside the
 //     layers belong to stage 0, or to the last stage where they read a
@@ -33,14 +33,15 @@
 //
 // The result is rolled: one micro-batch's ops, placed (analysis/Placement.h);
 // `unroll-microbatches` repeats them per micro-batch in schedule order. Needs:
-// sharding propagation has run. Reads "pipeline_schedule",
-// "micro_batches", "virtual_stages", "stage_balance". With pp = 1 it changes
-// nothing.
+// sharding propagation has run. Reads the PipelineScheduleSpec
+// (passes/PartitionOptions.h). With pp = 1 it changes nothing.
 //
 //===----------------------------------------------------------------------===//
 
 #include "passes/Passes.h"
-#include "passes/PipelineAttrs.h"
+#include "analysis/InstructionTimes.h"
+#include "analysis/Placement.h"
+#include "passes/PartitionOptions.h"
 #include "analysis/SavedActivations.h"
 
 #include "ir/OpDef.h"
@@ -64,8 +65,8 @@ namespace {
 
 class Partition {
 public:
-  Partition(Module &m, const PassOptions &o)
-      : m(m), so(scheduleOptionsFrom(o, m.mesh[unsigned(MeshAxis::PP)])), balance(stageBalanceFrom(o)) {}
+  Partition(Module &m, const PipelineScheduleSpec &spec)
+      : m(m), so(scheduleOptionsOf(spec, m.mesh[unsigned(MeshAxis::PP)])), balance(spec.balance) {}
 
   llvm::Error run() {
     if (so.stages == 1) return llvm::Error::success();
@@ -695,15 +696,15 @@ private:
 
 class PipelinePartitionPass : public Pass {
 public:
-  explicit PipelinePartitionPass(PassOptions o) : options(std::move(o)) {}
-  llvm::Error run(Module &m) override { return Partition(m, options).run(); }
+  explicit PipelinePartitionPass(const PipelineScheduleSpec &spec) : spec(spec) {}
+  llvm::Error run(Module &m) override { return Partition(m, spec).run(); }
 
 private:
-  PassOptions options;
+  PipelineScheduleSpec spec;
 };
 
 } // namespace
 
-std::unique_ptr<Pass> planc::createPipelinePartitionPass(const PassOptions &options) {
-  return std::make_unique<PipelinePartitionPass>(options);
+std::unique_ptr<Pass> planc::createPipelinePartitionPass(const PipelineScheduleSpec &spec) {
+  return std::make_unique<PipelinePartitionPass>(spec);
 }

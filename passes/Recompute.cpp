@@ -9,7 +9,7 @@
 // Sections. An op with `phase = "backward"` is a backward op, one with
 // `phase = "optimizer"` an optimizer op, every other op a forward op.
 //
-// Policy. The pass option "recompute" (none, selective, full or auto; default
+// Policy. PartitionOptions::recompute (none, selective, full or auto; default
 // none) is the plan-wide policy; a forward op's own `recompute` attribute
 // (from `@recompute` / `@recompute(policy)` in the plan) overrides it for the
 // values that op produces. `auto` is treated as `selective` here. Any other
@@ -82,11 +82,13 @@ using namespace planc::ir;
 
 namespace {
 
-bool isPolicy(llvm::StringRef p) { return p == "none" || p == "selective" || p == "full" || p == "auto"; }
+bool isPolicy(llvm::StringRef p) { return parseKind<RecomputePolicy>(p).has_value(); }
 
 class RecomputePass : public Pass {
 public:
-  explicit RecomputePass(std::string policy) : policy(std::move(policy)) {}
+  // The rules compare the plan-wide policy with ops' `recompute` attributes,
+  // which are spelled as the policies are.
+  explicit RecomputePass(RecomputePolicy policy) : policy(spelling(policy)) {}
   llvm::Error run(Module &m) override;
 
 private:
@@ -171,9 +173,6 @@ llvm::Error analyze(const Module &m, const std::string &planPolicy, Analysis &a)
 }
 
 llvm::Error RecomputePass::run(Module &m) {
-  if (!isPolicy(policy))
-    return makeError("unknown recompute policy '" + policy + "' (pass option \"recompute\"); expected none, selective, "
-                "full or auto");
   Analysis a;
   if (llvm::Error e = analyze(m, policy, a)) return e;
   if (a.recompute.empty()) return llvm::Error::success();
@@ -248,6 +247,6 @@ llvm::Error RecomputePass::run(Module &m) {
 
 } // namespace
 
-std::unique_ptr<Pass> planc::createRecomputePass(const PassOptions &options) {
-  return std::make_unique<RecomputePass>(options.get("recompute", "none"));
+std::unique_ptr<Pass> planc::createRecomputePass(const PartitionOptions &options) {
+  return std::make_unique<RecomputePass>(options.recompute);
 }

@@ -41,7 +41,7 @@ bool isForward(const Op &op) { return phaseOf(op) == Phase::Forward; }
 
 class SequenceParallelRegatherPass : public Pass {
 public:
-  explicit SequenceParallelRegatherPass(const PassOptions &o) : enabled(o.get("sequence_parallel") == "true") {}
+  explicit SequenceParallelRegatherPass(const PartitionOptions &o) : enabled(o.sequenceParallel) {}
 
   llvm::Error run(Module &m) override {
     if (!enabled) return llvm::Error::success();
@@ -98,6 +98,6 @@ private:
 
 } // namespace
 
-std::unique_ptr<Pass> planc::createSequenceParallelRegatherPass(const PassOptions &options) {
+std::unique_ptr<Pass> planc::createSequenceParallelRegatherPass(const PartitionOptions &options) {
   return std::make_unique<SequenceParallelRegatherPass>(options);
 }

@@ -95,9 +95,8 @@ Sharding layoutOf(const std::vector<int> &labels, const std::vector<std::vector<
 
 class Propagation : public Handlers {
 public:
-  Propagation(Module &m, const PassOptions &options)
-      : m(m), rs(m), sequenceParallel(options.get("sequence_parallel") == "true"),
-        zeroStage(std::atoi(options.get("zero_stage", "0").c_str())) {}
+  Propagation(Module &m, const PartitionOptions &options)
+      : m(m), rs(m), sequenceParallel(options.sequenceParallel), zeroStage(int(options.zeroStage)) {}
 
   llvm::Error run() {
     for (const auto &op : m.ops)
@@ -529,15 +528,15 @@ private:
 
 class ShardingPropagationPass : public Pass {
 public:
-  explicit ShardingPropagationPass(PassOptions options) : options(std::move(options)) {}
+  explicit ShardingPropagationPass(const PartitionOptions &options) : options(options) {}
   llvm::Error run(Module &m) override { return Propagation(m, options).run(); }
 
 private:
-  PassOptions options;
+  PartitionOptions options;
 };
 
 } // namespace
 
-std::unique_ptr<Pass> planc::createShardingPropagationPass(const PassOptions &options) {
+std::unique_ptr<Pass> planc::createShardingPropagationPass(const PartitionOptions &options) {
   return std::make_unique<ShardingPropagationPass>(options);
 }

@@ -36,6 +36,9 @@
 #include "ir/Placement.h"
 
 #include "ir/OpDef.h"
+#include "analysis/InstructionTimes.h"
+#include "analysis/Placement.h"
+#include "passes/PartitionOptions.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "support/Error.h"
@@ -56,7 +59,7 @@ using SortKey = std::tuple<int64_t, int, double>;
 
 class Unroll {
 public:
-  Unroll(Module &m, const PassOptions &o) : m(m), so(scheduleOptionsFrom(o, m.mesh[unsigned(MeshAxis::PP)])) {}
+  Unroll(Module &m, const PipelineScheduleSpec &spec) : m(m), so(scheduleOptionsOf(spec, m.mesh[unsigned(MeshAxis::PP)])) {}
 
   llvm::Error run() {
     const int mb = so.microBatches;
@@ -314,15 +317,15 @@ private:
 
 class UnrollMicroBatchesPass : public Pass {
 public:
-  explicit UnrollMicroBatchesPass(PassOptions o) : options(std::move(o)) {}
-  llvm::Error run(Module &m) override { return Unroll(m, options).run(); }
+  explicit UnrollMicroBatchesPass(const PipelineScheduleSpec &spec) : spec(spec) {}
+  llvm::Error run(Module &m) override { return Unroll(m, spec).run(); }
 
 private:
-  PassOptions options;
+  PipelineScheduleSpec spec;
 };
 
 } // namespace
 
-std::unique_ptr<Pass> planc::createUnrollMicroBatchesPass(const PassOptions &options) {
-  return std::make_unique<UnrollMicroBatchesPass>(options);
+std::unique_ptr<Pass> planc::createUnrollMicroBatchesPass(const PipelineScheduleSpec &spec) {
+  return std::make_unique<UnrollMicroBatchesPass>(spec);
 }

@@ -52,7 +52,7 @@ namespace {
 
 class ZeroShardingPass : public Pass {
 public:
-  explicit ZeroShardingPass(const PassOptions &o) : stage(std::atoi(o.get("zero_stage", "0").c_str())) {}
+  explicit ZeroShardingPass(const PartitionOptions &o) : stage(int(o.zeroStage)) {}
 
   llvm::Error run(Module &m) override {
     if (stage < 0 || stage > 3)
@@ -118,6 +118,6 @@ private:
 
 } // namespace
 
-std::unique_ptr<Pass> planc::createZeroShardingPass(const PassOptions &options) {
+std::unique_ptr<Pass> planc::createZeroShardingPass(const PartitionOptions &options) {
   return std::make_unique<ZeroShardingPass>(options);
 }

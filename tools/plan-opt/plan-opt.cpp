@@ -15,6 +15,7 @@
 #include "ir/Printer.h"
 #include "ir/Verifier.h"
 #include "passes/PassManager.h"
+#include "passes/PassOptionTable.h"
 
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
@@ -41,12 +42,14 @@ OPTIONS:
   --reproducer-dir=<dir>  where a failing pass's input IR is written (default: .)
   --set <block.key=value> for a .plan input: override a setting (repeatable)
   --pass-option <key=value> a setting the passes read, e.g. optimizer=sgd (repeatable;
-                          a .plan input's train block gives the defaults)
+                          a .plan input's settings give the defaults; the keys follow)
   -o <file>               write the result there instead of standard output
   --help                  this text
 
 A .plan input is checked and lowered by the frontend (as `planc emit --emit=ir`).
-The optimizer pass's keys are listed in passes/OptimizerOptions.h.
+An unknown --pass-option key is a command-line error; a bad value is an error
+of the input (exit code 1).
+
 )";
 
 int usage(const std::string &msg) {
@@ -77,6 +80,7 @@ int main(int argc, char **argv) {
     std::string v;
     if (a == "--help" || a == "-h") {
       llvm::outs() << kHelp;
+      printPassOptionHelp(llvm::outs());
       return 0;
     } else if (a == "--list-passes") {
       for (const PassInfo &p : registeredPasses()) llvm::outs() << "  " << p.name << "  " << p.description << "\n";
@@ -101,6 +105,7 @@ int main(int argc, char **argv) {
     } else if (value("--pass-option", v)) {
       size_t eq = v.find('=');
       if (eq == std::string::npos || eq == 0) return usage("--pass-option needs key=value, got '" + v + "'");
+      if (llvm::Error e = checkPassOptionKey(v.substr(0, eq))) return usage(llvm::toString(std::move(e)));
       passOptionOverrides.push_back({v.substr(0, eq), v.substr(eq + 1)});
     } else if (value("-o", v)) {
       output = v;
@@ -114,7 +119,7 @@ int main(int argc, char **argv) {
   if (input.empty()) return usage("no input file");
 
   std::unique_ptr<ir::Module> module;
-  PassOptions passOptions;
+  PassPipelineOptions passOptions;
   if (llvm::StringRef(input).endswith(".plan")) {
     Compilation c(fe);
     c.setDiagnosticOutput(llvm::errs(), /*json=*/false, llvm::errs().has_colors());
@@ -141,7 +146,11 @@ int main(int argc, char **argv) {
     llvm::errs() << input << ": error: the input does not verify:\n" << llvm::toString(std::move(e)) << "\n";
     return 1;
   }
-  for (auto &[key, val] : passOptionOverrides) passOptions.values[key] = val;
+  for (auto &[key, val] : passOptionOverrides)
+    if (llvm::Error e = setPassOption(passOptions, key, val)) {
+      llvm::errs() << "plan-opt: error: " << llvm::toString(std::move(e)) << "\n";
+      return 1;
+    }
   PassManager manager(pm, passOptions);
   if (llvm::Error e = manager.addPipeline(pipeline)) return usage(llvm::toString(std::move(e)));
   if (llvm::Error e = manager.run(*module)) {

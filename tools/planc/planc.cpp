@@ -252,17 +252,7 @@ int parseArgs(int argc, char **argv, Options &o) {
 /// The pipeline of the checked parallel block; with no pipeline axis, the
 /// one-stage schedule.
 llvm::Expected<pipeline::PipelineSchedule> scheduleOf(const ParallelConfig &par) {
-  pipeline::ScheduleOptions options;
-  switch (par.schedule) {
-  case ScheduleKind::GPipe: options.style = pipeline::ScheduleStyle::GPipe; break;
-  case ScheduleKind::Interleaved: options.style = pipeline::ScheduleStyle::Interleaved; break;
-  case ScheduleKind::ZeroBubble: options.style = pipeline::ScheduleStyle::ZeroBubble; break;
-  default: options.style = pipeline::ScheduleStyle::OneFOneB; break;
-  }
-  options.stages = int(par.size(MeshAxis::PP));
-  options.microBatches = int(std::max<int64_t>(par.microBatches, 1));
-  options.virtualStages = int(par.virtualStages);
-  return pipeline::buildSchedule(options);
+  return pipeline::buildSchedule(scheduleOfPlan(par));
 }
 
 /// A failure after the plan check: the plan author's errors (a pass that
@@ -293,8 +283,8 @@ int emitMeshOrSchedule(const Options &o, const PlanConfig &config) {
 }
 
 /// --emit=memory: the memory planner's result for every pipeline stage.
-int emitMemory(Compilation &c, bool json) {
-  auto plan = planMemoryOf(c);
+int emitMemory(Compilation &c, bool json, bool verifyEach) {
+  auto plan = planMemoryOf(c, verifyEach);
   if (!plan) return failAfterCheck(c, plan.takeError());
   if (json) printLedgerJson(*plan, c.getConfig().cluster.device.memoryBytes, llvm::outs());
   else printLedger(*plan, c.getConfig().cluster.device.memoryBytes, llvm::outs());
@@ -385,7 +375,7 @@ int runEmit(const Options &o, Compilation &c) {
   if (o.emit == "memory") {
     if (!ok || !c.check()) return 1;
     c.getDiagnostics().finish();
-    return emitMemory(c, o.memoryJson);
+    return emitMemory(c, o.memoryJson, o.passes.verifyEach);
   }
   if (o.emit == "comm" || o.emit == "ir-rank" || o.emit == "ir-partitioned") {
     if (!ok || !c.check()) return 1;
@@ -437,6 +427,7 @@ int runCheck(const Options &o, Compilation &c, CollectingConsumer *collected) {
     mo.budgetBytes = o.budget;
     mo.progress = &llvm::errs();
     mo.progressAlways = llvm::errs().is_displayed();
+    mo.verifyEach = o.passes.verifyEach;
     auto checked = checkMemory(c, mo);
     if (checked) memory = std::move(*checked);
     else notPlanned = llvm::toString(checked.takeError());
@@ -490,12 +481,15 @@ int runOnBigStack(const std::function<int()> &body) {
 } // namespace
 
 int main(int argc, char **argv) {
-  // Pipelines verify their result; after every pass only when asked (tests).
-  const char *verifyEach = std::getenv("PLANC_VERIFY_EACH");
-  verifyEachByDefault() = verifyEach && llvm::StringRef(verifyEach) == "1";
   Options o;
   int early = parseArgs(argc, argv, o);
   if (early >= 0) return early;
+  // Pipelines verify their result; after every pass only when asked (tests):
+  // verifying a large model after each of a dozen passes costs more than the
+  // passes.
+  const char *verifyEach = std::getenv("PLANC_VERIFY_EACH");
+  o.passes.verifyEach = verifyEach && llvm::StringRef(verifyEach) == "1";
+  o.run.verifyEach = o.passes.verifyEach;
   int code = runOnBigStack([&] { return run(o); });
   llvm::outs().flush();
   llvm::errs().flush();

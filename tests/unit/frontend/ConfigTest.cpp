@@ -115,7 +115,7 @@ TEST_F(ConfigTest, DefaultsWithoutBlocks) {
   EXPECT_EQ(c.cluster.worldSize(), 1);
   EXPECT_EQ(c.parallel.size(MeshAxis::DP), 1);
   EXPECT_EQ(c.parallel.meshSize(), 1);
-  EXPECT_EQ(c.parallel.schedule, ScheduleKind::None);
+  EXPECT_EQ(c.parallel.schedule, std::nullopt);
   EXPECT_EQ(c.parallel.microBatches, 1);
   EXPECT_TRUE(c.train.globalBatchSource.isDefault());
   EXPECT_EQ(c.cluster.intraNode.kind, "shm");
@@ -196,7 +196,7 @@ parallel {
   EXPECT_EQ(text(p.axisSource[unsigned(MeshAxis::TP)].range), "tp = 4");
   EXPECT_EQ(p.zeroStage, 1);
   EXPECT_TRUE(p.sequenceParallel);
-  EXPECT_EQ(p.schedule, ScheduleKind::OneFOneB);
+  EXPECT_EQ(p.schedule, ScheduleStyle::OneFOneB);
   EXPECT_EQ(p.microBatches, 32);
   EXPECT_EQ(p.recompute, RecomputePolicy::Selective);
   EXPECT_EQ(p.bucketBytes, 25ull << 20);
@@ -549,7 +549,7 @@ TEST_F(ConfigTest, DefaultScheduleIsOneFOneBWithComputedMicroBatches) {
   PlanConfig c = interpret("train { global_batch = 64, micro_batch = 4 }\n"
                            "cluster { gpus_per_node = 8 }\nparallel { mesh(dp = 2, pp = 4) }\n");
   EXPECT_EQ(messages(), "");
-  EXPECT_EQ(c.parallel.schedule, ScheduleKind::OneFOneB);
+  EXPECT_EQ(c.parallel.schedule, ScheduleStyle::OneFOneB);
   EXPECT_EQ(c.parallel.microBatches, 8);
   EXPECT_TRUE(c.parallel.scheduleSource.isDefault());
 }

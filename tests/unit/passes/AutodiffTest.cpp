@@ -60,7 +60,7 @@ std::unique_ptr<Module> lower(const std::string &source, bool isFile = false, st
 }
 
 /// Runs passes with the verifier after each, as the pipeline does.
-void runPasses(Module &m, const std::string &pipeline, PassOptions options = {}) {
+void runPasses(Module &m, const std::string &pipeline, PassPipelineOptions options = {}) {
   PassManagerOptions pm;
   pm.verifyEach = true;
   pm.reproducerDir = "";
@@ -322,7 +322,7 @@ TEST(AutodiffTest, RefusesModulesWithoutAScalarLoss) {
   Value *w = m.addParam("w", TensorType({2}, DType::F32));
   w->path = "w";
   m.outputs = {{"out", w}};
-  PassOptions none;
+  PassPipelineOptions none;
   std::unique_ptr<Pass> pass = findPass("autodiff")->create(none);
   llvm::Error e = pass->run(m);
   ASSERT_TRUE(bool(e));

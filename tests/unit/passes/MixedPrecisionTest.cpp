@@ -15,6 +15,7 @@
 #include "ir/Interpreter.h"
 #include "ir/Printer.h"
 #include "passes/PassManager.h"
+#include "passes/PassOptionTable.h"
 #include "runtime/Data.h"
 #include "runtime/InterpTrainer.h"
 
@@ -64,8 +65,12 @@ bool runPasses(Module &m, const std::string &pipeline, std::map<std::string, std
   PassManagerOptions pm;
   pm.verifyEach = true;
   pm.reproducerDir = "";
-  PassOptions options;
-  options.values = std::move(values);
+  PassPipelineOptions options;
+  for (const auto &[key, value] : values)
+    if (llvm::Error e = setPassOption(options, key, value)) {
+      ADD_FAILURE() << llvm::toString(std::move(e));
+      return false;
+    }
   PassManager manager(pm, options);
   if (llvm::Error e = manager.addPipeline(pipeline)) {
     ADD_FAILURE() << llvm::toString(std::move(e));
@@ -161,8 +166,8 @@ TEST(MixedPrecisionTest, RejectsAModuleWithABackwardGraph) {
   ASSERT_TRUE(runPasses(*m, "autodiff", {}));
   PassManagerOptions pm;
   pm.reproducerDir = "";
-  PassOptions o;
-  o.values["compute_dtype"] = "bf16";
+  PassPipelineOptions o;
+  o.training.precision.compute = DType::BF16;
   PassManager manager(pm, o);
   ASSERT_FALSE(bool(manager.addPipeline("mixed-precision")));
   llvm::Error e = manager.run(*m);
@@ -297,12 +302,16 @@ TEST(LossScalingTest, BadSettingsAreErrors) {
            {"loss_scaling", "sometimes"}, {"loss_scale_init", "-1"}, {"loss_scale_window", "0"}}) {
     PassManagerOptions pm;
     pm.reproducerDir = "";
-    PassOptions o;
-    o.values = {{"loss_scaling", "dynamic"}};
-    o.values[key] = value;
-    PassManager manager(pm, o);
-    ASSERT_FALSE(bool(manager.addPipeline("loss-scaling")));
-    llvm::Error e = manager.run(*m);
+    // Read as plan-opt reads --pass-option, then run.
+    auto run = [&]() -> llvm::Error {
+      PassPipelineOptions o;
+      if (llvm::Error e = setPassOption(o, "loss_scaling", "dynamic")) return e;
+      if (llvm::Error e = setPassOption(o, key, value)) return e;
+      PassManager manager(pm, o);
+      if (llvm::Error e = manager.addPipeline("loss-scaling")) return e;
+      return manager.run(*m);
+    };
+    llvm::Error e = run();
     ASSERT_TRUE(bool(e)) << key;
     EXPECT_NE(llvm::toString(std::move(e)).find(key), std::string::npos);
   }
@@ -314,11 +323,11 @@ TEST(LossScalingTest, PlanPrecisionBecomesPassOptions) {
   Compilation c;
   c.setDiagnosticConsumer(std::make_unique<CollectingConsumer>());
   ASSERT_TRUE(c.loadString("t.plan", source) && c.check());
-  PassOptions o = passOptionsFromConfig(c.getConfig());
-  EXPECT_EQ(o.get("compute_dtype"), "f16");
-  EXPECT_EQ(o.get("loss_scaling"), "dynamic");
-  EXPECT_EQ(o.get("loss_scale_init"), "1024.0");
-  EXPECT_EQ(o.get("loss_scale_window"), "50");
+  PassPipelineOptions o = passOptionsFromConfig(c.getConfig());
+  EXPECT_EQ(passOptionValue(o, "compute_dtype"), "f16");
+  EXPECT_EQ(passOptionValue(o, "loss_scaling"), "dynamic");
+  EXPECT_EQ(passOptionValue(o, "loss_scale_init"), "1024.0");
+  EXPECT_EQ(passOptionValue(o, "loss_scale_window"), "50");
 }
 
 } // namespace

@@ -15,6 +15,7 @@
 #include "ir/Interpreter.h"
 #include "ir/StepOutputs.h"
 #include "passes/OptimizerOptions.h"
+#include "passes/PassOptionTable.h"
 #include "passes/PassManager.h"
 
 #include <gtest/gtest.h>
@@ -49,18 +50,24 @@ std::unique_ptr<Module> gradientModule(std::vector<std::string> names, Shape sha
   return m;
 }
 
-PassOptions options(std::map<std::string, std::string> values) {
-  PassOptions o;
-  o.values = std::move(values);
-  return o;
-}
+/// Settings as --pass-option gives them (passes/PassOptionTable.h).
+using Settings = std::map<std::string, std::string>;
+Settings options(Settings values) { return values; }
 
-llvm::Error lowerOptimizer(Module &m, const PassOptions &o) {
+llvm::Error lowerOptimizer(Module &m, const PassPipelineOptions &o) {
   PassManagerOptions pm;
   pm.reproducerDir = "";
   PassManager manager(pm, o);
   if (llvm::Error e = manager.add("optimizer")) return e;
   return manager.run(m);
+}
+
+/// The settings read as plan-opt reads them; a bad one is their error.
+llvm::Error lowerOptimizer(Module &m, const Settings &settings) {
+  PassPipelineOptions o;
+  for (const auto &[key, value] : settings)
+    if (llvm::Error e = setPassOption(o, key, value)) return e;
+  return lowerOptimizer(m, o);
 }
 
 Tensor tensor(const Shape &shape, Values v) {
@@ -366,20 +373,20 @@ TEST(OptimizerLoweringTest, PassOptionsFromATrainBlock) {
                      "  optimizer adamw(lr = 6e-4, betas = (0.9, 0.95), weight_decay = 0.1, warmup = 700,\n"
                      "                  decay = cosine, min_lr = 6e-5)\n}\n";
   ASSERT_TRUE(c.loadString("t.plan", text) && c.check());
-  PassOptions o = passOptionsFromConfig(c.getConfig());
-  namespace keys = optimizer_keys;
-  EXPECT_EQ(o.get(keys::kOptimizer), "adamw");
-  EXPECT_EQ(o.get(keys::kLr), "0.0006");
-  EXPECT_EQ(o.get(keys::kBeta1), "0.9");
-  EXPECT_EQ(o.get(keys::kBeta2), "0.95");
-  EXPECT_EQ(o.get(keys::kWeightDecay), "0.1");
-  EXPECT_EQ(o.get(keys::kWarmup), "700");
-  EXPECT_EQ(o.get(keys::kDecay), "cosine");
-  EXPECT_EQ(o.get(keys::kMinLr), "6e-05");
-  EXPECT_EQ(o.get(keys::kTotalSteps), "5000");
-  EXPECT_EQ(o.get(keys::kClipGradNorm), "0.5");
-  EXPECT_EQ(o.get(keys::kNesterov), "false");
-  EXPECT_EQ(o.get(keys::kBlockSize), "2048");
+  PassPipelineOptions o = passOptionsFromConfig(c.getConfig());
+  // The values as --pass-option would read them.
+  EXPECT_EQ(passOptionValue(o, "optimizer"), "adamw");
+  EXPECT_EQ(passOptionValue(o, "lr"), "0.0006");
+  EXPECT_EQ(passOptionValue(o, "beta1"), "0.9");
+  EXPECT_EQ(passOptionValue(o, "beta2"), "0.95");
+  EXPECT_EQ(passOptionValue(o, "weight_decay"), "0.1");
+  EXPECT_EQ(passOptionValue(o, "warmup"), "700");
+  EXPECT_EQ(passOptionValue(o, "decay"), "cosine");
+  EXPECT_EQ(passOptionValue(o, "min_lr"), "6e-05");
+  EXPECT_EQ(passOptionValue(o, "total_steps"), "5000");
+  EXPECT_EQ(passOptionValue(o, "clip_grad_norm"), "0.5");
+  EXPECT_EQ(passOptionValue(o, "nesterov"), "false");
+  EXPECT_EQ(passOptionValue(o, "block_size"), "2048");
 
   // And the pass reads them back to the same numbers.
   std::unique_ptr<Module> m = lowerToIR(c);

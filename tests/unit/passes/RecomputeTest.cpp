@@ -14,6 +14,7 @@
 #include "ir/Printer.h"
 #include "ir/Verifier.h"
 #include "passes/PassManager.h"
+#include "passes/PassOptionTable.h"
 #include "analysis/SavedActivations.h"
 
 #include <gtest/gtest.h>
@@ -92,7 +93,13 @@ std::unique_ptr<Module> lower(const std::string &source, bool isFile) {
   return m;
 }
 
-llvm::Error runPasses(Module &m, const std::string &pipeline, PassOptions options) {
+/// Settings as --pass-option gives them; a bad one is the run's error.
+using Settings = std::map<std::string, std::string>;
+
+llvm::Error runPasses(Module &m, const std::string &pipeline, const Settings &settings) {
+  PassPipelineOptions options;
+  for (const auto &[key, value] : settings)
+    if (llvm::Error e = setPassOption(options, key, value)) return e;
   PassManagerOptions pm;
   pm.verifyEach = true;
   pm.reproducerDir = "";
@@ -101,10 +108,10 @@ llvm::Error runPasses(Module &m, const std::string &pipeline, PassOptions option
   return manager.run(m);
 }
 
-PassOptions withPolicy(const std::string &policy) {
-  PassOptions o;
-  o.values["optimizer"] = "adamw";
-  if (!policy.empty()) o.values["recompute"] = policy;
+Settings withPolicy(const std::string &policy) {
+  Settings o;
+  o["optimizer"] = "adamw";
+  if (!policy.empty()) o["recompute"] = policy;
   return o;
 }
 

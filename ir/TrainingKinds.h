@@ -1,0 +1,86 @@
+//===- ir/TrainingKinds.h - the named choices of a training plan -*- C++ -*-===//
+//
+// The enums a plan's settings choose among (optimizer, learning-rate decay,
+// loss scaling, recompute policy, pipeline schedule), in one place for the
+// frontend that reads them from a plan and the passes that act on them, each
+// with one table of spellings: a plan, a pass option and every printout
+// spell a choice the same way. Stage balance has its own header
+// (ir/StageBalance.h).
+//
+//===----------------------------------------------------------------------===//
+#ifndef PLANC_IR_TRAININGKINDS_H
+#define PLANC_IR_TRAININGKINDS_H
+
+#include "ir/StageBalance.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <optional>
+#include <string>
+
+namespace planc {
+
+enum class OptimizerKind { SGD, Adam, AdamW, Adam8bit };
+enum class DecayKind { Constant, Linear, Cosine };
+enum class LossScaling { None, Static, Dynamic };
+enum class RecomputePolicy { None, Selective, Full, Auto };
+/// How a pipeline orders its micro-batches (analysis/PipelineSchedule.h).
+enum class ScheduleStyle { GPipe, OneFOneB, Interleaved, ZeroBubble };
+
+/// The spellings of an enum's values, in the enum's order.
+template <class Kind> llvm::ArrayRef<llvm::StringRef> kindNames();
+
+template <> inline llvm::ArrayRef<llvm::StringRef> kindNames<OptimizerKind>() {
+  static const llvm::StringRef names[] = {"sgd", "adam", "adamw", "adam8bit"};
+  return names;
+}
+template <> inline llvm::ArrayRef<llvm::StringRef> kindNames<DecayKind>() {
+  static const llvm::StringRef names[] = {"constant", "linear", "cosine"};
+  return names;
+}
+template <> inline llvm::ArrayRef<llvm::StringRef> kindNames<LossScaling>() {
+  static const llvm::StringRef names[] = {"none", "static", "dynamic"};
+  return names;
+}
+template <> inline llvm::ArrayRef<llvm::StringRef> kindNames<RecomputePolicy>() {
+  static const llvm::StringRef names[] = {"none", "selective", "full", "auto"};
+  return names;
+}
+template <> inline llvm::ArrayRef<llvm::StringRef> kindNames<ScheduleStyle>() {
+  static const llvm::StringRef names[] = {"gpipe", "1f1b", "interleaved", "zero_bubble"};
+  return names;
+}
+template <> inline llvm::ArrayRef<llvm::StringRef> kindNames<StageBalance>() {
+  static const llvm::StringRef names[] = {"layers", "flops"};
+  return names;
+}
+
+/// The value `name` spells, if any.
+template <class Kind> std::optional<Kind> parseKind(llvm::StringRef name) {
+  llvm::ArrayRef<llvm::StringRef> names = kindNames<Kind>();
+  for (size_t i = 0; i < names.size(); ++i)
+    if (names[i] == name) return Kind(i);
+  return std::nullopt;
+}
+
+/// "a, b, c" (or with `last` before the last: "a, b or c"), the spellings
+/// for a message.
+template <class Kind> std::string kindList(llvm::StringRef separator = ", ", llvm::StringRef last = ", ") {
+  llvm::ArrayRef<llvm::StringRef> names = kindNames<Kind>();
+  std::string list;
+  for (size_t i = 0; i < names.size(); ++i)
+    list += (i == 0 ? "" : i + 1 == names.size() ? last.str() : separator.str()) + names[i].str();
+  return list;
+}
+
+inline const char *spelling(OptimizerKind k) { return kindNames<OptimizerKind>()[unsigned(k)].data(); }
+inline const char *spelling(DecayKind k) { return kindNames<DecayKind>()[unsigned(k)].data(); }
+inline const char *spelling(LossScaling k) { return kindNames<LossScaling>()[unsigned(k)].data(); }
+inline const char *spelling(RecomputePolicy k) { return kindNames<RecomputePolicy>()[unsigned(k)].data(); }
+inline const char *spelling(ScheduleStyle k) { return kindNames<ScheduleStyle>()[unsigned(k)].data(); }
+inline const char *spelling(StageBalance k) { return kindNames<StageBalance>()[unsigned(k)].data(); }
+
+} // namespace planc
+
+#endif
