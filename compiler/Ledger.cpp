@@ -2,7 +2,6 @@
 
 #include "compiler/Ledger.h"
 #include "compiler/Pipeline.h"
-#include "compiler/PartitionedStep.h"
 #include "compiler/TrainOptions.h"
 #include "support/Units.h"
 

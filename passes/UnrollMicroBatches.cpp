@@ -32,7 +32,6 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/Passes.h"
-#include "passes/PipelineAttrs.h"
 #include "ir/Placement.h"
 
 #include "ir/OpDef.h"

@@ -14,7 +14,6 @@
 #include "frontend/Verify.h"
 #include "ir/Interpreter.h"
 #include "ir/StepOutputs.h"
-#include "passes/OptimizerOptions.h"
 #include "passes/PassOptionTable.h"
 #include "passes/PassManager.h"
 
