@@ -445,8 +445,8 @@ private:
 
 } // namespace
 
-llvm::Expected<MemoryPlan> memory::planMemory(const Module &m, const pipeline::ScheduleOptions &options) {
-  pipeline::ScheduleOptions so = options;
+llvm::Expected<MemoryPlan> memory::planMemory(const Module &m) {
+  pipeline::ScheduleOptions so = m.schedule.value_or(pipeline::ScheduleOptions{});
   so.stages = int(m.mesh[unsigned(MeshAxis::PP)]);
   for (const auto &op : m.ops)
     if (hasMicroBatch(*op))

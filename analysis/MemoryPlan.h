@@ -72,9 +72,10 @@ struct MemoryPlan {
 };
 
 /// Plans the placed step `m` (after sharding propagation and, with pp > 1,
-/// the `pipeline` pass; not unrolled) under `schedule` (its micro-batch count
-/// and style). Errors name an op the plan cannot place.
-llvm::Expected<MemoryPlan> planMemory(const ir::Module &m, const pipeline::ScheduleOptions &schedule);
+/// the `pipeline` pass; not unrolled) under the schedule the pipeline pass
+/// recorded on it (m.schedule: its micro-batch count and style; without one,
+/// a single micro-batch of 1F1B). Errors name an op the plan cannot place.
+llvm::Expected<MemoryPlan> planMemory(const ir::Module &m);
 
 } // namespace planc::memory
 

@@ -30,15 +30,10 @@
 
 namespace planc::pipeline {
 
-/// The styles and their spellings are the plan's own (ir/TrainingKinds.h).
+/// The styles, their spellings and the options of a schedule are the
+/// plan's own (ir/TrainingKinds.h); a module records its own.
+using planc::ScheduleOptions;
 using planc::ScheduleStyle;
-
-struct ScheduleOptions {
-  ScheduleStyle style = ScheduleStyle::OneFOneB;
-  int stages = 1;        // p: pipeline ranks
-  int microBatches = 1;  // m
-  int virtualStages = 1; // v: model chunks per rank (interleaved only)
-};
 
 enum class InstrKind {
   Forward,    // F: a chunk's forward on one micro-batch

@@ -128,8 +128,9 @@ llvm::Expected<CompileResult> planc::compile(Compilation &c, const CompileOption
     return result;
   }
 
-  // Scheduled: the pipeline schedule the placed step follows, and its replay.
-  result.scheduleOptions = scheduleOfPlan(config.parallel);
+  // Scheduled: the pipeline schedule the placed step follows (the pipeline
+  // pass recorded it on the module), and its replay.
+  result.scheduleOptions = m->schedule.value_or(scheduleOfPlan(config.parallel));
   auto schedule = pipeline::buildSchedule(*result.scheduleOptions);
   if (!schedule) return schedule.takeError();
   auto simulation = pipeline::simulate(*schedule);
@@ -144,7 +145,7 @@ llvm::Expected<CompileResult> planc::compile(Compilation &c, const CompileOption
   // Memory planned: on the placed step of one micro-batch, the planner
   // following the schedule itself.
   if (!unroll) {
-    auto plan = memory::planMemory(*m, *result.scheduleOptions);
+    auto plan = memory::planMemory(*m);
     if (!plan) return plan.takeError();
     result.memory = std::move(*plan);
     result.module = std::move(m);

@@ -199,6 +199,7 @@ std::unique_ptr<Module> Module::clone() const {
   copy->name = name;
   copy->remarks = remarks;
   copy->mesh = mesh;
+  copy->schedule = schedule;
   copy->nextSuffix = nextSuffix;
 
   std::unordered_map<const Value *, Value *> valueCopy;

@@ -9,6 +9,7 @@
 #ifndef PLANC_IR_IR_H
 #define PLANC_IR_IR_H
 
+#include "ir/TrainingKinds.h"
 #include "ir/Type.h"
 #include "support/Diagnostics.h"
 
@@ -18,6 +19,7 @@
 #include <array>
 #include <map>
 #include <memory>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 #include <string>
@@ -150,6 +152,12 @@ public:
   std::vector<Finding> remarks;
   /// The mesh the shardings refer to (size per axis, 1 where absent).
   std::array<int64_t, kNumMeshAxes> mesh{1, 1, 1, 1, 1};
+  /// The pipeline schedule the `pipeline` pass cut the step for; what the
+  /// unroll pass, the deadlock check and the memory planner follow. Kept in
+  /// memory only: the textual form does not carry it (printing it would change
+  /// every printed module), so a module read from text has none and its
+  /// readers take the schedule their options name.
+  std::optional<ScheduleOptions> schedule;
 
   std::vector<Value *> params;
   std::vector<Value *> inputs;

@@ -28,6 +28,16 @@ enum class RecomputePolicy { None, Selective, Full, Auto };
 /// How a pipeline orders its micro-batches (analysis/PipelineSchedule.h).
 enum class ScheduleStyle { GPipe, OneFOneB, Interleaved, ZeroBubble };
 
+/// The schedule of a module's pipeline: what analysis/PipelineSchedule.h
+/// builds the instructions of every pipeline rank from, and what the
+/// `pipeline` pass records on the module it cuts (ir::Module::schedule).
+struct ScheduleOptions {
+  ScheduleStyle style = ScheduleStyle::OneFOneB;
+  int stages = 1;        // p: pipeline ranks
+  int microBatches = 1;  // m
+  int virtualStages = 1; // v: model chunks per rank (interleaved only)
+};
+
 /// The spellings of an enum's values, in the enum's order.
 template <class Kind> llvm::ArrayRef<llvm::StringRef> kindNames();
 

@@ -85,7 +85,9 @@ public:
       return replay(programs, P, MeshLayout(m.mesh));
     }
     // Rolled: the schedule says in which order each rank runs its work.
-    pipeline::ScheduleOptions so = scheduleOptionsOf(spec, P);
+    // The schedule the pipeline pass recorded, or for a module read from
+    // text the one `spec` names.
+    pipeline::ScheduleOptions so = m.schedule.value_or(scheduleOptionsOf(spec, P));
     auto schedule = pipeline::buildSchedule(so);
     if (!schedule) return schedule.takeError();
     int64_t maxTag = 0;

@@ -34,11 +34,13 @@
 // The result is rolled: one micro-batch's ops, placed (analysis/Placement.h);
 // `unroll-microbatches` repeats them per micro-batch in schedule order. Needs:
 // sharding propagation has run. Reads the PipelineScheduleSpec
-// (passes/PartitionOptions.h). With pp = 1 it changes nothing.
+// (passes/PartitionOptions.h) and records the schedule it names on the
+// module (ir::Module::schedule). With pp = 1 it changes nothing else.
 //
 //===----------------------------------------------------------------------===//
 
 #include "passes/Passes.h"
+#include "passes/StageBalance.h"
 #include "analysis/InstructionTimes.h"
 #include "analysis/Placement.h"
 #include "passes/PartitionOptions.h"
@@ -69,6 +71,7 @@ public:
       : m(m), so(scheduleOptionsOf(spec, m.mesh[unsigned(MeshAxis::PP)])), balance(spec.balance) {}
 
   llvm::Error run() {
+    m.schedule = so;
     if (so.stages == 1) return llvm::Error::success();
     for (const auto &op : m.ops)
       if (isPointToPoint(op->kind) || hasPipelineStage(*op))
@@ -135,7 +138,7 @@ private:
     if (layers.size() < size_t(S))
       return makeError(std::to_string(layers.size()) + " repeated layers cannot be cut into " + std::to_string(S) +
                   " pipeline chunks (pp x virtual stages) of at least one layer each");
-    std::vector<int> chunkOf = balance == StageBalance::Flops ? balanceByFlops(layers, layerIndex, tailOps, S)
+    std::vector<int> chunkOf = balance == StageBalance::Flops ? balanceByFlops(m, layers, layerIndex, tailOps, S)
                                                               : balanceByLayers(layers.size(), S);
     std::unordered_map<std::string, int> pathStage;
     std::unordered_map<const Op *, int> stage;
@@ -284,74 +287,6 @@ private:
             v = copyOf(v, rankOf(p->second.first), p->second.first);
       m.ops.push_back(std::move(up));
     }
-  }
-
-  /// The chunk of every layer by count, as Megatron splits: L / S layers in
-  /// each of the S chunks, and the first L mod S chunks one more. The
-  /// remainder goes to the front because the last chunk also runs the head and
-  /// loss (a vocabulary-wide matmul), the first only the embedding (a lookup).
-  static std::vector<int> balanceByLayers(size_t L, int S) {
-    const size_t base = L / size_t(S), extra = L % size_t(S);
-    std::vector<int> chunkOf(L, 0);
-    size_t l = 0;
-    for (size_t k = 0; k < size_t(S); ++k)
-      for (size_t n = 0; n < base + (k < extra); ++n) chunkOf[l++] = int(k);
-    return chunkOf;
-  }
-
-  /// The chunk of every layer: contiguous runs of layers, at least one per
-  /// chunk, that minimise the largest chunk's forward FLOPs, counting the ops
-  /// before the first layer (embedding) in chunk 0 and after the last (head,
-  /// loss) in the last chunk. Equal layers and light ends give equal chunks.
-  std::vector<int> balanceByFlops(const std::vector<std::string> &layers,
-                                  const std::unordered_map<std::string, size_t> &layerIndex,
-                                  const std::unordered_set<const Op *> &tailOps,
-                                  int S) {
-    const size_t L = layers.size();
-    std::vector<double> flops(L, 0);
-    double head = 0, tail = 0;
-    for (size_t i = 0; i < m.ops.size(); ++i) {
-      const Op &op = *m.ops[i];
-      if (workOf(op) != Work::Forward || !opDef(op.kind).flops) continue;
-      double f = opDef(op.kind).flops(op);
-      std::string layer = repeatedLayerOf(op.path);
-      if (!layer.empty()) flops[layerIndex.at(layer)] += f;
-      else if (!tailOps.count(&op)) head += f;
-      else tail += f;
-    }
-    // best[k][j]: the least largest chunk for layers [0, j) in k chunks.
-    std::vector<double> prefix(L + 1, 0);
-    for (size_t j = 0; j < L; ++j) prefix[j + 1] = prefix[j] + flops[j];
-    auto cost = [&](size_t from, size_t to, int chunk) {
-      double c = prefix[to] - prefix[from];
-      if (chunk == 0) c += head;
-      if (chunk == S - 1) c += tail;
-      return c;
-    };
-    const double inf = 1e300;
-    std::vector<std::vector<double>> best(size_t(S) + 1, std::vector<double>(L + 1, inf));
-    std::vector<std::vector<size_t>> cut(size_t(S) + 1, std::vector<size_t>(L + 1, 0));
-    best[0][0] = 0;
-    for (int k = 1; k <= S; ++k)
-      for (size_t j = size_t(k); j <= L; ++j)
-        for (size_t i = size_t(k - 1); i < j; ++i) {
-          double c = std::max(best[size_t(k - 1)][i], cost(i, j, k - 1));
-          // Ties go to the more even split (the later cut), so uniform
-          // layers split equally.
-          if (c < best[size_t(k)][j] * (1 - 1e-12) ||
-              (c <= best[size_t(k)][j] * (1 + 1e-12) && i > cut[size_t(k)][j] && j * size_t(k - 1) >= i * size_t(k))) {
-            best[size_t(k)][j] = c;
-            cut[size_t(k)][j] = i;
-          }
-        }
-    std::vector<int> chunkOf(L, 0);
-    size_t j = L;
-    for (int k = S; k >= 1; --k) {
-      size_t i = cut[size_t(k)][j];
-      for (size_t l = i; l < j; ++l) chunkOf[l] = k - 1;
-      j = i;
-    }
-    return chunkOf;
   }
 
   /// Updates on their gradient's stage; the norm summed per stage (step 4).

@@ -58,7 +58,10 @@ using SortKey = std::tuple<int64_t, int, double>;
 
 class Unroll {
 public:
-  Unroll(Module &m, const PipelineScheduleSpec &spec) : m(m), so(scheduleOptionsOf(spec, m.mesh[unsigned(MeshAxis::PP)])) {}
+  // The schedule the pipeline pass recorded; a module read from text has
+  // none, and then `spec` names it.
+  Unroll(Module &m, const PipelineScheduleSpec &spec)
+      : m(m), so(m.schedule.value_or(scheduleOptionsOf(spec, m.mesh[unsigned(MeshAxis::PP)]))) {}
 
   llvm::Error run() {
     const int mb = so.microBatches;

@@ -1,4 +1,4 @@
-//===- tests/unit/CommSummaryTest.cpp - collectives per rank, rank programs ===//
+//===- tests/unit/analysis/CommSummaryTest.cpp - collectives per rank, rank programs ===//
 //
 // A hand-written partitioned module on a 2 x 2 mesh (dp, tp): the message
 // sizes S (local blocks; an all_gather's gathered output, a reduce_scatter's

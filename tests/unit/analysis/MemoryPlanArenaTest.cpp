@@ -1,4 +1,4 @@
-//===- tests/unit/MemoryPlanArenaTest.cpp - first fit and best fit placement ---===//
+//===- tests/unit/analysis/MemoryPlanArenaTest.cpp - first fit and best fit placement ---===//
 //
 // The arena's trees must place every buffer where the plain definitions
 // place it: first fit, the lowest hole that is large enough; best fit, the

@@ -1,4 +1,4 @@
-//===- tests/unit/MemoryPlanTest.cpp - liveness over the schedule ---------===//
+//===- tests/unit/analysis/MemoryPlanTest.cpp - liveness over the schedule ---------===//
 //
 // The memory planner on a step small enough to count by hand: one layer
 // (matmul, tanh) and its backward. tanh's output is read by backward, so it
@@ -42,7 +42,8 @@ MemoryPlan plan(pipeline::ScheduleStyle style, int microBatches) {
   pipeline::ScheduleOptions so;
   so.style = style;
   so.microBatches = microBatches;
-  auto p = planMemory(**m, so);
+  (*m)->schedule = so;
+  auto p = planMemory(**m);
   EXPECT_TRUE(bool(p)) << llvm::toString(p.takeError());
   return std::move(*p);
 }
@@ -95,7 +96,7 @@ TEST(MemoryPlanTest, RejectsAnUnrolledStep) {
   auto m = parseIR(kStep);
   ASSERT_TRUE(bool(m));
   (*m)->ops[0]->attrs["micro_batch"] = int64_t(0);
-  auto p = planMemory(**m, pipeline::ScheduleOptions{});
+  auto p = planMemory(**m);
   ASSERT_FALSE(bool(p));
   EXPECT_NE(llvm::toString(p.takeError()).find("not an unrolled one"), std::string::npos);
 }

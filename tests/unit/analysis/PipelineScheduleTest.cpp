@@ -1,4 +1,4 @@
-//===- tests/unit/PipelineScheduleTest.cpp - pipeline schedules -----------===//
+//===- tests/unit/analysis/PipelineScheduleTest.cpp - pipeline schedules -----------===//
 //
 // The bubble fractions measured by replaying each schedule agree with the
 // closed forms (GPipe, 1F1B) or beat them (interleaved, zero-bubble); every

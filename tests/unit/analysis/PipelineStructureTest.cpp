@@ -1,4 +1,4 @@
-//===- tests/unit/PipelineStructureTest.cpp - the structural check, rule by rule ---===//
+//===- tests/unit/analysis/PipelineStructureTest.cpp - the structural check, rule by rule ---===//
 //
 // A hand-written, unrolled two-stage step (one micro-batch): a model-level
 // embedding, one layer per stage, a model-level head, their backward, and

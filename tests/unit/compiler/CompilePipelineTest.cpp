@@ -1,4 +1,4 @@
-//===- tests/unit/CompilePipelineTest.cpp - the compiler's stages, one by one ---===//
+//===- tests/unit/compiler/CompilePipelineTest.cpp - the compiler's stages, one by one ---===//
 //
 // compile() stopped after each stage hands back what that stage makes, with
 // the one batch convention of compiler/Pipeline.h: a one-device module has

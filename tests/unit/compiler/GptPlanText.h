@@ -1,4 +1,4 @@
-//===- tests/unit/GptPlanText.h - a data-parallel GPT plan, as text -*- C++ -*-===//
+//===- tests/unit/compiler/GptPlanText.h - a data-parallel GPT plan, as text -*- C++ -*-===//
 //
 // The plan the model-state tests vary: a GPT of std.gpt (learned positions,
 // the head tied to the embedding) of the given dims, trained over `dp` ranks

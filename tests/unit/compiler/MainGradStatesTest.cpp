@@ -1,4 +1,4 @@
-//===- tests/unit/MainGradStatesTest.cpp - fp32 main gradients under ZeRO -===//
+//===- tests/unit/compiler/MainGradStatesTest.cpp - fp32 main gradients under ZeRO -===//
 //
 // Megatron-LM's accounting with fp32 main gradients (`precision bf16(master =
 // f32, grads = f32)`): every parameter holds 2 bytes of bf16 weight and 4 of

@@ -1,4 +1,4 @@
-//===- tests/unit/MemoryAgreementTest.cpp - activations vs Korthikanti ----===//
+//===- tests/unit/compiler/MemoryAgreementTest.cpp - activations vs Korthikanti ----===//
 //
 // The memory planner's activations against Korthikanti et al. 2022,
 // "Reducing Activation Recomputation in Large Transformer Models" (table 2

@@ -1,4 +1,4 @@
-//===- tests/unit/MemoryCheckTest.cpp - planc check's memory verdict and fixes ---===//
+//===- tests/unit/compiler/MemoryCheckTest.cpp - planc check's memory verdict and fixes ---===//
 //
 // The ranking of fixes (pure: made-up fixes in, order out), the candidates a
 // plan gets (from plan text), --budget parsing, and the communication price:

@@ -1,4 +1,4 @@
-//===- tests/unit/ModelStatesTest.cpp - ZeRO's model-state accounting -----===//
+//===- tests/unit/compiler/ModelStatesTest.cpp - ZeRO's model-state accounting -----===//
 //
 // The memory planner's model states against Rajbhandari et al. (ZeRO, SC20):
 // bf16 compute with f32 master weights and Adam holds 2 (bf16 parameters) +

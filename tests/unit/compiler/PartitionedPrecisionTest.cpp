@@ -1,4 +1,4 @@
-//===- tests/unit/PartitionedPrecisionTest.cpp - precision on every rank --===//
+//===- tests/unit/compiler/PartitionedPrecisionTest.cpp - precision on every rank --===//
 //
 // `planc verify` runs every float in f64 (or f32), so it sees neither the
 // casts of mixed precision nor an f16 overflow. These tests run partitioned

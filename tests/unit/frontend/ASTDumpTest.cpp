@@ -1,4 +1,4 @@
-//===- tests/unit/ASTDumpTest.cpp - the `--emit=ast` text -----------------===//
+//===- tests/unit/frontend/ASTDumpTest.cpp - the `--emit=ast` text -----------------===//
 //
 // Trees are built by hand, so these tests pin the dump format independently of
 // the parser: positions come from a SourceMgr buffer, and a tree without

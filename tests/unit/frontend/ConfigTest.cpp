@@ -1,4 +1,4 @@
-//===- tests/unit/ConfigTest.cpp - train, cluster and parallel settings ---===//
+//===- tests/unit/frontend/ConfigTest.cpp - train, cluster and parallel settings ---===//
 //
 // Plans are parsed from text, so the tests read like the language; each test
 // checks the interpreted values or the exact diagnostics, rendered one a line

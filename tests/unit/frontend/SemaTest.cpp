@@ -1,4 +1,4 @@
-//===- tests/unit/SemaTest.cpp - dims arithmetic and elaboration ---------===//
+//===- tests/unit/frontend/SemaTest.cpp - dims arithmetic and elaboration ---------===//
 //
 // Small plans given as strings through the library API (planc::Compilation),
 // checking the values Sema folds and the errors it reports.

@@ -1,4 +1,4 @@
-//===- tests/unit/ConvertFloatsTest.cpp - one float dtype for a module ----===//
+//===- tests/unit/ir/ConvertFloatsTest.cpp - one float dtype for a module ----===//
 //
 // Every float value and float dtype attribute changes, integers stay, and the
 // module still verifies and runs.

@@ -1,4 +1,4 @@
-//===- tests/unit/DropoutStepTest.cpp - dropout masks across runs --------===//
+//===- tests/unit/ir/DropoutStepTest.cpp - dropout masks across runs --------===//
 //
 // A trainer passes the interpreter one draw seed per step: the mask must be the
 // same within a run (forward, backward and recomputation read the same op

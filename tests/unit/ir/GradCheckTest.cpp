@@ -1,4 +1,4 @@
-//===- tests/unit/GradCheckTest.cpp - gradient rules vs differences -------===//
+//===- tests/unit/ir/GradCheckTest.cpp - gradient rules vs differences -------===//
 //
 // For every op kind with a gradient rule: a module inputs -> op -> scalar
 // loss = sum(result * r) with a fixed random r (so no symmetry hides a wrong

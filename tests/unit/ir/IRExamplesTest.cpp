@@ -1,4 +1,4 @@
-//===- tests/unit/IRExamplesTest.cpp - every example's IR round-trips -----===//
+//===- tests/unit/ir/IRExamplesTest.cpp - every example's IR round-trips -----===//
 //
 // The property the textual IR promises, on real modules: for the lowered IR
 // of every plan in examples/, print(parse(print(m))) == print(m), and the

@@ -1,4 +1,4 @@
-//===- tests/unit/IRParseErrorTest.cpp - diagnostics of the IR parser -----===//
+//===- tests/unit/ir/IRParseErrorTest.cpp - diagnostics of the IR parser -----===//
 //
 // Bad IR text gives one clang-style `file:line:col: error:` diagnostic at the
 // offending token (with notes where another place matters), never a crash.

@@ -1,4 +1,4 @@
-//===- tests/unit/IRTest.cpp - types, modules and the builder -------------===//
+//===- tests/unit/ir/IRTest.cpp - types, modules and the builder -------------===//
 //
 // The data model under the textual form: dtype names and sizes, the spelling
 // of types and shardings, op kinds from Ops.def, value naming in a module,

@@ -1,4 +1,4 @@
-//===- tests/unit/IRTextTest.cpp - printing and parsing the textual IR ----===//
+//===- tests/unit/ir/IRTextTest.cpp - printing and parsing the textual IR ----===//
 //
 // The textual IR round-trips exactly (print(parse(print(m))) == print(m)) on
 // hand-built modules with every attribute kind, shardings, multi-result ops,

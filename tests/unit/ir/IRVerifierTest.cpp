@@ -1,4 +1,4 @@
-//===- tests/unit/IRVerifierTest.cpp - the IR verifier --------------------===//
+//===- tests/unit/ir/IRVerifierTest.cpp - the IR verifier --------------------===//
 //
 // Each rule of the verifier (docs/ir.md) on a module that breaks it: the
 // message names the offending values and op and starts with the op's .plan

@@ -1,4 +1,4 @@
-//===- tests/unit/MeshLayoutTest.cpp - ranks <-> mesh coordinates ---------===//
+//===- tests/unit/ir/MeshLayoutTest.cpp - ranks <-> mesh coordinates ---------===//
 //
 // tp varies fastest and dp slowest, rank -> coordinates -> rank is the
 // identity, and every axis's groups partition the ranks.

@@ -1,4 +1,4 @@
-//===- tests/unit/ModuleCloneTest.cpp - Module::clone is a deep copy ------===//
+//===- tests/unit/ir/ModuleCloneTest.cpp - Module::clone is a deep copy ------===//
 //
 // A clone shares nothing with its original, so changing one leaves the
 // other as it was, and it names new values as the original would.

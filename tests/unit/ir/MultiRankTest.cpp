@@ -1,4 +1,4 @@
-//===- tests/unit/MultiRankTest.cpp - every rank of a module in one process ===//
+//===- tests/unit/ir/MultiRankTest.cpp - every rank of a module in one process ===//
 //
 // Partitioned modules written by hand run on all ranks and are compared with
 // the single-device result (Megatron's MLP), with sums and means worked out

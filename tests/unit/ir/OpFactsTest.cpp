@@ -1,4 +1,4 @@
-//===- tests/unit/OpFactsTest.cpp - the facts of the op table -------------===//
+//===- tests/unit/ir/OpFactsTest.cpp - the facts of the op table -------------===//
 //
 // Every op kind has its facts in the op table (ir/OpDef.h), and the
 // predicates passes ask agree with the lists the passes used to keep

@@ -1,4 +1,4 @@
-//===- tests/unit/OpKernelTest.cpp - reference kernels on small cases -----===//
+//===- tests/unit/ir/OpKernelTest.cpp - reference kernels on small cases -----===//
 //
 // Each kernel on a case small enough to check by hand (or against a loop in
 // the test that is obviously the definition): broadcasting, matmul flags,

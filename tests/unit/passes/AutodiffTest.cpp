@@ -1,4 +1,4 @@
-//===- tests/unit/AutodiffTest.cpp - the autodiff pass vs differences -----===//
+//===- tests/unit/passes/AutodiffTest.cpp - the autodiff pass vs differences -----===//
 //
 // Every standard-library layer, written into a tiny model and lowered by the
 // real frontend, differentiated by the autodiff pass and checked against

@@ -1,4 +1,4 @@
-//===- tests/unit/MixedPrecisionTest.cpp - bf16/f16 compute, loss scaling -===//
+//===- tests/unit/passes/MixedPrecisionTest.cpp - bf16/f16 compute, loss scaling -===//
 //
 // The mixed-precision pass on a small GPT-like plan (one layer under
 // @precision(f32)): the types it leaves, and a few training steps on the

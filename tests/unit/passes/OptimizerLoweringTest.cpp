@@ -1,4 +1,4 @@
-//===- tests/unit/OptimizerLoweringTest.cpp - the update as IR, by hand ---===//
+//===- tests/unit/passes/OptimizerLoweringTest.cpp - the update as IR, by hand ---===//
 //
 // The optimizer pass on modules whose gradients are inputs (output as
 // "grad.<path>", as autodiff leaves them), so the update is checked alone:

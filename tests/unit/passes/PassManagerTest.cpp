@@ -1,4 +1,4 @@
-//===- tests/unit/PassManagerTest.cpp - the reproducer of a failing pass ---===//
+//===- tests/unit/passes/PassManagerTest.cpp - the reproducer of a failing pass ---===//
 //
 // A failing pass leaves a reproducer: the IR it was given. When the caller
 // can make the pipeline's input again (PassManagerOptions::rebuildInput), a

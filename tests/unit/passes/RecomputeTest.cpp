@@ -1,4 +1,4 @@
-//===- tests/unit/RecomputeTest.cpp - the recompute pass ------------------===//
+//===- tests/unit/passes/RecomputeTest.cpp - the recompute pass ------------------===//
 //
 // The training step of tiny-gpt.plan (and of a smaller GPT with dropout), in
 // f64, with and without the recompute pass: which activations stay saved

@@ -1,4 +1,4 @@
-//===- tests/unit/ShardingRulesTest.cpp - dim labels and resharding -------===//
+//===- tests/unit/passes/ShardingRulesTest.cpp - dim labels and resharding -------===//
 //
 // Two building blocks of the SPMD partitioner, tested alone on small parsed
 // modules:

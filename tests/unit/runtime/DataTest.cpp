@@ -1,4 +1,4 @@
-//===- tests/unit/DataTest.cpp - the training data sources ----------------===//
+//===- tests/unit/runtime/DataTest.cpp - the training data sources ----------------===//
 //
 // Batches are next-token pairs of the model's shape, the same for the same
 // seed and step whatever the order of calls; the synthetic chain is learnable

@@ -1,4 +1,4 @@
-//===- tests/unit/SafetensorsTest.cpp - the safetensors reader and writer -===//
+//===- tests/unit/runtime/SafetensorsTest.cpp - the safetensors reader and writer -===//
 //
 // The bytes are the format's (checked against a layout worked out by hand and
 // against known bit patterns of every dtype), a file round-trips exactly, and

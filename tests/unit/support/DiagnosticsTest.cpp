@@ -1,4 +1,4 @@
-//===- tests/unit/DiagnosticsTest.cpp - the diagnostic engine ------------===//
+//===- tests/unit/support/DiagnosticsTest.cpp - the diagnostic engine ------------===//
 
 #include "support/Diagnostics.h"
 #include "frontend/Verify.h"

@@ -1,4 +1,4 @@
-//===- tests/unit/UnitsTest.cpp - quantities with units -------------------===//
+//===- tests/unit/support/UnitsTest.cpp - quantities with units -------------------===//
 //
 // Every unit converts to the right base unit and dimension, the unit table
 // agrees with the lexer's UNIT fragment, and the formatters print what the

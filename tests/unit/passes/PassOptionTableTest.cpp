@@ -1,4 +1,4 @@
-//===- tests/unit/PassOptionTableTest.cpp - pass options from text --------===//
+//===- tests/unit/passes/PassOptionTableTest.cpp - pass options from text --------===//
 //
 // The --pass-option tables: every key reads back what it shows, unknown keys
 // and bad values are errors that say why, the frontend's defaults equal the

@@ -1,0 +1,3 @@
+#include "ir/IR.h"
+#include "passes/Pass.h"
+#include "llvm/ADT/StringRef.h"
