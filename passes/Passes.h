@@ -29,7 +29,7 @@ std::unique_ptr<Pass> createOptimizerLoweringPass(const OptimizerOptions &option
 /// policy (options.recompute: none, selective, full; an op's `recompute`
 /// attribute overrides it) does not save into the backward section and
 /// rewires backward to read the clones. Needs: autodiff's backward ops. See
-/// Recompute.cpp (rules) and Recompute.h (savedActivations).
+/// Recompute.cpp (rules) and analysis/SavedActivations.h (savedActivations).
 std::unique_ptr<Pass> createRecomputePass(const PartitionOptions &options);
 
 /// Forward graph in a narrow compute dtype (bf16, f16) with f32 master
