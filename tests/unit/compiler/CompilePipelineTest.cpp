@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/GptPlanText.h"
 #include "compiler/Pipeline.h"
 #include "support/Diagnostics.h"
 
@@ -19,30 +20,12 @@ using namespace planc;
 namespace {
 
 // dp = 2, pp = 2; global batch 8 of micro-batches of 1: 4 micro-batches.
-const char *kPlan = R"(import std.gpt
-model m {
-  let vocab = 64, seq = 8, hidden = 16, heads = 2, layers = 2
-  input tokens : i32[batch, seq]
-  input targets : i32[batch, seq]
-  x = embedding(tokens, vocab, hidden) as wte + positional(seq, hidden) as wpe
-  repeat layers {
-    x = x + attention(layernorm(x) as ln_1, heads, causal = true)
-    x = x + mlp(layernorm(x) as ln_2, ffn = 4 * hidden)
-  }
-  loss = lm_loss(layernorm(x) as ln_f, wte.weight, targets)
+std::string pipelinePlan() {
+  planc::testing::GptPlan p;
+  p.vocab = 64, p.seq = 8, p.hidden = 16, p.heads = 2;
+  p.dp = 2, p.pp = 2, p.globalBatch = 8;
+  return planc::testing::gptPlanText(p);
 }
-train {
-  global_batch = 8, micro_batch = 1, steps = 2
-  optimizer adamw(lr = 1e-3)
-}
-cluster {
-  nodes = 1, gpus_per_node = 4
-  device a100_80gb
-}
-parallel {
-  mesh(dp = 2, pp = 2)
-}
-)";
 
 class Silent : public DiagnosticConsumer {
   void handle(const Diagnostic &) override {}
@@ -91,14 +74,14 @@ CompileResult compiled(Compilation &c, CompileStage stop, BatchScope batch = Bat
 } // namespace
 
 TEST(CompilePipelineTest, BatchRowsFollowTheScope) {
-  auto c = checked(kPlan);
+  auto c = checked(pipelinePlan());
   EXPECT_EQ(batchRows(c->getConfig(), BatchScope::Device), 1);
   EXPECT_EQ(batchRows(c->getConfig(), BatchScope::MicroBatch), 2);
   EXPECT_EQ(batchRows(c->getConfig(), BatchScope::Step), 8);
 }
 
 TEST(CompilePipelineTest, OneDeviceStagesHaveTheirScopesRows) {
-  auto c = checked(kPlan);
+  auto c = checked(pipelinePlan());
   CompileResult forward = compiled(*c, CompileStage::ForwardIR);
   ASSERT_TRUE(forward.module);
   EXPECT_EQ(tokenRows(*forward.module), 1);
@@ -113,7 +96,7 @@ TEST(CompilePipelineTest, OneDeviceStagesHaveTheirScopesRows) {
 }
 
 TEST(CompilePipelineTest, PartitionedStagesLowerOneMicroBatchOfEveryDpRank) {
-  auto c = checked(kPlan);
+  auto c = checked(pipelinePlan());
   // The scope is for one-device modules only.
   CompileResult placed = compiled(*c, CompileStage::Partitioned, BatchScope::Step);
   ASSERT_TRUE(placed.module);
@@ -143,7 +126,7 @@ TEST(CompilePipelineTest, PartitionedStagesLowerOneMicroBatchOfEveryDpRank) {
 }
 
 TEST(CompilePipelineTest, APipelineWithoutLayersToCutIsTheAuthorsError) {
-  std::string text = kPlan;
+  std::string text = pipelinePlan();
   size_t from = text.find("  repeat layers {"), to = text.find("  loss =");
   text.replace(from, to - from, "");
   auto c = checked(text);

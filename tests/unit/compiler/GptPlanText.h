@@ -2,7 +2,8 @@
 //
 // The plan the model-state tests vary: a GPT of std.gpt (learned positions,
 // the head tied to the embedding) of the given dims, trained over `dp` ranks
-// under ZeRO `zero` with the given optimizer and precision.
+// (and `pp` pipeline stages) under ZeRO `zero` with the given optimizer and
+// precision.
 //
 //===----------------------------------------------------------------------===//
 #ifndef PLANC_TESTS_UNIT_GPTPLANTEXT_H
@@ -15,10 +16,10 @@ namespace planc::testing {
 
 struct GptPlan {
   int64_t vocab = 256, seq = 64, hidden = 64, heads = 4, layers = 2;
-  int64_t dp = 1, zero = 0, globalBatch = 1;
+  int64_t dp = 1, pp = 1, zero = 0, globalBatch = 1;
   std::string optimizer = "adamw(lr = 1e-3)";
   std::string precision = "bf16(master = f32)";
-  bool nodePerRank = false; // dp nodes of one GPU each; else one node of dp GPUs
+  bool nodePerRank = false; // dp nodes of one GPU each; else one node of dp x pp GPUs
 };
 
 inline std::string gptPlanText(const GptPlan &p) {
@@ -42,11 +43,11 @@ train {
   precision )" + p.precision + R"(
 }
 cluster {
-  nodes = )" + (p.nodePerRank ? n(p.dp) + ", gpus_per_node = 1" : "1, gpus_per_node = " + n(p.dp)) + R"(
+  nodes = )" + (p.nodePerRank ? n(p.dp) + ", gpus_per_node = 1" : "1, gpus_per_node = " + n(p.dp * p.pp)) + R"(
   device a100_80gb
 }
 parallel {
-  mesh(dp = )" + n(p.dp) + R"()
+  mesh(dp = )" + n(p.dp) + (p.pp > 1 ? ", pp = " + n(p.pp) : "") + R"()
   zero = )" + n(p.zero) + R"(
 }
 )";
