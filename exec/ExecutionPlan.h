@@ -1,0 +1,152 @@
+//===- exec/ExecutionPlan.h - what every rank runs, step by step, in which bytes -*- C++ -*-===//
+//
+// The execution plan is the one input of every backend: for each rank class
+// (the ranks of one pipeline stage run the same program on blocks of the
+// same shape) the straight-line list of steps in schedule order, and the
+// buffers they read and write at fixed offsets of one arena per rank. It is
+// built once (exec/BuildPlan.h) from the placed step of one micro-batch, its
+// pipeline schedule and the memory planner's placements (analysis/
+// MemoryPlan.h), so the memory `planc check` reports is this allocation.
+//
+// Buffers. One per value of the placed step and micro-batch slot it lives in:
+// slot j for values made in micro-batch j (activations, temporaries, messages,
+// and the rows of the batch micro-batch j reads), slot -1 for values of the
+// whole step (parameters and optimizer state, values of parameters alone made
+// once, gradients and the loss summed over the micro-batches, the
+// optimizer's values). A buffer that reuses another's bytes in place (an
+// update's new parameter, an all-reduce of a buffer read by nothing after it)
+// names it in `aliasOf` and has its offset. Every buffer lives from the step
+// that writes it first to the last step that reads it (kBeforeSteps for
+// what is there when the step starts: parameters, states, the batch;
+// kAfterSteps for what is kept after it: parameters, states, the outputs).
+// Two buffers whose lives overlap never share a byte, unless one aliases
+// the other (exec/VerifyPlan.h checks it).
+//
+// Steps. A step is one op's kernel (later: one fused kernel) on one
+// micro-batch: its inputs and outputs are buffer indices, its attributes the
+// op's with shapes made local (ir/LocalAttrs.h) and the micro-batch's own
+// changes (a message's tag, dropout's rows of the whole batch, the 1/m seed
+// of backward). A step that `accumulate`s adds its result to what its output
+// buffer holds (micro-batches after the first of a value summed over them).
+// Communication steps (ir::isCommunication, but shard_slice which is local)
+// run on the communication stream; each records an event, and a later step
+// that reads its outputs, or writes bytes it reads or writes, waits for it
+// first; what no step waits for is waited for at the end of the step.
+// Peers and groups are rules, the same for every rank of the class: a
+// collective's group is the ranks that differ from this one only along its
+// `axis` attribute, in coordinate order (MeshLayout::groups); a send goes to,
+// and a recv takes from, the rank at coordinate (c + peer_offset) mod n of
+// that axis; messages between two ranks match by tag, in order.
+//
+// The batch. Each data input of the step (tokens, targets) is one buffer per
+// micro-batch slot. Step `s` of training reads the rows of the whole global
+// batch [m * b * dp, ...] (b the micro-batch rows of one dp rank): dp rank d
+// holds rows [d * m * b, (d + 1) * m * b), and its micro-batch j the j-th
+// block of b of those, as `batchRowsOf` says.
+//
+//===----------------------------------------------------------------------===//
+#ifndef PLANC_EXEC_EXECUTIONPLAN_H
+#define PLANC_EXEC_EXECUTIONPLAN_H
+
+#include "analysis/MemoryPlan.h"
+#include "ir/IR.h"
+#include "ir/Mesh.h"
+#include "ir/Placement.h"
+#include "ir/TrainingKinds.h"
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace planc::exec {
+
+/// What a buffer is to the run around the step.
+enum class BufferRole {
+  Param,    // a parameter or optimizer state: initialised (or loaded) once, kept between steps
+  Input,    // fed before each step: a micro-batch's rows of the batch, or a scalar (the step count)
+  Internal, // made and read within the step
+};
+const char *spelling(BufferRole r);
+
+enum class Stream { Compute, Communication };
+const char *spelling(Stream s);
+
+constexpr int64_t kBeforeSteps = -1;     // Buffer::firstStep of what is there when the step starts
+constexpr int64_t kAfterSteps = INT64_MAX; // Buffer::lastStep of what is kept after it
+
+struct Buffer {
+  std::string name;        // unique in its program: the value's name, ".mb<j>" for slot j
+  std::string value;       // the value of the placed step it holds
+  int slot = -1;           // micro-batch; -1: one buffer for the whole step
+  ir::TensorType type;     // the value's global type with its sharding (where the block sits)
+  ir::Shape local;         // the rank's block (ir/LocalBlocks.h localShape)
+  uint64_t offset = 0;     // in the arena, bytes, a multiple of ExecutionPlan::alignment
+  uint64_t size = 0;       // bytes it takes: the block's bytes padded to the alignment
+  memory::Category category = memory::Category::Temporaries;
+  BufferRole role = BufferRole::Internal;
+  std::string path;        // Param: the parameter's path (its checkpoint name); Input: the input's name
+  int64_t aliasOf = -1;    // the buffer whose bytes it reuses in place, or -1
+  int64_t firstStep = kBeforeSteps, lastStep = kAfterSteps;
+  bool operator==(const Buffer &o) const;
+};
+
+struct Step {
+  ir::OpKind kind = ir::OpKind::NumOps;
+  ir::AttrMap attrs;            // local, with the micro-batch's changes
+  int microBatch = -1;          // -1: once per step (the optimizer, values of parameters alone)
+  ir::Work work = ir::Work::Forward;
+  int chunk = 0;                // the model chunk (interleaved schedules), 0 otherwise
+  Stream stream = Stream::Compute;
+  std::vector<int64_t> inputs;  // buffer indices; -1: a stage_merge operand made on another stage
+  std::vector<int64_t> outputs; // buffer indices (an update's are its parameter's and states')
+  bool accumulate = false;      // outputs += the result
+  int64_t event = -1;           // communication steps: the event it records
+  std::vector<int64_t> waits;   // events to complete before it starts
+  ir::Location loc;             // the .plan place of the op
+  std::string path;             // its layer path
+  bool operator==(const Step &o) const;
+};
+
+/// An output of the training step (ir::Output) as this program holds it.
+struct OutputBinding {
+  std::string name;             // "loss", "grad.<path>", "new.<path>", ...
+  ir::OutputRole role = ir::OutputRole::Other;
+  std::string path, owner;      // as ir::Output's
+  int64_t buffer = -1;
+  bool operator==(const OutputBinding &o) const;
+};
+
+/// The program of the ranks of one pipeline stage.
+struct RankProgram {
+  int stage = 0;                // pipeline rank (pp coordinate)
+  std::vector<int64_t> ranks;   // every rank that runs it
+  uint64_t arenaSize = 0;       // bytes
+  std::vector<Buffer> buffers;
+  std::vector<Step> steps;      // in issue order
+  int64_t events = 0;           // events are 0 ..< events
+  std::vector<OutputBinding> outputs;
+  bool operator==(const RankProgram &o) const;
+};
+
+struct ExecutionPlan {
+  std::string name;                                  // the module's
+  std::array<int64_t, kNumMeshAxes> mesh{1, 1, 1, 1, 1};
+  ScheduleOptions schedule;                          // style, stages, micro-batches, chunks
+  uint64_t alignment = 64;                           // of every buffer's offset and size
+  std::vector<RankProgram> programs;                 // by pipeline stage
+  bool operator==(const ExecutionPlan &o) const;
+
+  /// The program rank `rank` runs (its pp coordinate's).
+  const RankProgram &programOf(int64_t rank) const;
+};
+
+/// The global rows dp rank `dpRank` feeds micro-batch `microBatch` of a data
+/// input whose micro-batch block has `rows` rows on one rank: [first, first + rows).
+inline int64_t batchRowsOf(int64_t dpRank, int microBatch, int microBatches, int64_t rows) {
+  return (dpRank * microBatches + microBatch) * rows;
+}
+
+} // namespace planc::exec
+
+#endif
