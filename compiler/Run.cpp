@@ -5,11 +5,12 @@
 #include "compiler/PlanDiagnostics.h"
 #include "compiler/TrainOptions.h"
 
+#include "backend/interp/BatchShape.h"
+#include "backend/interp/InterpTrainer.h"
 #include "ir/ConvertFloats.h"
 #include "passes/PassManager.h"
 #include "passes/Passes.h"
 #include "runtime/Data.h"
-#include "runtime/InterpTrainer.h"
 #include "support/Error.h"
 
 using namespace planc;
@@ -22,7 +23,7 @@ runtime::DataSpec dataSpecOf(const DataConfig &d) {
               : d.kind == DataKind::Tokens ? runtime::DataSpec::Kind::Tokens
                                            : runtime::DataSpec::Kind::Synthetic;
   spec.path = d.path;
-  spec.tokenDType = d.tokenDtype == "u32" ? ir::DType::U32 : ir::DType::U16;
+  spec.tokenDType = d.tokenDtype == "u32" ? runtime::ElementType::U32 : runtime::ElementType::U16;
   return spec;
 }
 
@@ -36,7 +37,7 @@ llvm::Error planc::runOnInterpreter(Compilation &c, const RunOptions &options, l
   std::unique_ptr<ir::Module> m = std::move(lowered->module);
   // The batch shape is the forward model's business: check it before the
   // training passes add their own input (%step).
-  auto shape = runtime::batchShapeOf(*m);
+  auto shape = interp::batchShapeOf(*m);
   if (!shape) return shape.takeError();
   PassManagerOptions passes;
   passes.verifyEach = options.verifyEach;
@@ -46,14 +47,14 @@ llvm::Error planc::runOnInterpreter(Compilation &c, const RunOptions &options, l
 
   uint64_t seed = options.seed ? *options.seed : uint64_t(train.seed);
   auto data = runtime::openDataSource(dataSpecOf(train.data), *shape, seed);
-  if (!data) return data.takeError();
+  if (!data.ok()) return makeError(data.error());
 
-  runtime::TrainLoopOptions loop;
+  interp::TrainLoopOptions loop;
   loop.steps = options.steps > 0 ? options.steps : train.steps;
   loop.seed = seed;
   loop.dumpDir = options.dumpDir;
   loop.log = &log;
-  auto result = runtime::trainOnInterpreter(*m, **data, loop);
+  auto result = interp::trainOnInterpreter(*m, **data, loop);
   if (!result) return result.takeError();
   return llvm::Error::success();
 }

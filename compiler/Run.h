@@ -9,7 +9,8 @@
 //   openDataSource                the plan's `data` setting
 //   trainOnInterpreter            the loop, the log and the dump
 //
-// The loop itself is runtime/InterpTrainer.h, which sees only IR.
+// The loop itself is backend/interp/InterpTrainer.h, which sees only IR and
+// the runtime.
 //
 //===----------------------------------------------------------------------===//
 #ifndef PLANC_COMPILER_RUN_H
@@ -34,7 +35,7 @@ struct RunOptions {
   int64_t steps = 0;
   std::optional<uint64_t> seed;        // initialisation and data; default: train.seed
   std::optional<ir::DType> floatType;  // every float of the model; default: as the plan says
-  std::string dumpDir;                 // empty: no dump (see runtime/InterpTrainer.h)
+  std::string dumpDir;                 // empty: no dump (see backend/interp/InterpTrainer.h)
   bool verifyEach = true;              // PassManagerOptions::verifyEach, for the training passes
 };
 

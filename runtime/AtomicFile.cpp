@@ -2,86 +2,118 @@
 
 #include "runtime/AtomicFile.h"
 
-#include "llvm/Support/FileSystem.h"
-#include "llvm/Support/Path.h"
-#include "support/Error.h"
-
 #include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
+#include <memory>
+#include <streambuf>
 #include <string>
 #include <unistd.h>
 
-using namespace planc;
+using namespace planc::runtime;
 
 namespace {
 
-llvm::Error fail(llvm::StringRef path, const std::string &what) {
-  return makeError("cannot write '" + path + "': " + what);
+Status fail(const std::string &path, const std::string &what) {
+  return errorStatus("cannot write '" + path + "': " + what);
 }
 
 /// A name beside `path` that no other writer (thread or process) picks.
-std::string temporaryName(llvm::StringRef path) {
+std::string temporaryName(const std::string &path) {
   static std::atomic<unsigned> counter{0};
-  return (path + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter++)).str();
+  return path + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(counter++);
+}
+
+/// The folder part of `path` ("." for a bare name).
+std::string parentOf(const std::string &path) {
+  size_t slash = path.find_last_of('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
 }
 
 /// Makes the rename itself durable: the directory entry is data too.
-void syncDirectoryOf(llvm::StringRef path) {
-  llvm::StringRef dir = llvm::sys::path::parent_path(path);
-  std::string d = dir.empty() ? "." : dir.str();
-  int fd = ::open(d.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+void syncDirectoryOf(const std::string &path) {
+  int fd = ::open(parentOf(path).c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) return; // some file systems refuse; the file itself is synced
   (void)::fsync(fd);
   ::close(fd);
 }
 
+/// A buffered stream onto a file descriptor that keeps the first write error
+/// (errno) instead of throwing.
+class DescriptorBuffer : public std::streambuf {
+public:
+  explicit DescriptorBuffer(int fd) : fd(fd) { setp(buffer, buffer + sizeof buffer); }
+  /// Writes what is buffered; false on an error (see `failure`).
+  bool drain() {
+    const char *p = pbase();
+    while (p < pptr() && !failure) {
+      ssize_t n = ::write(fd, p, size_t(pptr() - p));
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        failure = errno;
+        break;
+      }
+      p += n;
+    }
+    setp(buffer, buffer + sizeof buffer);
+    return !failure;
+  }
+  int failure = 0;
+
+protected:
+  int_type overflow(int_type c) override {
+    if (!drain()) return traits_type::eof();
+    if (!traits_type::eq_int_type(c, traits_type::eof())) {
+      *pptr() = traits_type::to_char_type(c);
+      pbump(1);
+    }
+    return traits_type::not_eof(c);
+  }
+  int sync() override { return drain() ? 0 : -1; }
+
+private:
+  int fd;
+  char buffer[1 << 16];
+};
+
 } // namespace
 
-llvm::Error runtime::writeFileAtomically(llvm::StringRef path,
-                                         const std::function<llvm::Error(llvm::raw_ostream &)> &write) {
+Status planc::runtime::writeFileAtomically(const std::string &path,
+                                           const std::function<Status(std::ostream &)> &write) {
   std::string tmp = temporaryName(path);
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0) return fail(path, std::strerror(errno));
 
-  auto abandon = [&](llvm::Error e) {
+  auto abandon = [&](Status s) {
     ::close(fd);
     ::unlink(tmp.c_str());
-    return e;
+    return s;
   };
-  std::string streamError;
-  llvm::Error written = [&] {
-    llvm::raw_fd_ostream os(fd, /*shouldClose=*/false, /*unbuffered=*/false);
-    llvm::Error e = write(os);
-    os.flush();
-    // A stream destroyed with an unhandled error aborts the process.
-    if (os.has_error()) {
-      streamError = os.error().message();
-      os.clear_error();
-    }
-    return e;
-  }();
-  if (written) return abandon(std::move(written));
-  if (!streamError.empty()) return abandon(fail(path, streamError));
+  auto buffer = std::make_unique<DescriptorBuffer>(fd);
+  std::ostream os(buffer.get());
+  Status written = write(os);
+  if (!written.ok()) return abandon(std::move(written));
+  if (!buffer->drain() || buffer->failure) return abandon(fail(path, std::strerror(buffer->failure)));
   if (::fsync(fd) != 0) return abandon(fail(path, std::strerror(errno)));
   if (::close(fd) != 0) {
     std::string reason = std::strerror(errno);
     ::unlink(tmp.c_str());
     return fail(path, reason);
   }
-  if (::rename(tmp.c_str(), path.str().c_str()) != 0) {
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
     std::string reason = std::strerror(errno);
     ::unlink(tmp.c_str());
     return fail(path, reason);
   }
   syncDirectoryOf(path);
-  return llvm::Error::success();
+  return Status::success();
 }
 
-llvm::Error runtime::writeFileAtomically(llvm::StringRef path, llvm::StringRef contents) {
-  return writeFileAtomically(path, [&](llvm::raw_ostream &os) {
-    os << contents;
-    return llvm::Error::success();
+Status planc::runtime::writeFileAtomically(const std::string &path, std::string_view contents) {
+  return writeFileAtomically(path, [&](std::ostream &os) {
+    os.write(contents.data(), std::streamsize(contents.size()));
+    return Status::success();
   });
 }

@@ -1,18 +1,14 @@
 //===- runtime/Data.cpp - synthetic, text and token-file batches ---------===//
 
 #include "runtime/Data.h"
-
-#include "ir/Interpreter.h"
-
-#include "llvm/Support/MemoryBuffer.h"
-#include "support/Error.h"
+#include "runtime/ElementBits.h"
+#include "runtime/Philox.h"
+#include "runtime/ReadFile.h"
 
 #include <algorithm>
 #include <array>
-#include <cmath>
+#include <vector>
 
-using namespace planc;
-using namespace planc::ir;
 using namespace planc::runtime;
 
 namespace {
@@ -34,9 +30,28 @@ uint64_t keyOf(uint64_t seed, uint64_t purpose, uint64_t a = 0, uint64_t b = 0) 
 /// one seed never share numbers.
 enum : uint64_t { kChain = 1, kWalk = 2, kOffset = 3 };
 
-Batch emptyBatch(const BatchShape &shape) {
-  return {Tensor({shape.batch, shape.seq}, shape.dtype), Tensor({shape.batch, shape.seq}, shape.dtype)};
-}
+/// Token ids as they are drawn, turned into the inputs' bytes at the end.
+struct TokenRows {
+  explicit TokenRows(const BatchShape &shape)
+      : shape(shape), tokens(size_t(shape.batch * shape.seq)), targets(size_t(shape.batch * shape.seq)) {}
+
+  /// Position `i` (0 ..= seq) of row `row`'s window: the tokens are
+  /// positions 0 ..< seq, the targets 1 ..= seq.
+  void set(int64_t row, int64_t i, uint64_t token) {
+    if (i < shape.seq) tokens[size_t(row * shape.seq + i)] = double(token);
+    if (i > 0) targets[size_t(row * shape.seq + i - 1)] = double(token);
+  }
+
+  Batch encode() const {
+    Batch b{HostTensor::zeros(shape.type, {shape.batch, shape.seq}), HostTensor::zeros(shape.type, {shape.batch, shape.seq})};
+    encodeBuffer(shape.type, tokens.data(), tokens.size(), b.tokens.bytes.data());
+    encodeBuffer(shape.type, targets.data(), targets.size(), b.targets.bytes.data());
+    return b;
+  }
+
+  BatchShape shape;
+  std::vector<double> tokens, targets;
+};
 
 //===----------------------------------------------------------------------===//
 // synthetic
@@ -71,18 +86,17 @@ public:
     }
   }
 
-  llvm::Expected<Batch> batch(int64_t step) override {
-    Batch b = emptyBatch(shape);
+  Result<Batch> batch(int64_t step) override {
+    TokenRows rows(shape);
     for (int64_t row = 0; row < shape.batch; ++row) {
       uint64_t key = keyOf(seed, kWalk, uint64_t(step), uint64_t(row));
       int64_t token = draw(key, 0, shape.vocab);
       for (int64_t i = 0; i <= shape.seq; ++i) {
-        if (i < shape.seq) b.tokens.data[size_t(row * shape.seq + i)] = double(token);
-        if (i > 0) b.targets.data[size_t(row * shape.seq + i - 1)] = double(token);
-        token = successor(token, EvalContext::philoxUniform(key, uint64_t(i) + 1));
+        rows.set(row, i, uint64_t(token));
+        token = successor(token, philoxUniform(key, uint64_t(i) + 1));
       }
     }
-    return b;
+    return rows.encode();
   }
 
   std::string describe() const override {
@@ -92,7 +106,7 @@ public:
 
 private:
   static int64_t draw(uint64_t key, uint64_t counter, int64_t n) {
-    return std::min<int64_t>(int64_t(EvalContext::philoxUniform(key, counter) * double(n)), n - 1);
+    return std::min<int64_t>(int64_t(philoxUniform(key, counter) * double(n)), n - 1);
   }
 
   int64_t successor(int64_t token, double u) const {
@@ -117,23 +131,26 @@ private:
 /// windows of seq + 1 tokens at seeded random offsets.
 class FileSource : public DataSource {
 public:
-  static llvm::Expected<std::unique_ptr<DataSource>> open(const DataSpec &spec, const BatchShape &shape,
-                                                         uint64_t seed) {
+  static Result<std::unique_ptr<DataSource>> open(const DataSpec &spec, const BatchShape &shape, uint64_t seed) {
     bool text = spec.kind == DataSpec::Kind::Text;
+    if (!text && spec.tokenDType != ElementType::U16 && spec.tokenDType != ElementType::U32)
+      return errorStatus("token data file '" + spec.path + "' is read as u16 or u32 tokens, not " +
+                         spelling(spec.tokenDType));
     unsigned width = text ? 1 : byteSize(spec.tokenDType);
     std::string what = std::string(text ? "text" : "token") + " data file '" + spec.path + "'";
-    auto buffer = llvm::MemoryBuffer::getFile(spec.path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
-    if (!buffer) return makeError("cannot read " + what + ": " + buffer.getError().message());
-    uint64_t size = (*buffer)->getBufferSize();
+    Result<std::string> bytes = readWholeFile(spec.path, what);
+    if (!bytes.ok()) return bytes.status();
+    uint64_t size = bytes->size();
     if (size % width != 0)
-      return makeError(what + " is " + std::to_string(size) + " bytes, not a whole number of " +
-                   spelling(spec.tokenDType) + " tokens (truncated?)");
+      return errorStatus(what + " is " + std::to_string(size) + " bytes, not a whole number of " +
+                         spelling(spec.tokenDType) + " tokens (truncated?)");
     uint64_t tokens = size / width;
     if (tokens < uint64_t(shape.seq) + 1)
-      return makeError(what + " has " + std::to_string(tokens) + " tokens; a sequence of " + std::to_string(shape.seq) +
-                   " with its shifted targets needs at least " + std::to_string(shape.seq + 1));
+      return errorStatus(what + " has " + std::to_string(tokens) + " tokens; a sequence of " +
+                         std::to_string(shape.seq) + " with its shifted targets needs at least " +
+                         std::to_string(shape.seq + 1));
     auto source = std::unique_ptr<FileSource>(new FileSource(shape, seed));
-    source->buffer = std::move(*buffer);
+    source->bytes = std::move(*bytes);
     source->width = width;
     source->tokens = tokens;
     source->what = what;
@@ -142,20 +159,19 @@ public:
     return std::unique_ptr<DataSource>(std::move(source));
   }
 
-  llvm::Expected<Batch> batch(int64_t step) override {
-    Batch b = emptyBatch(shape);
+  Result<Batch> batch(int64_t step) override {
+    TokenRows rows(shape);
     uint64_t windows = tokens - uint64_t(shape.seq); // nanoGPT: randint(len(data) - block_size)
     for (int64_t row = 0; row < shape.batch; ++row) {
-      double u = EvalContext::philoxUniform(keyOf(seed, kOffset, uint64_t(step), uint64_t(row)), 0);
+      double u = philoxUniform(keyOf(seed, kOffset, uint64_t(step), uint64_t(row)), 0);
       uint64_t start = std::min<uint64_t>(uint64_t(u * double(windows)), windows - 1);
       for (int64_t i = 0; i <= shape.seq; ++i) {
-        auto token = tokenAt(start + uint64_t(i));
-        if (!token) return token.takeError();
-        if (i < shape.seq) b.tokens.data[size_t(row * shape.seq + i)] = double(*token);
-        if (i > 0) b.targets.data[size_t(row * shape.seq + i - 1)] = double(*token);
+        Result<uint64_t> token = tokenAt(start + uint64_t(i));
+        if (!token.ok()) return token.status();
+        rows.set(row, i, *token);
       }
     }
-    return b;
+    return rows.encode();
   }
 
   std::string describe() const override { return description; }
@@ -163,63 +179,44 @@ public:
 private:
   FileSource(const BatchShape &shape, uint64_t seed) : shape(shape), seed(seed) {}
 
-  llvm::Expected<uint64_t> tokenAt(uint64_t index) const {
-    const auto *p = reinterpret_cast<const unsigned char *>(buffer->getBufferStart()) + index * width;
+  Result<uint64_t> tokenAt(uint64_t index) const {
+    const auto *p = reinterpret_cast<const unsigned char *>(bytes.data()) + index * width;
     uint64_t v = 0;
     for (unsigned i = 0; i < width; ++i) v |= uint64_t(p[i]) << (8 * i);
     if (v >= uint64_t(shape.vocab))
-      return makeError(what + ": token " + std::to_string(v) + " at position " + std::to_string(index) +
-                   " is outside the model's vocabulary of " + std::to_string(shape.vocab));
+      return errorStatus(what + ": token " + std::to_string(v) + " at position " + std::to_string(index) +
+                         " is outside the model's vocabulary of " + std::to_string(shape.vocab));
     return v;
   }
 
   BatchShape shape;
   uint64_t seed;
-  std::unique_ptr<llvm::MemoryBuffer> buffer;
+  std::string bytes;
   unsigned width = 1;
   uint64_t tokens = 0;
   std::string what, description;
 };
 
-} // namespace
-
-//===----------------------------------------------------------------------===//
-// The model's inputs
-//===----------------------------------------------------------------------===//
-
-llvm::Expected<BatchShape> runtime::batchShapeOf(const Module &m) {
-  const char *needed = "the training data fills 'input tokens : i32[batch, seq]' and 'input targets : i32[batch, seq]'";
-  const Value *tokens = nullptr, *targets = nullptr;
-  for (const Value *v : m.inputs) {
-    if (v->name == "tokens") tokens = v;
-    else if (v->name == "targets") targets = v;
-    else return makeError(std::string(needed) + "; model '" + m.name + "' has another input, '" + v->name + "'");
-  }
-  if (!tokens || !targets)
-    return makeError(std::string(needed) + "; model '" + m.name + "' has no input '" + (tokens ? "targets" : "tokens") +
-                 "'");
-  for (const Value *v : {tokens, targets})
-    if (v->type.rank() != 2 || !isInteger(v->type.dtype))
-      return makeError(std::string(needed) + "; input '" + v->name + "' of model '" + m.name + "' is " +
-                   toString(v->type));
-  if (tokens->type.shape != targets->type.shape || tokens->type.dtype != targets->type.dtype)
-    return makeError(std::string(needed) + "; model '" + m.name + "' has tokens " + toString(tokens->type) +
-                 " but targets " + toString(targets->type));
-  BatchShape shape;
-  shape.batch = tokens->type.shape[0];
-  shape.seq = tokens->type.shape[1];
-  shape.dtype = tokens->type.dtype;
-  shape.vocab = 0;
-  for (const auto &op : m.ops)
-    if (op->kind == OpKind::Gather && op->operands.size() == 2 && op->operands[1] == tokens)
-      shape.vocab = std::max(shape.vocab, op->operands[0]->type.shape.empty() ? 0 : op->operands[0]->type.shape[0]);
-  if (shape.vocab <= 0)
-    return makeError("cannot tell the vocabulary of model '" + m.name + "': no embedding lookup reads its 'tokens'");
-  return shape;
+/// "" or what makes `shape` one no batch can have.
+std::string checkShape(const BatchShape &shape) {
+  if (shape.batch < 1 || shape.seq < 1)
+    return "a batch needs at least one row and one position, not [" + std::to_string(shape.batch) + ", " +
+           std::to_string(shape.seq) + "]";
+  if (shape.vocab < 1) return "a vocabulary needs at least one token, not " + std::to_string(shape.vocab);
+  if (isFloat(shape.type) || shape.type == ElementType::Bool)
+    return std::string("tokens are integers; inputs of type ") + spelling(shape.type) + " cannot hold them";
+  double largest = double(shape.vocab - 1);
+  if (roundToElement(shape.type, largest) != largest)
+    return "token " + std::to_string(shape.vocab - 1) + " of the vocabulary does not fit inputs of type " +
+           spelling(shape.type);
+  return "";
 }
 
-llvm::Expected<std::unique_ptr<DataSource>> runtime::openDataSource(const DataSpec &spec, const BatchShape &shape,
+} // namespace
+
+Result<std::unique_ptr<DataSource>> planc::runtime::openDataSource(const DataSpec &spec, const BatchShape &shape,
                                                                    uint64_t seed) {
-  if (spec.kind == DataSpec::Kind::Synthetic) return std::make_unique<SyntheticSource>(shape, seed);
+  if (std::string problem = checkShape(shape); !problem.empty()) return errorStatus("the training data: " + problem);
+  if (spec.kind == DataSpec::Kind::Synthetic) return std::unique_ptr<DataSource>(new SyntheticSource(shape, seed));
   return FileSource::open(spec, shape, seed);
 }

@@ -2,9 +2,9 @@
 //
 // A data source hands out the batch of a step: `tokens` and `targets` of the
 // model's shape [batch, seq], the targets being the tokens shifted by one
-// (next-token prediction). Batches depend only on the seed and the step, so a
-// resumed run, a recomputation and an outside reference all see the same
-// numbers. Three sources:
+// (next-token prediction), as raw buffers of the inputs' element type. Batches
+// depend only on the seed and the step, so a resumed run, a recomputation and
+// an outside reference all see the same numbers. Three sources:
 //
 //   synthetic   a seeded first-order Markov chain over the vocabulary: each
 //               token has a few likely successors, so a model can learn it and
@@ -17,14 +17,16 @@
 // folder. A missing, unreadable, truncated or too small file, or a token the
 // model's vocabulary does not have, is an error naming the file.
 //
+// What shape a model's batch has is the compiler's to say (it reads the IR:
+// backend/interp/BatchShape.h); this file takes it as given.
+//
 //===----------------------------------------------------------------------===//
 #ifndef PLANC_RUNTIME_DATA_H
 #define PLANC_RUNTIME_DATA_H
 
-#include "ir/IR.h"
-#include "ir/Tensor.h"
-
-#include "llvm/Support/Error.h"
+#include "runtime/ElementType.h"
+#include "runtime/HostTensor.h"
+#include "runtime/Status.h"
 
 #include <memory>
 #include <string>
@@ -34,24 +36,19 @@ namespace planc::runtime {
 struct DataSpec {
   enum class Kind { Synthetic, Text, Tokens };
   Kind kind = Kind::Synthetic;
-  std::string path;                   // text, tokens
-  ir::DType tokenDType = ir::DType::U16; // tokens: U16 or U32
+  std::string path;                          // text, tokens
+  ElementType tokenDType = ElementType::U16; // tokens: U16 or U32 (text: one byte each)
 };
 
 /// What a batch must look like: the model's `tokens` and `targets` inputs.
 struct BatchShape {
   int64_t batch = 1, seq = 1;
-  int64_t vocab = 1;                  // token ids are in [0, vocab)
-  ir::DType dtype = ir::DType::I32;   // of the inputs
+  int64_t vocab = 1;                     // token ids are in [0, vocab)
+  ElementType type = ElementType::I32;   // of the inputs: an integer type
 };
 
-/// The model's token inputs: `input tokens : i32[batch, seq]` and `input
-/// targets` of the same type, and the vocabulary of the embedding table the
-/// tokens index. Any other shape of model is an error saying what is needed.
-llvm::Expected<BatchShape> batchShapeOf(const ir::Module &m);
-
 struct Batch {
-  ir::Tensor tokens, targets; // [batch, seq]
+  HostTensor tokens, targets; // [batch, seq] of BatchShape::type
 };
 
 class DataSource {
@@ -59,15 +56,16 @@ public:
   virtual ~DataSource() = default;
   /// The batch of `step` (0-based). Deterministic: the same seed and step give
   /// the same batch, in any order of calls.
-  virtual llvm::Expected<Batch> batch(int64_t step) = 0;
-  /// One line for the log: "synthetic Markov chain (4 successors per token)".
+  virtual Result<Batch> batch(int64_t step) = 0;
+  /// One line for the log: "synthetic Markov chain over 50 tokens, 4 successors each".
   virtual std::string describe() const = 0;
 };
 
 /// Opens the source; file sources check their file here (size, layout,
-/// enough tokens for one sequence).
-llvm::Expected<std::unique_ptr<DataSource>> openDataSource(const DataSpec &spec, const BatchShape &shape,
-                                                           uint64_t seed);
+/// enough tokens for one sequence). A shape no batch can have (no rows or
+/// positions, an empty vocabulary, a non-integer type or one too narrow for
+/// the vocabulary) is an error too.
+Result<std::unique_ptr<DataSource>> openDataSource(const DataSpec &spec, const BatchShape &shape, uint64_t seed);
 
 } // namespace planc::runtime
 

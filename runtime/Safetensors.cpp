@@ -10,34 +10,33 @@
 
 #include "runtime/Safetensors.h"
 #include "runtime/AtomicFile.h"
-#include "runtime/ElementBits.h"
-
-#include "llvm/Support/MemoryBuffer.h"
-#include "support/Error.h"
+#include "runtime/ReadFile.h"
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cstring>
 #include <set>
+#include <vector>
 
-using namespace planc;
-using namespace planc::ir;
+using namespace planc::runtime;
 using json = nlohmann::json;
 
 namespace {
 
 struct DTypeName {
-  DType dtype;
+  ElementType type;
   const char *name;
 };
 
 const DTypeName kDTypeNames[] = {
-    {DType::F64, "F64"},         {DType::F32, "F32"},         {DType::BF16, "BF16"}, {DType::F16, "F16"},
-    {DType::F8E4M3, "F8_E4M3"},  {DType::F8E5M2, "F8_E5M2"},  {DType::I32, "I32"},   {DType::I64, "I64"},
-    {DType::U8, "U8"},           {DType::U16, "U16"},         {DType::U32, "U32"},   {DType::Bool, "BOOL"},
+    {ElementType::F64, "F64"},        {ElementType::F32, "F32"},        {ElementType::BF16, "BF16"},
+    {ElementType::F16, "F16"},        {ElementType::F8E4M3, "F8_E4M3"}, {ElementType::F8E5M2, "F8_E5M2"},
+    {ElementType::I32, "I32"},        {ElementType::I64, "I64"},        {ElementType::U8, "U8"},
+    {ElementType::U16, "U16"},        {ElementType::U32, "U32"},        {ElementType::Bool, "BOOL"},
 };
 
-void writeLittleEndian(llvm::raw_ostream &os, uint64_t bits, unsigned bytes) {
+void writeLittleEndian(std::ostream &os, uint64_t bits, unsigned bytes) {
   char buf[8];
   for (unsigned i = 0; i < bytes; ++i) buf[i] = char((bits >> (8 * i)) & 0xff);
   os.write(buf, bytes);
@@ -49,17 +48,28 @@ uint64_t readLittleEndian(const unsigned char *p, unsigned bytes) {
   return v;
 }
 
+std::string shapeText(const std::vector<int64_t> &shape) {
+  std::string out = "[";
+  for (size_t i = 0; i < shape.size(); ++i) out += (i ? ", " : "") + std::to_string(shape[i]);
+  return out + "]";
+}
+
+std::string_view trimFront(std::string_view s) {
+  size_t i = s.find_first_not_of(" \t\r\n");
+  return i == std::string_view::npos ? std::string_view() : s.substr(i);
+}
+
 } // namespace
 
-const char *runtime::safetensorsDTypeName(DType dtype) {
+const char *planc::runtime::safetensorsDTypeName(ElementType type) {
   for (const DTypeName &d : kDTypeNames)
-    if (d.dtype == dtype) return d.name;
+    if (d.type == type) return d.name;
   return "?";
 }
 
-std::optional<DType> runtime::parseSafetensorsDType(llvm::StringRef name) {
+std::optional<ElementType> planc::runtime::parseSafetensorsDType(std::string_view name) {
   for (const DTypeName &d : kDTypeNames)
-    if (name == d.name) return d.dtype;
+    if (name == d.name) return d.type;
   return std::nullopt;
 }
 
@@ -67,13 +77,16 @@ std::optional<DType> runtime::parseSafetensorsDType(llvm::StringRef name) {
 // Writing
 //===----------------------------------------------------------------------===//
 
-void runtime::serializeSafetensors(llvm::raw_ostream &os, const TensorMap &tensors,
-                                   const std::map<std::string, std::string> &metadata) {
+Status planc::runtime::serializeSafetensors(std::ostream &os, const HostTensorMap &tensors,
+                                            const std::map<std::string, std::string> &metadata) {
   json header = json::object();
   uint64_t offset = 0;
   for (const auto &[name, t] : tensors) {
-    uint64_t bytes = uint64_t(t.numel()) * byteSize(t.dtype);
-    header[name] = {{"dtype", safetensorsDTypeName(t.dtype)},
+    uint64_t bytes = t.byteSize();
+    if (t.bytes.size() != bytes)
+      return errorStatus("tensor '" + name + "' holds " + std::to_string(t.bytes.size()) + " bytes, but " +
+                         spelling(t.type) + shapeText(t.shape) + " takes " + std::to_string(bytes));
+    header[name] = {{"dtype", safetensorsDTypeName(t.type)},
                     {"shape", t.shape},
                     {"data_offsets", {offset, offset + bytes}}};
     offset += bytes;
@@ -84,19 +97,15 @@ void runtime::serializeSafetensors(llvm::raw_ostream &os, const TensorMap &tenso
   text.append((8 - text.size() % 8) % 8, ' ');
   writeLittleEndian(os, text.size(), 8);
   os << text;
-  for (const auto &entry : tensors) {
-    const Tensor &t = entry.second;
-    unsigned width = byteSize(t.dtype);
-    for (double x : t.data) writeLittleEndian(os, runtime::encodeElement(t.dtype, x), width);
-  }
+  // HostTensor bytes are already little-endian.
+  for (const auto &entry : tensors)
+    os.write(reinterpret_cast<const char *>(entry.second.bytes.data()), std::streamsize(entry.second.bytes.size()));
+  return Status::success();
 }
 
-llvm::Error runtime::writeSafetensors(llvm::StringRef path, const TensorMap &tensors,
-                                      const std::map<std::string, std::string> &metadata) {
-  return writeFileAtomically(path, [&](llvm::raw_ostream &os) {
-    serializeSafetensors(os, tensors, metadata);
-    return llvm::Error::success();
-  });
+Status planc::runtime::writeSafetensors(const std::string &path, const HostTensorMap &tensors,
+                                        const std::map<std::string, std::string> &metadata) {
+  return writeFileAtomically(path, [&](std::ostream &os) { return serializeSafetensors(os, tensors, metadata); });
 }
 
 //===----------------------------------------------------------------------===//
@@ -105,32 +114,32 @@ llvm::Error runtime::writeSafetensors(llvm::StringRef path, const TensorMap &ten
 
 namespace {
 
-/// One header entry, checked against the data before anything is decoded.
+/// One header entry, checked against the data before anything is copied.
 struct Entry {
   std::string name;
-  DType dtype;
-  Shape shape;
+  ElementType type;
+  std::vector<int64_t> shape;
   uint64_t begin, end;
 };
 
 class Reader {
 public:
-  Reader(llvm::StringRef bytes, llvm::StringRef name) : bytes(bytes), name(name.str()) {}
+  Reader(std::string_view bytes, std::string name) : bytes(bytes), name(std::move(name)) {}
 
-  llvm::Expected<runtime::SafetensorsContents> read() {
+  Result<SafetensorsContents> read() {
     if (bytes.size() < 8)
       return bad("the file is " + std::to_string(bytes.size()) +
                  " bytes, too short for the 8-byte header length (truncated?)");
     uint64_t headerLength = readLittleEndian(reinterpret_cast<const unsigned char *>(bytes.data()), 8);
-    if (headerLength > runtime::kMaxSafetensorsHeader)
+    if (headerLength > kMaxSafetensorsHeader)
       return bad("the header length " + std::to_string(headerLength) + " is over the limit of " +
-                 std::to_string(runtime::kMaxSafetensorsHeader) + " bytes (corrupt?)");
+                 std::to_string(kMaxSafetensorsHeader) + " bytes (corrupt?)");
     if (headerLength > bytes.size() - 8)
       return bad("the header is " + std::to_string(headerLength) + " bytes but the file has only " +
                  std::to_string(bytes.size() - 8) + " after the length (truncated?)");
-    llvm::StringRef headerText = bytes.substr(8, headerLength);
+    std::string_view headerText = bytes.substr(8, headerLength);
     data = bytes.substr(8 + headerLength);
-    if (headerText.ltrim(" \t\r\n").empty() || headerText.ltrim(" \t\r\n").front() != '{')
+    if (trimFront(headerText).empty() || trimFront(headerText).front() != '{')
       return bad("the header is not a JSON object");
 
     json header;
@@ -151,38 +160,37 @@ public:
     if (!header.is_object()) return bad("the header is not a JSON object");
     if (!duplicate.empty()) return bad("the header names '" + duplicate + "' twice");
 
-    runtime::SafetensorsContents out;
+    SafetensorsContents out;
     std::vector<Entry> entries;
     for (auto it = header.begin(); it != header.end(); ++it) {
       if (it.key() == "__metadata__") {
-        if (llvm::Error e = readMetadata(it.value(), out.metadata)) return e;
+        if (Status s = readMetadata(it.value(), out.metadata); !s.ok()) return s;
         continue;
       }
-      auto entry = readEntry(it.key(), it.value());
-      if (!entry) return entry.takeError();
+      Result<Entry> entry = readEntry(it.key(), it.value());
+      if (!entry.ok()) return entry.status();
       entries.push_back(std::move(*entry));
     }
-    if (llvm::Error e = checkTiling(entries)) return e;
-    for (const Entry &e : entries) out.tensors[e.name] = decode(e);
+    if (Status s = checkTiling(entries); !s.ok()) return s;
+    for (const Entry &e : entries) out.tensors[e.name] = copyOut(e);
     return out;
   }
 
 private:
-  llvm::Error bad(const std::string &what) const {
-    return makeError("'" + name + "' is not a valid safetensors file: " + what);
+  Status bad(const std::string &what) const {
+    return errorStatus("'" + name + "' is not a valid safetensors file: " + what);
   }
 
-  llvm::Error readMetadata(const json &value, std::map<std::string, std::string> &metadata) const {
+  Status readMetadata(const json &value, std::map<std::string, std::string> &metadata) const {
     if (!value.is_object()) return bad("'__metadata__' is not an object of strings");
     for (auto it = value.begin(); it != value.end(); ++it) {
-      if (!it.value().is_string())
-        return bad("'__metadata__' entry '" + it.key() + "' is not a string");
+      if (!it.value().is_string()) return bad("'__metadata__' entry '" + it.key() + "' is not a string");
       metadata[it.key()] = it.value().get<std::string>();
     }
-    return llvm::Error::success();
+    return Status::success();
   }
 
-  llvm::Expected<Entry> readEntry(const std::string &key, const json &value) const {
+  Result<Entry> readEntry(const std::string &key, const json &value) const {
     std::string what = "tensor '" + key + "'";
     if (!value.is_object()) return bad(what + " is not an object with dtype, shape and data_offsets");
     auto field = [&](const char *f) -> const json * {
@@ -195,9 +203,9 @@ private:
     Entry e;
     e.name = key;
     if (!dtype->is_string()) return bad(what + " has a dtype that is not a string");
-    auto parsed = runtime::parseSafetensorsDType(dtype->get<std::string>());
+    auto parsed = parseSafetensorsDType(dtype->get<std::string>());
     if (!parsed) return bad(what + " has dtype '" + dtype->get<std::string>() + "', which planc does not read");
-    e.dtype = *parsed;
+    e.type = *parsed;
 
     if (!shape->is_array()) return bad(what + " has a shape that is not a list");
     uint64_t numel = 1;
@@ -210,7 +218,7 @@ private:
       e.shape.push_back(int64_t(dim));
     }
     uint64_t expected = 0;
-    overflow |= __builtin_mul_overflow(numel, uint64_t(byteSize(e.dtype)), &expected);
+    overflow |= __builtin_mul_overflow(numel, uint64_t(byteSize(e.type)), &expected);
     if (overflow) return bad(what + " has a shape whose size overflows");
 
     if (!offsets->is_array() || offsets->size() != 2 || !(*offsets)[0].is_number_unsigned() ||
@@ -220,7 +228,7 @@ private:
     e.end = (*offsets)[1].get<uint64_t>();
     if (e.begin > e.end) return bad(what + " has data_offsets that end before they begin");
     if (e.end - e.begin != expected)
-      return bad(what + " is " + runtime::safetensorsDTypeName(e.dtype) + toString(e.shape) + ", " + std::to_string(expected) +
+      return bad(what + " is " + safetensorsDTypeName(e.type) + shapeText(e.shape) + ", " + std::to_string(expected) +
                  " bytes, but its data_offsets span " + std::to_string(e.end - e.begin));
     if (e.end > data.size())
       return bad(what + " ends at byte " + std::to_string(e.end) + " of the data, which has only " +
@@ -230,7 +238,7 @@ private:
 
   /// The ranges must tile the data: a gap or an overlap means a corrupt
   /// header, bytes after the last tensor a corrupt or mis-concatenated file.
-  llvm::Error checkTiling(std::vector<Entry> entries) const {
+  Status checkTiling(std::vector<Entry> entries) const {
     std::sort(entries.begin(), entries.end(),
               [](const Entry &a, const Entry &b) { return a.begin != b.begin ? a.begin < b.begin : a.end < b.end; });
     uint64_t at = 0;
@@ -243,32 +251,28 @@ private:
     }
     if (at != data.size())
       return bad("the file has " + std::to_string(data.size() - at) + " bytes after the last tensor's data");
-    return llvm::Error::success();
+    return Status::success();
   }
 
-  Tensor decode(const Entry &e) const {
-    Tensor t(e.shape, e.dtype);
-    unsigned width = byteSize(e.dtype);
-    const auto *p = reinterpret_cast<const unsigned char *>(data.data()) + e.begin;
-    for (size_t i = 0; i < t.data.size(); ++i)
-      t.data[i] = runtime::decodeElement(e.dtype, readLittleEndian(p + i * width, width));
+  HostTensor copyOut(const Entry &e) const {
+    HostTensor t{e.type, e.shape, {}};
+    const auto *p = reinterpret_cast<const uint8_t *>(data.data()) + e.begin;
+    t.bytes.assign(p, p + (e.end - e.begin));
     return t;
   }
 
-  llvm::StringRef bytes, data;
+  std::string_view bytes, data;
   std::string name;
 };
 
 } // namespace
 
-llvm::Expected<runtime::SafetensorsContents> runtime::parseSafetensors(llvm::StringRef bytes, llvm::StringRef name) {
+Result<SafetensorsContents> planc::runtime::parseSafetensors(std::string_view bytes, const std::string &name) {
   return Reader(bytes, name).read();
 }
 
-llvm::Expected<runtime::SafetensorsContents> runtime::readSafetensors(llvm::StringRef path) {
-  auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
-  if (!buffer)
-    return llvm::createStringError(buffer.getError(), "cannot read '%s': %s", path.str().c_str(),
-                                   buffer.getError().message().c_str());
-  return parseSafetensors((*buffer)->getBuffer(), path);
+Result<SafetensorsContents> planc::runtime::readSafetensors(const std::string &path) {
+  Result<std::string> bytes = readWholeFile(path);
+  if (!bytes.ok()) return bytes.status();
+  return parseSafetensors(*bytes, path);
 }

@@ -8,56 +8,57 @@
 // and gradients dumped here can feed an outside reference, and checkpoints
 // can be inspected with common tools.
 //
-// Reading trusts nothing: a truncated, corrupt or hostile file is an error
-// naming the file and what is wrong with it, never a crash.
+// Tensors are HostTensors: their bytes are the file's bytes, unchanged both
+// ways. Reading trusts nothing: a truncated, corrupt or hostile file is an
+// error naming the file and what is wrong with it, never a crash.
 //
 //===----------------------------------------------------------------------===//
 #ifndef PLANC_RUNTIME_SAFETENSORS_H
 #define PLANC_RUNTIME_SAFETENSORS_H
 
-#include "ir/Interpreter.h"
-#include "ir/Tensor.h"
-
-#include "llvm/ADT/StringRef.h"
-#include "llvm/Support/Error.h"
-#include "llvm/Support/raw_ostream.h"
+#include "runtime/HostTensor.h"
+#include "runtime/Status.h"
 
 #include <map>
 #include <optional>
+#include <ostream>
 #include <string>
+#include <string_view>
 
 namespace planc::runtime {
 
-/// The tensors of a file by name (values widened to f64, `dtype` as stored)
-/// and its metadata.
+using HostTensorMap = std::map<std::string, HostTensor>;
+
+/// The tensors of a file by name and its metadata.
 struct SafetensorsContents {
-  ir::TensorMap tensors;
+  HostTensorMap tensors;
   std::map<std::string, std::string> metadata;
 };
 
 /// The format's dtype names: "F64", "F32", "BF16", "F16", "F8_E4M3",
 /// "F8_E5M2", "I32", "I64", "U8", "U16", "U32", "BOOL".
-const char *safetensorsDTypeName(ir::DType dtype);
-std::optional<ir::DType> parseSafetensorsDType(llvm::StringRef name);
+const char *safetensorsDTypeName(ElementType type);
+std::optional<ElementType> parseSafetensorsDType(std::string_view name);
 
 /// The largest header a reader accepts (the reference implementation's limit).
 constexpr uint64_t kMaxSafetensorsHeader = 100'000'000;
 
-/// Writes the file's bytes: tensors in name order, each stored in its own
-/// dtype, the header padded with spaces to a multiple of 8 bytes so every
-/// tensor's data is aligned.
-void serializeSafetensors(llvm::raw_ostream &os, const ir::TensorMap &tensors,
-                          const std::map<std::string, std::string> &metadata = {});
+/// Writes the file's bytes: tensors in name order, the header padded with
+/// spaces to a multiple of 8 bytes so every tensor's data is aligned. A
+/// tensor whose bytes are not its shape's size is an error naming it (and
+/// nothing is written).
+Status serializeSafetensors(std::ostream &os, const HostTensorMap &tensors,
+                            const std::map<std::string, std::string> &metadata = {});
 
 /// Writes `path` atomically (see AtomicFile.h).
-llvm::Error writeSafetensors(llvm::StringRef path, const ir::TensorMap &tensors,
-                             const std::map<std::string, std::string> &metadata = {});
+Status writeSafetensors(const std::string &path, const HostTensorMap &tensors,
+                        const std::map<std::string, std::string> &metadata = {});
 
 /// Parses the bytes of a file; `name` is what error messages call it.
-llvm::Expected<SafetensorsContents> parseSafetensors(llvm::StringRef bytes, llvm::StringRef name);
+Result<SafetensorsContents> parseSafetensors(std::string_view bytes, const std::string &name);
 
 /// Reads and parses `path`.
-llvm::Expected<SafetensorsContents> readSafetensors(llvm::StringRef path);
+Result<SafetensorsContents> readSafetensors(const std::string &path);
 
 } // namespace planc::runtime
 

@@ -4,8 +4,9 @@
     check-layers.py [ROOT]
 
 Every `#include "folder/..."` of a library folder must name a folder that
-docs/architecture.md lets it use, and no library source file may be longer
-than 700 lines. Prints one line per violation (file:line: what) and exits 1
+docs/architecture.md lets it use, no library source file may be longer
+than 700 lines, and runtime/ (what compiled executables link) includes no
+LLVM header either. Prints one line per violation (file:line: what) and exits 1
 if there is any; 0 and a summary line otherwise.
 """
 import os
@@ -19,13 +20,19 @@ ALLOWED = {
     'analysis': {'ir', 'support'},
     'passes': {'analysis', 'ir', 'support'},
     'frontend': {'ir', 'support'},
-    'runtime': {'ir', 'support'},
-    'compiler': {'frontend', 'passes', 'analysis', 'runtime', 'ir', 'support'},
+    'runtime': set(),
+    'exec': {'analysis', 'ir', 'support'},
+    'backend': {'exec', 'runtime', 'analysis', 'ir', 'support'},
+    'compiler': {'frontend', 'passes', 'analysis', 'backend', 'exec', 'runtime', 'ir', 'support'},
 }
+# Folders that may not include LLVM either (with quotes or angle brackets).
+NO_LLVM = {'runtime'}
+LLVM_INCLUDE = re.compile(r'^\s*#\s*include\s+["<](llvm|llvm-c)/')
 # Headers that are not project folders: LLVM, the ANTLR runtime and the
 # parser ANTLR generates for the frontend.
 EXTERNAL = re.compile(r'^(llvm|llvm-c|antlr4-runtime\.h|PlanLexer\.h|PlanParser\.h|PlanBaseVisitor\.h|PlanVisitor\.h|nlohmann)(/|$)')
-PROJECT = {'support', 'ir', 'analysis', 'passes', 'frontend', 'runtime', 'compiler', 'tools', 'tests', 'grammar', 'lib'}
+PROJECT = {'support', 'ir', 'analysis', 'passes', 'frontend', 'runtime', 'exec', 'backend', 'compiler', 'tools', 'tests',
+           'grammar', 'lib'}
 MAX_LINES = 700
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 
@@ -49,6 +56,9 @@ def main():
                 if name.endswith('.cpp') and len(lines) > MAX_LINES:
                     problems.append('%s: %d lines (at most %d)' % (rel, len(lines), MAX_LINES))
                 for number, line in enumerate(lines, 1):
+                    if layer in NO_LLVM and LLVM_INCLUDE.match(line):
+                        problems.append('%s:%d: %s/ may not include LLVM (docs/architecture.md)' % (rel, number, layer))
+                        continue
                     m = INCLUDE.match(line)
                     if not m or EXTERNAL.match(m.group(1)):
                         continue

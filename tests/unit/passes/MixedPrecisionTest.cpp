@@ -16,8 +16,9 @@
 #include "ir/Printer.h"
 #include "passes/PassManager.h"
 #include "passes/PassOptionTable.h"
+#include "backend/interp/BatchShape.h"
+#include "backend/interp/InterpTrainer.h"
 #include "runtime/Data.h"
-#include "runtime/InterpTrainer.h"
 
 #include <gtest/gtest.h>
 
@@ -97,16 +98,16 @@ std::unique_ptr<Module> trainingStep(const std::string &compute, std::map<std::s
 
 std::vector<double> trainLosses(const Module &step, int64_t steps) {
   auto forward = lower(kPlan);
-  auto shape = runtime::batchShapeOf(*forward);
+  auto shape = interp::batchShapeOf(*forward);
   EXPECT_TRUE(bool(shape));
   if (!shape) return (llvm::consumeError(shape.takeError()), std::vector<double>{});
   auto data = runtime::openDataSource(runtime::DataSpec{}, *shape, 7);
-  EXPECT_TRUE(bool(data));
-  if (!data) return (llvm::consumeError(data.takeError()), std::vector<double>{});
-  runtime::TrainLoopOptions loop;
+  EXPECT_TRUE(data.ok()) << data.error();
+  if (!data.ok()) return {};
+  interp::TrainLoopOptions loop;
   loop.steps = steps;
   loop.seed = 7;
-  auto result = runtime::trainOnInterpreter(step, **data, loop);
+  auto result = interp::trainOnInterpreter(step, **data, loop);
   if (!result) {
     ADD_FAILURE() << llvm::toString(result.takeError());
     return {};

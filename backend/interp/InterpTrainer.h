@@ -1,4 +1,4 @@
-//===- runtime/InterpTrainer.h - training on the reference interpreter -*- C++ -*-===//
+//===- backend/interp/InterpTrainer.h - training on the reference interpreter -*- C++ -*-===//
 //
 // The training loop of `planc run --target=interp`, over a training-step
 // module (forward, backward and optimizer update in one module, as the
@@ -9,6 +9,10 @@
 //     tokens, targets = data.batch(step)
 //     outputs = interpret(module, params + tokens, targets, step + 1)
 //     log loss and lr; params = outputs "new.<path>"
+//
+// The batches come from the runtime's data sources (runtime/Data.h) as raw
+// buffers and the files are the runtime's (runtime/Safetensors.h); the
+// adapters of TensorAdapters.h turn them into the interpreter's tensors.
 //
 // Parameters and optimizer state are fed back by name: output "new.<path>"
 // replaces the module parameter whose path is <path>. With a dump folder it
@@ -21,8 +25,8 @@
 //                           rewritten after every step
 //
 //===----------------------------------------------------------------------===//
-#ifndef PLANC_RUNTIME_INTERPTRAINER_H
-#define PLANC_RUNTIME_INTERPTRAINER_H
+#ifndef PLANC_BACKEND_INTERP_INTERPTRAINER_H
+#define PLANC_BACKEND_INTERP_INTERPTRAINER_H
 
 #include "runtime/Data.h"
 
@@ -34,7 +38,7 @@
 #include <string>
 #include <vector>
 
-namespace planc::runtime {
+namespace planc::interp {
 
 struct TrainLoopOptions {
   int64_t steps = 1;
@@ -50,9 +54,9 @@ struct TrainLoopResult {
 /// Runs the loop. Errors: a module that is not a training step (no "loss"),
 /// a data error, an interpreter error, a loss that is not finite (naming the
 /// step), a dump folder that cannot be created or written (naming it).
-llvm::Expected<TrainLoopResult> trainOnInterpreter(const ir::Module &step, DataSource &data,
+llvm::Expected<TrainLoopResult> trainOnInterpreter(const ir::Module &step, runtime::DataSource &data,
                                                    const TrainLoopOptions &options);
 
-} // namespace planc::runtime
+} // namespace planc::interp
 
 #endif

@@ -1,6 +1,8 @@
-//===- runtime/InterpTrainer.cpp - training on the reference interpreter -===//
+//===- backend/interp/InterpTrainer.cpp - training on the reference interpreter -===//
 
-#include "runtime/InterpTrainer.h"
+#include "backend/interp/InterpTrainer.h"
+#include "backend/interp/TensorAdapters.h"
+
 #include "runtime/AtomicFile.h"
 #include "runtime/Safetensors.h"
 
@@ -20,9 +22,11 @@
 
 using namespace planc;
 using namespace planc::ir;
-using namespace planc::runtime;
+using namespace planc::interp;
 
 namespace {
+
+llvm::Error errorOf(const runtime::Status &s) { return s.ok() ? llvm::Error::success() : makeError(s.message()); }
 
 std::string pathOf(const Value *v) { return v->path.empty() ? v->name : v->path; }
 
@@ -72,11 +76,15 @@ public:
       return makeError("cannot create the dump folder '" + dir + "': " + ec.message());
     return llvm::Error::success();
   }
+  llvm::Error tensors(const std::string &file, const runtime::HostTensorMap &t,
+                      const std::map<std::string, std::string> &meta) {
+    return errorOf(runtime::writeSafetensors(path(file), t, meta));
+  }
   llvm::Error tensors(const std::string &file, const TensorMap &t, const std::map<std::string, std::string> &meta) {
-    return writeSafetensors(path(file), t, meta);
+    return tensors(file, toHostTensors(t), meta);
   }
   llvm::Error text(const std::string &file, const std::string &contents) {
-    return writeFileAtomically(path(file), contents);
+    return errorOf(runtime::writeFileAtomically(path(file), contents));
   }
 
 private:
@@ -102,8 +110,8 @@ std::string number(double x) {
 
 } // namespace
 
-llvm::Expected<TrainLoopResult> runtime::trainOnInterpreter(const Module &m, DataSource &data,
-                                                            const TrainLoopOptions &options) {
+llvm::Expected<TrainLoopResult> interp::trainOnInterpreter(const Module &m, runtime::DataSource &data,
+                                                           const TrainLoopOptions &options) {
   auto interface = interfaceOf(m);
   if (!interface) return interface.takeError();
   const StepInterface &io = *interface;
@@ -139,14 +147,14 @@ llvm::Expected<TrainLoopResult> runtime::trainOnInterpreter(const Module &m, Dat
                            {"lr", nlohmann::json::array()}};
   for (int64_t step = 0; step < options.steps; ++step) {
     auto start = std::chrono::steady_clock::now();
-    auto batch = data.batch(step);
-    if (!batch) return batch.takeError();
+    runtime::Result<runtime::Batch> batch = data.batch(step);
+    if (!batch.ok()) return makeError(batch.error());
     if (dump.enabled()) {
-      TensorMap b = {{"tokens", batch->tokens}, {"targets", batch->targets}};
+      runtime::HostTensorMap b = {{"tokens", batch->tokens}, {"targets", batch->targets}};
       if (llvm::Error e = dump.tensors("batch-" + std::to_string(step) + ".safetensors", b, meta)) return e;
     }
-    feeds["tokens"] = std::move(batch->tokens);
-    feeds["targets"] = std::move(batch->targets);
+    feeds["tokens"] = toTensor(batch->tokens);
+    feeds["targets"] = toTensor(batch->targets);
     if (io.step) feeds["step"] = scalar(io.step->type.dtype, double(step + 1));
 
     // One draw seed per step: dropout masks differ between steps, never within one.
