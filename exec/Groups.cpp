@@ -24,9 +24,12 @@ std::optional<MeshAxis> exec::axisOf(const Step &step) {
 }
 
 bool exec::hasValidMesh(const ExecutionPlan &plan) {
+  // 2^22 ranks: beyond any machine, small enough that a group or a rank's
+  // coordinates of a mesh read from text can always be listed.
+  const int64_t kMaxRanks = int64_t(1) << 22;
   int64_t ranks = 1;
   for (int64_t n : plan.mesh) {
-    if (n < 1 || n > (int64_t(1) << 40) || ranks > (int64_t(1) << 40) / n) return false;
+    if (n < 1 || n > kMaxRanks || ranks > kMaxRanks / n) return false;
     ranks *= n;
   }
   return true;

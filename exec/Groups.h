@@ -27,8 +27,8 @@ bool isCommunicationStep(ir::OpKind kind);
 /// The axis the step's `axis` attribute names, if it names one.
 std::optional<MeshAxis> axisOf(const Step &step);
 
-/// Whether every axis of the plan's mesh has at least one rank and the
-/// ranks fit in 63 bits (what the functions below need).
+/// Whether every axis of the plan's mesh has at least one rank and there are
+/// at most 2^22 ranks (what the functions below need).
 bool hasValidMesh(const ExecutionPlan &plan);
 
 /// (c + offset) mod n, in [0, n).

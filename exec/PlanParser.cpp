@@ -97,7 +97,7 @@ bool PlanParser::parseHeader() {
     } while (consumeIf(Token::Comma));
   }
   if (!expect(Token::RBracket)) return false;
-  if (!hasValidMesh(plan)) return error(meshTok, "the mesh has more ranks than a plan can number");
+  if (!hasValidMesh(plan)) return error(meshTok, "the mesh has more than 4194304 (2^22) ranks");
 
   if (!expectWord("schedule")) return false;
   Token styleTok = tok;

@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <limits>
 #include <set>
+#include <unordered_map>
 
 using namespace planc;
 using namespace planc::exec;
@@ -242,9 +243,14 @@ void checkDataflow(const RankProgram &p, Report &r) {
 // ---- (d) events and waits
 void checkEvents(const RankProgram &p, Report &r) {
   if (p.events < 0) r.program("has " + llvm::Twine(p.events) + " events");
+  // Keyed by event: a plan's count of events need not be small to be read.
   size_t events = size_t(std::max<int64_t>(p.events, 0));
-  std::vector<int64_t> recordedAt(events, -1); // the step recording each event
-  std::vector<int64_t> waitedAt(events, -1);   // the latest step waiting for it
+  std::unordered_map<int64_t, int64_t> recordedAt; // the step recording each event
+  std::unordered_map<int64_t, int64_t> waitedAt;   // the latest step waiting for it
+  auto at = [](const std::unordered_map<int64_t, int64_t> &m, int64_t e) {
+    auto it = m.find(e);
+    return it == m.end() ? int64_t(-1) : it->second;
+  };
   std::vector<int64_t> commWriter(p.buffers.size(), -1); // the communication step that wrote a buffer last
   for (size_t i = 0; i < p.steps.size(); ++i) {
     const Step &s = p.steps[i];
@@ -253,15 +259,15 @@ void checkEvents(const RankProgram &p, Report &r) {
       r.step(i, llvm::Twine("runs on the ") + spelling(s.stream) + " stream but " +
                     (talks ? "communicates" : "does not communicate"));
     for (int64_t e : s.waits) {
-      if (!inRange(e, events) || recordedAt[size_t(e)] < 0 || recordedAt[size_t(e)] >= int64_t(i))
+      if (!inRange(e, events) || at(recordedAt, e) < 0 || at(recordedAt, e) >= int64_t(i))
         r.step(i, "waits for e" + llvm::Twine(e) + ", which no earlier step records");
-      else waitedAt[size_t(e)] = int64_t(i);
+      else waitedAt[e] = int64_t(i);
     }
     for (int64_t in : s.inputs) {
       if (!inRange(in, p.buffers.size()) || commWriter[size_t(in)] < 0) continue;
       const Step &writer = p.steps[size_t(commWriter[size_t(in)])];
       if (!inRange(writer.event, events)) continue; // reported at the writer
-      if (waitedAt[size_t(writer.event)] <= commWriter[size_t(in)])
+      if (at(waitedAt, writer.event) <= commWriter[size_t(in)])
         r.step(i, "reads " + r.buf(in) + ", the output of " + describeStep(p, size_t(commWriter[size_t(in)])) +
                       ", without waiting for its event e" + llvm::Twine(writer.event));
     }
@@ -269,11 +275,11 @@ void checkEvents(const RankProgram &p, Report &r) {
       if (!inRange(s.event, events)) {
         r.step(i, "records " + (s.event == -1 ? std::string("no event") : "event e" + std::to_string(s.event)) +
                       ", not one of the program's " + std::to_string(p.events));
-      } else if (recordedAt[size_t(s.event)] >= 0) {
-        r.step(i, "records e" + llvm::Twine(s.event) + ", which " + describeStep(p, size_t(recordedAt[size_t(s.event)])) +
+      } else if (at(recordedAt, s.event) >= 0) {
+        r.step(i, "records e" + llvm::Twine(s.event) + ", which " + describeStep(p, size_t(at(recordedAt, s.event))) +
                       " records already");
       } else {
-        recordedAt[size_t(s.event)] = int64_t(i);
+        recordedAt[s.event] = int64_t(i);
       }
     } else if (s.event != -1) {
       r.step(i, "records event e" + llvm::Twine(s.event) + " on the compute stream");

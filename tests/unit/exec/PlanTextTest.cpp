@@ -193,6 +193,8 @@ TEST(PlanTextTest, ParseErrorsNameTheFileLineAndColumn) {
             "t.exec:3:46: error: unknown memory category 'scratch' (parameters, gradients, optimizer_state, "
             "activations, temporaries, communication)");
   EXPECT_EQ(firstError(smallWith("mesh []", "mesh [dp=0]")), "t.exec:1:18: error: a mesh axis has at least one rank");
+  EXPECT_EQ(firstError(smallWith("mesh []", "mesh [dp=4096, tp=4096]")),
+            "t.exec:1:9: error: the mesh has more than 4194304 (2^22) ranks");
   EXPECT_EQ(firstError(smallWith("gpipe", "2f2b")),
             "t.exec:1:26: error: unknown schedule style '2f2b' (gpipe, 1f1b, interleaved, zero_bubble)");
   EXPECT_EQ(firstError(smallWith("c0 compute", "chunk compute")),
