@@ -20,7 +20,7 @@
 // what is there when the step starts: parameters, states, the batch;
 // kAfterSteps for what is kept after it: parameters, states, the outputs).
 // Two buffers whose lives overlap never share a byte, unless one aliases
-// the other (exec/VerifyPlan.h checks it).
+// the other (exec/PlanVerifier.h checks it).
 //
 // Steps. A step is one op's kernel (later: one fused kernel) on one
 // micro-batch: its inputs and outputs are buffer indices, its attributes the
@@ -80,7 +80,7 @@ struct Buffer {
   std::string value;       // the value of the placed step it holds
   int slot = -1;           // micro-batch; -1: one buffer for the whole step
   ir::TensorType type;     // the value's global type with its sharding (where the block sits)
-  ir::Shape local;         // the rank's block (ir/LocalBlocks.h localShape)
+  Shape local;             // the rank's block (ir/LocalBlocks.h localShape)
   uint64_t offset = 0;     // in the arena, bytes, a multiple of ExecutionPlan::alignment
   uint64_t size = 0;       // bytes it takes: the block's bytes padded to the alignment
   memory::Category category = memory::Category::Temporaries;

@@ -35,6 +35,8 @@ const char *ir::describe(Token::Kind kind) {
   case Token::Equal: return "'='";
   case Token::Plus: return "'+'";
   case Token::Minus: return "'-'";
+  case Token::Hash: return "'#'";
+  case Token::Arrow: return "'->'";
   }
   return "a token";
 }
@@ -84,6 +86,10 @@ Token Lexer::next() {
   case '"': return lexQuoted(start, Token::String);
   case '-':
     if (cur < end && llvm::isDigit(*cur)) return lexNumber(start);
+    if (execTokens && cur < end && *cur == '>') {
+      ++cur;
+      return make(Token::Arrow, start);
+    }
     return make(Token::Minus, start);
   case '%':
   case '@': {
@@ -98,6 +104,9 @@ Token Lexer::next() {
     t.text = t.spelling.drop_front().str();
     return t;
   }
+  case '#':
+    if (execTokens) return make(Token::Hash, start);
+    break;
   default: break;
   }
   if (llvm::isDigit(c)) return lexNumber(start);

@@ -28,6 +28,7 @@ struct Token {
     String,     // "..."; `text` is the decoded contents
     LParen, RParen, LBrace, RBrace, LBracket, RBracket,
     Comma, Colon, Equal, Plus, Minus,
+    Hash, Arrow, // '#' and '->': only from a Lexer made with execTokens (exec/PlanParser.h)
   };
   Kind kind = Eof;
   llvm::StringRef spelling; // the source bytes
@@ -47,7 +48,10 @@ const char *describe(Token::Kind kind);
 
 class Lexer {
 public:
-  explicit Lexer(llvm::StringRef buffer) : cur(buffer.begin()), end(buffer.end()) {}
+  /// `execTokens`: also '#' and '->', which the execution plan's text form
+  /// (exec/PlanParser.h) has and the IR does not.
+  explicit Lexer(llvm::StringRef buffer, bool execTokens = false)
+      : cur(buffer.begin()), end(buffer.end()), execTokens(execTokens) {}
   Token next();
 
 private:
@@ -59,6 +63,7 @@ private:
 
   const char *cur;
   const char *end;
+  bool execTokens;
 };
 
 } // namespace planc::ir

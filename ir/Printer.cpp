@@ -29,16 +29,7 @@ bool isIdentifier(llvm::StringRef s) {
   return llvm::all_of(s, [](char c) { return llvm::isAlnum(c) || c == '_'; });
 }
 
-std::string nameRef(char sigil, llvm::StringRef name) {
-  return sigil + (isBareName(name) ? name.str() : quote(name));
-}
-
 std::string operandRef(const Value *v) { return v ? valueRef(*v) : std::string("%<null>"); }
-
-void printLocation(const Location &loc, llvm::raw_ostream &os) {
-  if (!loc.isKnown()) return;
-  os << " loc(" << quote(loc.file) << ":" << loc.line << ":" << loc.column << ")";
-}
 
 void printPath(llvm::StringRef path, llvm::raw_ostream &os) {
   if (!path.empty()) os << " path " << quote(path);
@@ -107,7 +98,26 @@ std::string ir::formatFloat(double x) {
   return s;
 }
 
+std::string ir::nameRef(char sigil, llvm::StringRef name) {
+  return sigil + (isBareName(name) ? name.str() : quote(name));
+}
+
 std::string ir::valueRef(const Value &v) { return nameRef('%', v.name); }
+
+void ir::printLocation(const Location &loc, llvm::raw_ostream &os) {
+  if (!loc.isKnown()) return;
+  os << " loc(" << quote(loc.file) << ":" << loc.line << ":" << loc.column << ")";
+}
+
+void ir::printAttrs(const AttrMap &attrs, llvm::raw_ostream &os) {
+  os << "{";
+  bool first = true;
+  for (const auto &[name, value] : attrs) {
+    os << (first ? "" : ", ") << (isIdentifier(name) ? name : quote(name)) << " = " << toText(value);
+    first = false;
+  }
+  os << "}";
+}
 
 std::string ir::toText(const Attr &a) {
   struct Visitor {
@@ -129,13 +139,8 @@ void ir::printOp(const Op &op, llvm::raw_ostream &os) {
     os << (i ? ", " : "") << operandRef(op.operands[i]);
   os << ")";
   if (!op.attrs.empty()) {
-    os << " {";
-    bool first = true;
-    for (const auto &[name, value] : op.attrs) {
-      os << (first ? "" : ", ") << (isIdentifier(name) ? name : quote(name)) << " = " << toText(value);
-      first = false;
-    }
-    os << "}";
+    os << " ";
+    printAttrs(op.attrs, os);
   }
   for (size_t i = 0; i < op.results.size(); ++i)
     os << (i ? ", " : " : ") << (op.results[i] ? toString(op.results[i]->type) : "<null>");

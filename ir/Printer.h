@@ -27,6 +27,12 @@ std::string toText(const Op &op);
 
 /// `%name`, or `%"odd name"` when the name is not a plain identifier.
 std::string valueRef(const Value &v);
+/// `name` after `sigil` ('%' or '@'), quoted as valueRef quotes it.
+std::string nameRef(char sigil, llvm::StringRef name);
+/// `{a = 1, "odd key" = [2, 3]}`: an op's attributes as printOp writes them.
+void printAttrs(const AttrMap &attrs, llvm::raw_ostream &os);
+/// ` loc("file":line:col)` with its leading space; nothing for an unknown place.
+void printLocation(const Location &loc, llvm::raw_ostream &os);
 /// `1`, `-0.5`, `true`, `"text"`, `[1, 2]`: the literal the parser reads back.
 std::string toText(const Attr &a);
 /// The shortest decimal that reads back to exactly `x`, always with a '.' or

@@ -1,0 +1,149 @@
+//===- exec/PlanPrinter.cpp - the execution plan as text -----------------===//
+//
+// Every choice here (which clauses are left out when they hold their
+// default, how a missing buffer or the ends of a live range are spelt) is
+// mirrored by exec/PlanParser.cpp, so parse(print(p)) == p.
+//
+//===----------------------------------------------------------------------===//
+
+#include "exec/PlanPrinter.h"
+#include "exec/Groups.h"
+#include "exec/PlanWords.h"
+#include "ir/Printer.h"
+
+using namespace planc;
+using namespace planc::exec;
+
+namespace {
+
+/// `#3`, or `none` for -1 (a stage_merge operand made on another stage).
+std::string bufferRef(int64_t i) { return i == -1 ? "none" : "#" + std::to_string(i); }
+
+std::string liveEnd(int64_t step) {
+  if (step == kBeforeSteps) return "before";
+  if (step == kAfterSteps) return "after";
+  return std::to_string(step);
+}
+
+/// `mb<j>` for micro-batch or slot j, `once` for -1.
+std::string slotWord(int64_t j) { return j == -1 ? "once" : "mb" + std::to_string(j); }
+
+/// The value a buffer holds when the text leaves it out: its name without
+/// the slot's ".mb<j>" suffix.
+std::string impliedValue(const Buffer &b) {
+  std::string suffix = ".mb" + std::to_string(b.slot);
+  if (b.slot >= 0 && llvm::StringRef(b.name).endswith(suffix)) return b.name.substr(0, b.name.size() - suffix.size());
+  return b.name;
+}
+
+template <typename T> void printList(const std::vector<T> &items, llvm::raw_ostream &os) {
+  os << "[";
+  for (size_t i = 0; i < items.size(); ++i) os << (i ? ", " : "") << items[i];
+  os << "]";
+}
+
+void printHeader(const ExecutionPlan &plan, llvm::raw_ostream &os) {
+  os << "plan " << ir::nameRef('@', plan.name) << " mesh [";
+  bool first = true;
+  for (unsigned a = 0; a < kNumMeshAxes; ++a) {
+    if (plan.mesh[a] == 1) continue;
+    os << (first ? "" : ", ") << spelling(MeshAxis(a)) << "=" << plan.mesh[a];
+    first = false;
+  }
+  const ScheduleOptions &s = plan.schedule;
+  os << "] schedule " << spelling(s.style) << " stages " << s.stages << " micro_batches " << s.microBatches
+     << " chunks " << s.virtualStages << " alignment " << plan.alignment << "\n";
+}
+
+void printBuffer(size_t i, const Buffer &b, llvm::raw_ostream &os) {
+  os << "  #" << i << " " << ir::nameRef('%', b.name) << " : " << ir::toString(b.type) << " local "
+     << ir::toString(b.local) << " " << slotWord(b.slot) << " at " << b.offset << " size " << b.size << " "
+     << categoryWord(b.category) << " " << spelling(b.role);
+  if (b.value != impliedValue(b)) os << " value " << ir::nameRef('%', b.value);
+  if (!b.path.empty()) os << " path " << ir::quote(b.path);
+  if (b.aliasOf != -1) os << " alias " << bufferRef(b.aliasOf);
+  os << " live [" << liveEnd(b.firstStep) << ", " << liveEnd(b.lastStep) << "]\n";
+}
+
+void printRefs(const std::vector<int64_t> &refs, llvm::raw_ostream &os) {
+  os << "(";
+  for (size_t i = 0; i < refs.size(); ++i) os << (i ? ", " : "") << bufferRef(refs[i]);
+  os << ")";
+}
+
+/// `rank` >= 0: the rank form, with the step's group and peer.
+void printStep(const ExecutionPlan &plan, size_t i, const Step &s, int64_t rank, llvm::raw_ostream &os) {
+  os << "  " << i << ": " << ir::spelling(s.work) << " " << slotWord(s.microBatch) << " c" << s.chunk << " "
+     << spelling(s.stream) << " " << (s.kind < ir::OpKind::NumOps ? ir::spelling(s.kind) : "<no op>") << " ";
+  printRefs(s.inputs, os);
+  os << " -> ";
+  printRefs(s.outputs, os);
+  if (!s.attrs.empty()) {
+    os << " ";
+    ir::printAttrs(s.attrs, os);
+  }
+  if (s.accumulate) os << " accumulate";
+  if (s.event != -1) os << " event e" << s.event;
+  if (!s.waits.empty()) {
+    os << " waits [";
+    for (size_t w = 0; w < s.waits.size(); ++w) os << (w ? ", " : "") << "e" << s.waits[w];
+    os << "]";
+  }
+  if (rank >= 0 && s.kind < ir::OpKind::NumOps && isCommunicationStep(s.kind)) {
+    os << " group ";
+    printList(groupOf(plan, s, rank), os);
+    if (s.kind == ir::OpKind::Send || s.kind == ir::OpKind::Recv) os << " peer " << peerOf(plan, s, rank);
+  }
+  ir::printLocation(s.loc, os);
+  if (!s.path.empty()) os << " path " << ir::quote(s.path);
+  os << "\n";
+}
+
+void printOutput(const OutputBinding &o, llvm::raw_ostream &os) {
+  os << "  output " << ir::quote(o.name) << " " << outputRoleWord(o.role);
+  if (!o.path.empty()) os << " path " << ir::quote(o.path);
+  if (!o.owner.empty()) os << " owner " << ir::quote(o.owner);
+  os << " " << bufferRef(o.buffer) << "\n";
+}
+
+void printProgram(const ExecutionPlan &plan, const RankProgram &p, int64_t rank, llvm::raw_ostream &os) {
+  os << "program stage " << p.stage << " ranks ";
+  printList(p.ranks, os);
+  if (rank >= 0) os << " rank " << rank;
+  os << " arena " << p.arenaSize << " events " << p.events << " {\n";
+  for (size_t i = 0; i < p.buffers.size(); ++i) printBuffer(i, p.buffers[i], os);
+  for (size_t i = 0; i < p.steps.size(); ++i) printStep(plan, i, p.steps[i], rank, os);
+  for (const OutputBinding &o : p.outputs) printOutput(o, os);
+  os << "}\n";
+}
+
+} // namespace
+
+void exec::printPlan(const ExecutionPlan &plan, llvm::raw_ostream &os) {
+  printHeader(plan, os);
+  for (const RankProgram &p : plan.programs) printProgram(plan, p, /*rank=*/-1, os);
+}
+
+std::string exec::toText(const ExecutionPlan &plan) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  printPlan(plan, os);
+  return os.str();
+}
+
+void exec::printRankProgram(const ExecutionPlan &plan, int64_t rank, llvm::raw_ostream &os) {
+  printHeader(plan, os);
+  int64_t index = programIndexOf(plan, rank);
+  if (index < 0) {
+    os << "// rank " << rank << " runs no program of this plan\n";
+    return;
+  }
+  printProgram(plan, plan.programs[size_t(index)], rank, os);
+}
+
+std::string exec::rankProgramText(const ExecutionPlan &plan, int64_t rank) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  printRankProgram(plan, rank, os);
+  return os.str();
+}
