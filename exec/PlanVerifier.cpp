@@ -69,10 +69,11 @@ std::string liveText(int64_t step) {
 }
 
 /// Whether a buffer's live range is well formed (rule a), so the later
-/// rules can use it.
+/// rules can use it. [before, before] is what is there when the step starts
+/// and no step reads.
 bool validLive(const Buffer &b, size_t steps) {
   bool first = b.firstStep == kBeforeSteps || inRange(b.firstStep, steps);
-  bool last = b.lastStep == kAfterSteps || inRange(b.lastStep, steps);
+  bool last = b.lastStep == kAfterSteps || b.lastStep == kBeforeSteps || inRange(b.lastStep, steps);
   return first && last && b.firstStep <= b.lastStep;
 }
 

@@ -11,6 +11,8 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
+
 using namespace planc;
 using namespace planc::exec;
 using namespace planc::exec::testplans;
@@ -173,6 +175,65 @@ TEST(PlanVerifierTest, UnreceivedMessagesAndALonePipelineCollective) {
   plan.programs[0].steps.back().kind = ir::OpKind::AllGather;
   EXPECT_EQ(all(checkPlan(plan)), "stage 1 step 2 (all_reduce) (16 bytes) meets stage 0 step 2 (all_gather) (16 bytes) "
                                   "in one collective over pp: they differ\n");
+}
+
+} // namespace
+
+namespace {
+
+/// Whether the aliasOf chain from `i` reaches `j` (chains here end).
+bool chainReaches(const RankProgram &p, int64_t i, int64_t j) {
+  for (i = p.buffers[size_t(i)].aliasOf; i >= 0; i = p.buffers[size_t(i)].aliasOf)
+    if (i == j) return true;
+  return false;
+}
+
+TEST(PlanVerifierTest, SweepFindsWhatComparingEveryPairFinds) {
+  // Random programs in a small arena: the sweep reports a pair of live
+  // buffers sharing bytes exactly when comparing every pair finds one.
+  std::mt19937 random(7);
+  int withClash = 0;
+  for (int round = 0; round < 2000; ++round) {
+    ExecutionPlan plan;
+    RankProgram p;
+    p.ranks = {0};
+    p.arenaSize = 64 * 8;
+    int steps = 1 + int(random() % 6);
+    for (int s = 0; s < steps; ++s) p.steps.push_back(step(ir::OpKind::Fill, ir::Work::Forward, -1, {}, {}));
+    int buffers = 1 + int(random() % 7);
+    for (int i = 0; i < buffers; ++i) {
+      int64_t first = int64_t(random() % (steps + 1)) - 1, last = first + int64_t(random() % 3);
+      if (last >= steps) last = kAfterSteps;
+      uint64_t offset = 64 * (random() % 7), size = 64 * (1 + random() % 2);
+      Buffer b = buffer("b" + std::to_string(i), ir::TensorType({}, ir::DType::F32), {}, -1, offset,
+                        memory::Category::Temporaries, BufferRole::Internal, first, last);
+      b.size = std::min<uint64_t>(size, p.arenaSize - offset);
+      if (i > 0 && random() % 4 == 0) {
+        b.aliasOf = int64_t(random() % i);
+        b.offset = p.buffers[size_t(b.aliasOf)].offset;
+        b.size = std::min<uint64_t>(b.size, p.arenaSize - b.offset);
+      }
+      p.buffers.push_back(b);
+    }
+    auto end = [&](int64_t s) { return s == kAfterSteps ? int64_t(steps) : s; };
+    bool clash = false;
+    for (size_t i = 0; i < p.buffers.size(); ++i)
+      for (size_t j = 0; j < i; ++j) {
+        const Buffer &x = p.buffers[i], &y = p.buffers[j];
+        bool time = std::max(x.firstStep, y.firstStep) <= std::min(end(x.lastStep), end(y.lastStep));
+        bool bytes = x.offset < y.offset + y.size && y.offset < x.offset + x.size;
+        if (time && bytes && !chainReaches(p, int64_t(i), int64_t(j)) && !chainReaches(p, int64_t(j), int64_t(i)))
+          clash = true;
+      }
+    plan.programs.push_back(p);
+    bool reported = false;
+    for (const std::string &m : checkPlan(plan)) reported |= m.find("shares bytes") != std::string::npos;
+    EXPECT_EQ(reported, clash) << "round " << round << "\n" << all(checkPlan(plan));
+    withClash += clash;
+  }
+  // Both outcomes occur often enough to matter.
+  EXPECT_GT(withClash, 200);
+  EXPECT_LT(withClash, 1800);
 }
 
 } // namespace
