@@ -49,7 +49,6 @@ private:
   bool parseSlot(int &slot);
   bool parseBufferRef(int64_t &index);
   bool parseRefList(std::vector<int64_t> &refs);
-  bool parseIntList(std::vector<int64_t> &list);
   bool parseLiveEnd(int64_t &step);
   bool parseName(std::string &name, const char *what);
   bool parseString(std::string &s, const char *what);
@@ -394,17 +393,7 @@ bool PlanParser::parseRefList(std::vector<int64_t> &refs) {
   return expect(Token::RParen);
 }
 
-bool PlanParser::parseIntList(std::vector<int64_t> &list) {
-  if (!expect(Token::LBracket)) return false;
-  if (!tok.is(Token::RBracket)) {
-    do {
-      int64_t i;
-      if (!parseInt(i, "an integer")) return false;
-      list.push_back(i);
-    } while (consumeIf(Token::Comma));
-  }
-  return expect(Token::RBracket);
-}
+
 
 bool PlanParser::parseLiveEnd(int64_t &step) {
   if (tok.isWord("before") || tok.isWord("after")) {

@@ -171,16 +171,8 @@ bool TextParser::parseAttrValue(Attr &value) {
     consume();
     return true;
   case Token::LBracket: {
-    consume();
     std::vector<int64_t> list;
-    if (!tok.is(Token::RBracket)) {
-      do {
-        int64_t i;
-        if (!parseInt(i, "an integer")) return false;
-        list.push_back(i);
-      } while (consumeIf(Token::Comma));
-    }
-    if (!expect(Token::RBracket)) return false;
+    if (!parseIntList(list)) return false;
     value = std::move(list);
     return true;
   }
@@ -214,4 +206,16 @@ bool TextParser::parseLocation(Location &loc) {
   loc.line = unsigned(line);
   loc.column = unsigned(column);
   return expect(Token::RParen);
+}
+
+bool TextParser::parseIntList(std::vector<int64_t> &list) {
+  if (!expect(Token::LBracket)) return false;
+  if (!tok.is(Token::RBracket)) {
+    do {
+      int64_t i;
+      if (!parseInt(i, "an integer")) return false;
+      list.push_back(i);
+    } while (consumeIf(Token::Comma));
+  }
+  return expect(Token::RBracket);
 }

@@ -72,6 +72,8 @@ protected:
   bool parseAttrDict(AttrMap &attrs);           // {name = value, ...}, at the '{'
   bool parseAttrValue(Attr &value);
   bool parseInt(int64_t &value, const char *what);
+  /// `[i, j, ...]` (possibly empty), appended to `list`.
+  bool parseIntList(std::vector<int64_t> &list);
   bool parseLocation(Location &loc);            // loc("file":line:col), at 'loc'
 
   const llvm::SourceMgr &sm;
