@@ -445,7 +445,7 @@ private:
 
 } // namespace
 
-llvm::Expected<MemoryPlan> memory::planMemory(const Module &m) {
+llvm::Expected<MemoryPlan> memory::planMemory(const Module &m, const PlanOptions &options) {
   pipeline::ScheduleOptions so = m.schedule.value_or(pipeline::ScheduleOptions{});
   so.stages = int(m.mesh[unsigned(MeshAxis::PP)]);
   for (const auto &op : m.ops)

@@ -27,10 +27,12 @@
 
 #include "ir/IR.h"
 #include "analysis/PipelineSchedule.h"
+#include "ir/Placement.h"
 
 #include "llvm/Support/Error.h"
 
 #include <array>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -41,6 +43,35 @@ constexpr size_t kNumCategories = 6;
 const char *spelling(Category c);
 
 using CategoryBytes = std::array<uint64_t, kNumCategories>;
+
+/// Where one buffer of the plan lives (PlanOptions::keepPlacements): the
+/// buffer of `value` in micro-batch slot `slot` (-1: one for the whole step),
+/// at `offset` of the stage's arena. A buffer that reuses another's bytes in
+/// place (an update's new parameter, an all-reduce of a buffer read by
+/// nothing after it) names it in `aliasOf` (an index into placements).
+/// `firstStep`/`lastStep` index StagePlan::program: -1 for what is there when
+/// the step starts (parameters, states, the batch), INT64_MAX for what is kept
+/// after it (parameters, states, the outputs).
+struct PlacedBuffer {
+  const ir::Value *value = nullptr;
+  int slot = -1;
+  uint64_t offset = 0, size = 0; // size: the block's bytes padded to the alignment
+  Category category = Category::Temporaries;
+  int64_t aliasOf = -1;
+  int64_t firstStep = -1, lastStep = INT64_MAX;
+};
+
+/// One op run on one micro-batch, in the order the stage runs them
+/// (analysis/StageSequence.h), with the placements it reads and writes.
+struct PlacedStep {
+  const ir::Op *op = nullptr;
+  int microBatch = -1;
+  ir::Work work = ir::Work::Forward;
+  int chunk = 0;
+  std::vector<int64_t> inputs;  // per operand; -1: a stage_merge operand of another stage
+  std::vector<int64_t> outputs; // per result
+  std::vector<bool> accumulate; // per result: adds to what the buffer holds (a sum over micro-batches)
+};
 
 struct StagePlan {
   int stage = 0;                 // pipeline rank (pp coordinate)
@@ -63,6 +94,9 @@ struct StagePlan {
   /// backward does), optimizer state (master weights, moments) -- indexed
   /// by Category, unpadded (as the formulas count); the other entries are 0.
   CategoryBytes modelStates{};
+  /// PlanOptions::keepPlacements: every buffer and step (else empty).
+  std::vector<PlacedBuffer> placements;
+  std::vector<PlacedStep> program;
   double fragmentation() const { return peak ? double(arena) / double(peak) - 1.0 : 0.0; }
 };
 
@@ -71,11 +105,22 @@ struct MemoryPlan {
   const StagePlan &peakStage() const;
 };
 
+struct PlanOptions {
+  /// Record every buffer's placement and the steps reading them (what the
+  /// execution plan is built from); without it only the totals are kept.
+  bool keepPlacements = false;
+  /// Keep the parameters' gradients to the end of the step (a run that
+  /// reports them: `planc verify`); else they die at their last use, as in a
+  /// training run. Only the gradient outputs' lives change.
+  bool keepGradientOutputs = false;
+};
+
 /// Plans the placed step `m` (after sharding propagation and, with pp > 1,
 /// the `pipeline` pass; not unrolled) under the schedule the pipeline pass
 /// recorded on it (m.schedule: its micro-batch count and style; without one,
 /// a single micro-batch of 1F1B). Errors name an op the plan cannot place.
-llvm::Expected<MemoryPlan> planMemory(const ir::Module &m);
+/// The outputs of the step other than the gradients live to its end.
+llvm::Expected<MemoryPlan> planMemory(const ir::Module &m, const PlanOptions &options = {});
 
 } // namespace planc::memory
 

@@ -26,8 +26,8 @@
 // micro-batch: its inputs and outputs are buffer indices, its attributes the
 // op's with shapes made local (ir/LocalAttrs.h) and the micro-batch's own
 // changes (a message's tag, dropout's rows of the whole batch, the 1/m seed
-// of backward). A step that `accumulate`s adds its result to what its output
-// buffer holds (micro-batches after the first of a value summed over them).
+// of backward). An output a step `accumulate`s gets the result added to what
+// its buffer holds (micro-batches after the first of a value summed over them).
 // Communication steps (ir::isCommunication, but shard_slice which is local)
 // run on the communication stream; each records an event, and a later step
 // that reads its outputs, or writes bytes it reads or writes, waits for it
@@ -100,12 +100,14 @@ struct Step {
   Stream stream = Stream::Compute;
   std::vector<int64_t> inputs;  // buffer indices; -1: a stage_merge operand made on another stage
   std::vector<int64_t> outputs; // buffer indices (an update's are its parameter's and states')
-  bool accumulate = false;      // outputs += the result
+  std::vector<bool> accumulate; // per output: += the result (empty: none accumulates)
   int64_t event = -1;           // communication steps: the event it records
   std::vector<int64_t> waits;   // events to complete before it starts
   ir::Location loc;             // the .plan place of the op
   std::string path;             // its layer path
   bool operator==(const Step &o) const;
+  /// Whether output `k` accumulates.
+  bool accumulates(size_t k) const { return k < accumulate.size() && accumulate[k]; }
 };
 
 /// An output of the training step (ir::Output) as this program holds it.

@@ -232,8 +232,17 @@ bool PlanParser::parseStep(RankProgram &p) {
   if (!parseRefList(s.inputs) || !expect(Token::Arrow) || !parseRefList(s.outputs)) return false;
   if (tok.is(Token::LBrace) && !parseAttrDict(s.attrs)) return false;
   if (tok.isWord("accumulate")) {
-    s.accumulate = true;
     consume();
+    std::vector<int64_t> which;
+    Token at = tok;
+    if (!parseIntList(which)) return false;
+    s.accumulate.assign(s.outputs.size(), false);
+    for (int64_t k : which) {
+      if (k < 0 || size_t(k) >= s.outputs.size())
+        return error(at, "accumulate names output " + std::to_string(k) + ", but the step has " +
+                             std::to_string(s.outputs.size()));
+      s.accumulate[size_t(k)] = true;
+    }
   }
   if (tok.isWord("event")) {
     consume();

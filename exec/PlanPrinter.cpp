@@ -82,7 +82,16 @@ void printStep(const ExecutionPlan &plan, size_t i, const Step &s, int64_t rank,
     os << " ";
     ir::printAttrs(s.attrs, os);
   }
-  if (s.accumulate) os << " accumulate";
+  bool accumulates = false;
+  for (size_t k = 0; k < s.outputs.size(); ++k) accumulates |= s.accumulates(k);
+  if (accumulates) {
+    // The outputs that accumulate, by position: "accumulate [0, 2]".
+    os << " accumulate [";
+    bool first = true;
+    for (size_t k = 0; k < s.outputs.size(); ++k)
+      if (s.accumulates(k)) os << (first ? "" : ", ") << k, first = false;
+    os << "]";
+  }
   if (s.event != -1) os << " event e" << s.event;
   if (!s.waits.empty()) {
     os << " waits [";

@@ -225,14 +225,18 @@ void checkDataflow(const RankProgram &p, Report &r) {
         r.step(i, "reads " + r.buf(in) + " before it is written (at step " + liveText(b.firstStep) + ")");
       if (b.lastStep < at) r.step(i, "reads " + r.buf(in) + " after its life ended (at step " + liveText(b.lastStep) + ")");
     }
-    for (int64_t out : s.outputs) {
+    if (s.accumulate.size() > s.outputs.size())
+      r.step(i, "has " + std::to_string(s.accumulate.size()) + " accumulate flags for " +
+                    std::to_string(s.outputs.size()) + " outputs");
+    for (size_t k = 0; k < s.outputs.size(); ++k) {
+      int64_t out = s.outputs[k];
       if (!inRange(out, p.buffers.size())) {
         r.step(i, "writes " + r.buf(out) + ", which is not a buffer of the program");
         continue;
       }
       const Buffer &b = p.buffers[size_t(out)];
       bool inPlace = std::find(s.inputs.begin(), s.inputs.end(), out) != s.inputs.end();
-      if (b.firstStep != at && !s.accumulate && !inPlace)
+      if (b.firstStep != at && !s.accumulates(k) && !inPlace)
         r.step(i, "writes " + r.buf(out) + ", whose life starts at step " + liveText(b.firstStep) +
                       ", neither first nor accumulating nor in place");
       else if ((b.firstStep != kBeforeSteps && b.firstStep > at) || b.lastStep < at)

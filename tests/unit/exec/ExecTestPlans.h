@@ -130,7 +130,7 @@ inline ExecutionPlan pipelinePlan() {
       comm(step(OpKind::Send, Work::Backward, 0, {3}, {}, {{"axis", "pp"}, {"peer_offset", int64_t(1)}, {"tag", int64_t(1)}}), 1),
   };
   s1.steps[1].waits = {0};
-  s1.steps[2].accumulate = true;
+  s1.steps[2].accumulate = {true};
   s1.outputs = {{"loss", ir::OutputRole::Loss, "", "", 2}};
 
   plan.programs = {std::move(s0), std::move(s1)};

@@ -65,7 +65,7 @@ TEST(ExecutionPlanTest, EqualityComparesEveryField) {
       {"step.stream", [&](ExecutionPlan &p) { st(p).stream = Stream::Compute; }},
       {"step.inputs", [&](ExecutionPlan &p) { st(p).inputs = {1}; }},
       {"step.outputs", [&](ExecutionPlan &p) { st(p).outputs = {2}; }},
-      {"step.accumulate", [&](ExecutionPlan &p) { st(p).accumulate = true; }},
+      {"step.accumulate", [&](ExecutionPlan &p) { st(p).accumulate = {true}; }},
       {"step.event", [&](ExecutionPlan &p) { st(p).event = 1; }},
       {"step.waits", [&](ExecutionPlan &p) { st(p).waits = {0}; }},
       {"step.loc", [&](ExecutionPlan &p) { st(p).loc.line = 4; }},

@@ -43,7 +43,7 @@ const char *kPipelineText =
     "  #3 %dh.mb0 : f32[2, 4]{shard(0, dp)} local [1, 4] mb0 at 192 size 64 gradients internal live [3, 4]\n"
     "  0: forward mb0 c0 comm recv () -> (#1) {axis = \"pp\", dtype = \"f32\", peer_offset = -1, shape = [2, 4], tag = 0} event e0\n"
     "  1: forward mb0 c0 compute reduce_sum (#1) -> (#2) {dims = [0, 1]} waits [e0]\n"
-    "  2: forward mb0 c0 compute reduce_sum (#1) -> (#2) {dims = [0, 1]} accumulate\n"
+    "  2: forward mb0 c0 compute reduce_sum (#1) -> (#2) {dims = [0, 1]} accumulate [0]\n"
     "  3: backward mb0 c0 compute mul (#2, #0) -> (#3)\n"
     "  4: backward mb0 c0 comm send (#3) -> () {axis = \"pp\", peer_offset = 1, tag = 1} event e1\n"
     "  output \"loss\" loss #2\n"

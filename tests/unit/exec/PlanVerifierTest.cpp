@@ -92,7 +92,7 @@ TEST(PlanVerifierTest, ReadBeforeWrite) {
   plan.programs[1].steps[1].inputs = {3};
   EXPECT_EQ(all(checkPlan(plan)), "stage 1: step 1 (reduce_sum): reads #3 %dh.mb0 before it is written (at step 3)\n");
   plan = pipelinePlan();
-  plan.programs[1].steps[2].accumulate = false;
+  plan.programs[1].steps[2].accumulate.clear();
   EXPECT_EQ(all(checkPlan(plan)), "stage 1: step 2 (reduce_sum): writes #2 %loss, whose life starts at step 1, "
                                   "neither first nor accumulating nor in place\n");
   plan = pipelinePlan();
