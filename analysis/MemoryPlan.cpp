@@ -2,7 +2,8 @@
 
 #include "analysis/MemoryPlan.h"
 #include "analysis/MemoryPlanArena.h"
-#include "analysis/InstructionTimes.h"
+#include "analysis/Placement.h"
+#include "analysis/StageSequence.h"
 
 #include "ir/LocalBlocks.h"
 #include "ir/MeshLayout.h"
@@ -138,18 +139,19 @@ struct ModuleFacts {
 class StagePlanner {
 public:
   StagePlanner(const Module &m, const ModuleFacts &facts, const MeshLayout &mesh,
-               const pipeline::PipelineSchedule &schedule, int stage)
+               const sequence::StageSequencer &sequencer, const PlanOptions &options, int stage)
       : m(m), facts(facts), paramDerived(facts.paramDerived), states(facts.states), staging(facts.staging),
-        stored(facts.stored), mesh(mesh), schedule(schedule), stage(stage) {}
+        stored(facts.stored), mesh(mesh), sequencer(sequencer), schedule(sequencer.scheduleOf()),
+        options(options), stage(stage) {}
 
-  StagePlan run() {
+  StagePlan run(const std::vector<sequence::SequencedOp> *given) {
     StagePlan plan;
     plan.stage = stage;
     for (int64_t r = 0; r < mesh.numRanks(); ++r)
       if (mesh.coordinates(r)[unsigned(MeshAxis::PP)] == stage) plan.ranks.push_back(r);
     collect();
     indexValues();
-    sequence();
+    sequence(given);
     findLastUses();
     simulate(plan);
     plan.modelStates = countModelStates();
@@ -193,7 +195,15 @@ private:
     // Outputs other than the gradients (which a runtime does not keep: they
     // are reported for checking) live to the end of the step.
     for (const Output &out : m.outputs)
-      if (out.role != OutputRole::ParamGradient) readOnce.insert(out.value);
+      if (out.role != OutputRole::ParamGradient) {
+        readOnce.insert(out.value);
+        kept.insert(out.value);
+      } else if (options.keepGradientOutputs) {
+        kept.insert(out.value);
+      }
+    // The data inputs: one buffer per micro-batch (each holds its rows).
+    for (const Value *in : m.inputs)
+      if (in->type.rank() > 0) dataInputs.insert(in);
   }
 
   /// ZeRO's accounting of this rank's model states (StagePlan::modelStates).
@@ -273,26 +283,19 @@ private:
     for (const Op *op : optimizer) addOp(op);
   }
 
-  /// The ops in the order this rank runs them: its instructions, then the
-  /// optimizer.
-  void sequence() {
-    for (const pipeline::Instr &in : schedule.ranks[size_t(stage)]) {
-      if (!in.isCompute()) continue;
-      Work w = in.kind == pipeline::InstrKind::Forward      ? Work::Forward
-               : in.kind == pipeline::InstrKind::WeightGrad ? Work::WeightGrad
-                                                            : Work::Backward;
-      auto it = groups.find({schedule.virtualStage(stage, in.chunk), w});
-      if (it == groups.end()) continue;
-      for (const Op *op : it->second) steps.push_back({opIndex.at(op), in.microBatch, w});
-    }
-    for (const Op *op : optimizer) steps.push_back({opIndex.at(op), -1, Work::Optimizer});
+  /// The ops in the order this rank runs them (analysis/StageSequence.h).
+  void sequence(const std::vector<sequence::SequencedOp> *given) {
+    std::vector<sequence::SequencedOp> own;
+    if (!given) own = sequencer.sequence(stage);
+    for (const sequence::SequencedOp &q : given ? *given : own)
+      steps.push_back({opIndex.at(q.op), q.microBatch, q.work, q.chunk});
   }
 
   /// The buffer instance of value `v` in micro-batch `mb`: values summed over
   /// the micro-batches (gradients, the loss), values of parameters alone and
   /// the optimizer's are one buffer per step.
   size_t slotOf(uint32_t v, int mb) const {
-    return size_t(v) * slotsPerValue + (values[v].perStep ? 0 : size_t(mb + 1));
+    return size_t(v) * slotsPerValue + (values[v].perStep ? 0 : size_t(std::max(mb, 0) + 1));
   }
 
   static constexpr uint32_t kNoUse = ~0u;
@@ -329,15 +332,46 @@ private:
       uint64_t at = 0, atBest = 0, size = 0;
       Category category = Category::Temporaries;
       bool live = false;
+      int64_t index = -1;    // in plan.placements (keepPlacements)
+      bool borrowed = false; // another buffer's bytes, given back with it
+    };
+    const bool keep = options.keepPlacements;
+    // keepPlacements: every buffer's two offsets, until the smaller arena is known.
+    std::vector<std::pair<uint64_t, uint64_t>> offsets;
+    int64_t at = -1; // the step being placed; -1 before the first
+    auto record = [&](Placed &p, const Value *v, int slot, int64_t aliasOf) {
+      if (!keep) return;
+      p.index = int64_t(plan.placements.size());
+      PlacedBuffer b;
+      b.value = v;
+      b.slot = slot;
+      b.size = p.size;
+      b.category = p.category;
+      b.aliasOf = aliasOf;
+      b.firstStep = at;
+      plan.placements.push_back(b);
+      offsets.push_back({p.at, p.atBest});
     };
     std::vector<Placed> placed(values.size() * slotsPerValue);
     auto allocate = [&](Placed &p, uint64_t size, Category c) {
-      p = {firstFit.allocate(size), bestFit.allocate(size), size, c, true};
+      p = {firstFit.allocate(size), bestFit.allocate(size), size, c, true, -1, false};
       live[size_t(c)] += size;
       total += size;
       ++plan.buffers;
       plan.timeline.push_back(total);
       return total > plan.peak;
+    };
+    // A buffer that takes over another's bytes in place (the other's life ends).
+    auto takeOver = [&](Placed &from, Placed &to, const Value *v, int slot, Category c) {
+      to = from;
+      from.live = false;
+      live[size_t(to.category)] -= to.size;
+      to.category = c;
+      live[size_t(c)] += to.size;
+      if (keep && from.index >= 0) {
+        plan.placements[size_t(from.index)].lastStep = at;
+        record(to, v, slot, from.index);
+      }
     };
     auto notePeak = [&](const std::string &op, const std::string &path, int mb, Work w) {
       plan.peak = total;
@@ -349,6 +383,11 @@ private:
     };
     auto release = [&](Placed &p) {
       if (!p.live) return;
+      if (keep && p.index >= 0) plan.placements[size_t(p.index)].lastStep = at;
+      if (p.borrowed) {
+        p.live = false;
+        return;
+      }
       firstFit.release(p.at, p.size);
       bestFit.release(p.atBest, p.size);
       live[size_t(p.category)] -= p.size;
@@ -357,55 +396,126 @@ private:
     };
     // Parameters, states and inputs this rank reads live for the whole step
     // (outside the slots: nothing releases them).
-    std::vector<Placed> resident;
-    auto reside = [&](const Value *v) {
+    // Each parameter, state and input this rank reads: its placement per
+    // micro-batch slot (a data input has one per micro-batch, the others
+    // one for the step, at index 0).
+    std::unordered_map<const Value *, std::vector<Placed>> resident;
+    auto reside = [&](const Value *v, int slot) {
       Category c = states.count(v)                 ? Category::OptimizerState
                    : v->kind == Value::Kind::Param ? Category::Parameters
                                                    : Category::Temporaries;
-      resident.emplace_back();
-      if (allocate(resident.back(), bytesOf(v), c)) notePeak("%" + v->name, "", -1, Work::Forward);
+      std::vector<Placed> &r = resident[v];
+      r.emplace_back();
+      if (allocate(r.back(), bytesOf(v), c)) notePeak("%" + v->name, "", -1, Work::Forward);
+      record(r.back(), v, slot, -1);
     };
     for (const Value *p : m.params)
-      if (onRank.count(p)) reside(p);
+      if (onRank.count(p)) reside(p, -1);
+    const int microBatches = schedule.options.microBatches;
     for (const Value *in : m.inputs)
-      if (onRank.count(in)) reside(in);
+      if (onRank.count(in)) {
+        if (!dataInputs.count(in)) reside(in, -1);
+        else
+          for (int j = 0; j < microBatches; ++j) reside(in, j);
+      }
+    // The placement a step reads for an operand.
+    auto residentOf = [&](const Value *v, int mb) -> Placed * {
+      auto it = resident.find(v);
+      if (it == resident.end()) return nullptr;
+      return &it->second[it->second.size() == 1 ? 0 : size_t(std::max(mb, 0))];
+    };
     for (size_t i = 0; i < steps.size(); ++i) {
+      at = int64_t(i);
       const Step &s = steps[i];
       const OpInfo &op = ops[s.op];
+      PlacedStep placedStep;
+      if (keep) {
+        placedStep.op = op.op;
+        placedStep.microBatch = s.mb;
+        placedStep.work = s.work;
+        placedStep.chunk = s.chunk;
+        for (size_t k = 0; k < op.operands.size(); ++k) {
+          int32_t v = op.operands[k];
+          if (v >= 0) {
+            const Placed &p = placed[slotOf(uint32_t(v), s.mb)];
+            placedStep.inputs.push_back(p.live ? p.index : -1);
+          } else {
+            const Placed *p = residentOf(op.op->operands[k], s.mb);
+            placedStep.inputs.push_back(p ? p->index : -1);
+          }
+        }
+      }
+      auto finish = [&] {
+        if (keep) plan.program.push_back(std::move(placedStep));
+      };
       // An all-reduce of a buffer read by nothing after it reduces in place.
       if (op.op->kind == OpKind::AllReduce && op.operands[0] >= 0) {
         size_t from = slotOf(uint32_t(op.operands[0]), s.mb), to = slotOf(op.results[0], s.mb);
-        if (placed[from].live && lastUse[from] == i && !placed[to].live) {
-          Placed p = placed[from];
-          placed[from].live = false;
-          live[size_t(p.category)] -= p.size;
-          p.category = values[op.results[0]].category;
-          live[size_t(p.category)] += p.size;
-          placed[to] = p;
+        if (placed[from].live && lastUse[from] == i && !placed[to].live && !kept.count(op.op->operands[0])) {
+          takeOver(placed[from], placed[to], op.op->results[0], values[op.results[0]].perStep ? -1 : s.mb,
+                   values[op.results[0]].category);
+          placedStep.outputs.push_back(placed[to].index);
+          placedStep.accumulate.push_back(false);
+          finish();
           continue;
         }
       }
-      // An update writes its parameter and states in place.
-      if (!op.update)
-        for (uint32_t r : op.results) {
-          Placed &p = placed[slotOf(r, s.mb)];
-          if (p.live) continue; // a sum over micro-batches, made by the first
+      // An update writes its parameter and states in place: each result
+      // takes over its operand's bytes (a resident parameter's, or a value's
+      // such as ZeRO-1's shard of a parameter, which lives on as the result).
+      const std::vector<int> &inPlace = opDef(op.op->kind).inPlaceOf;
+      for (size_t k = 0; k < op.results.size(); ++k) {
+        uint32_t r = op.results[k];
+        Placed &p = placed[slotOf(r, s.mb)];
+        const int slot = values[r].perStep ? -1 : s.mb;
+        if (op.update && k < inPlace.size() && inPlace[k] >= 0) {
+          int32_t v = op.operands[size_t(inPlace[k])];
+          if (v >= 0) {
+            takeOver(placed[slotOf(uint32_t(v), s.mb)], p, op.op->results[k], slot, values[r].category);
+          } else if (Placed *home = residentOf(op.op->operands[size_t(inPlace[k])], s.mb)) {
+            // The resident buffer stays live under its own name; the new
+            // value is an alias of it, kept after the step.
+            p = *home;
+            p.borrowed = true;
+            record(p, op.op->results[k], slot, home->index);
+          }
+          placedStep.outputs.push_back(p.index);
+          placedStep.accumulate.push_back(false);
+          continue;
+        }
+        if (op.update) { // (every update result is in place today)
+          placedStep.outputs.push_back(-1);
+          placedStep.accumulate.push_back(false);
+          continue;
+        }
+        bool sum = p.live; // a sum over micro-batches, made by the first
+        if (!sum) {
           if (allocate(p, values[r].bytes, values[r].category))
             notePeak(std::string(ir::spelling(op.op->kind)) + " %" + op.op->results[0]->name, op.op->path, s.mb, s.work);
+          record(p, op.op->results[k], slot, -1);
         }
+        placedStep.outputs.push_back(p.index);
+        placedStep.accumulate.push_back(sum);
+      }
+      finish();
       for (int32_t v : op.operands) {
         if (v < 0) continue;
         size_t k = slotOf(uint32_t(v), s.mb);
         const ValueInfo &info = values[size_t(v)];
-        if (lastUse[k] == i && !(info.perStep && info.readOnce && s.work != Work::Optimizer)) release(placed[k]);
+        if (lastUse[k] == i && !kept.count(info.v) && !(info.perStep && info.readOnce && s.work != Work::Optimizer))
+          release(placed[k]);
       }
       for (uint32_t r : op.results) {
         size_t k = slotOf(r, s.mb);
-        if (lastUse[k] == kNoUse && !values[r].readOnce) release(placed[k]); // nothing reads it here
+        if (lastUse[k] == kNoUse && !values[r].readOnce && !kept.count(values[r].v))
+          release(placed[k]); // nothing reads it here
       }
     }
+    at = int64_t(steps.size());
     plan.bestFit = bestFit.size() < firstFit.size();
     plan.arena = std::min(firstFit.size(), bestFit.size());
+    for (size_t b = 0; b < plan.placements.size(); ++b)
+      plan.placements[b].offset = plan.bestFit ? offsets[b].second : offsets[b].first;
   }
 
   struct ValueInfo {
@@ -424,16 +534,19 @@ private:
     uint32_t op;
     int mb;
     Work work;
+    int chunk;
   };
   const Module &m;
   const ModuleFacts &facts;
   const std::unordered_set<const Value *> &paramDerived, &states, &staging, &stored;
   const MeshLayout &mesh;
+  const sequence::StageSequencer &sequencer;
   const pipeline::PipelineSchedule &schedule;
+  const PlanOptions &options;
   int stage;
   std::map<std::pair<int, Work>, std::vector<const Op *>> groups;
   std::vector<const Op *> optimizer;
-  std::unordered_set<const Value *> onRank, readOnce, readInBackward;
+  std::unordered_set<const Value *> onRank, readOnce, readInBackward, kept, dataInputs;
   std::unordered_map<const Value *, uint32_t> indexOf;
   std::unordered_map<const Op *, uint32_t> opIndex;
   std::vector<ValueInfo> values;
@@ -456,13 +569,19 @@ llvm::Expected<MemoryPlan> memory::planMemory(const Module &m, const PlanOptions
   MeshLayout mesh(m.mesh);
   MemoryPlan plan;
   ModuleFacts facts(m);
+  sequence::StageSequencer sequencer(m, *schedule);
+  // The plan's program needs receives in their peers' send order, which
+  // looks across stages; the totals alone do not.
+  std::vector<std::vector<sequence::SequencedOp>> sequences;
+  if (options.keepPlacements) sequences = sequencer.sequenceAll();
   // The stages share only what is read (the module, its facts, the
   // schedule), so they are planned on as many threads as the machine has;
   // each result lands at its stage's index, the same plan on any number.
   plan.stages.resize(size_t(so.stages));
   std::atomic<int> next{0};
   auto work = [&] {
-    for (int s; (s = next++) < so.stages;) plan.stages[size_t(s)] = StagePlanner(m, facts, mesh, *schedule, s).run();
+    for (int s; (s = next++) < so.stages;) plan.stages[size_t(s)] =
+        StagePlanner(m, facts, mesh, sequencer, options, s).run(sequences.empty() ? nullptr : &sequences[size_t(s)]);
   };
   unsigned threads = std::min<unsigned>(std::max(1u, std::thread::hardware_concurrency()), unsigned(so.stages));
   std::vector<std::thread> pool;

@@ -9,6 +9,8 @@
 #include "compiler/Ledger.h"
 #include "compiler/PlanDiagnostics.h"
 #include "compiler/TrainOptions.h"
+#include "exec/BuildPlan.h"
+#include "exec/PlanVerifier.h"
 
 #include "ir/ConvertFloats.h"
 #include "ir/PlanError.h"
@@ -25,6 +27,7 @@ const char *planc::spelling(CompileStage stage) {
   case CompileStage::Partitioned: return "partitioned";
   case CompileStage::Scheduled: return "scheduled";
   case CompileStage::MemoryPlanned: return "memory-planned";
+  case CompileStage::ExecutionPlanned: return "execution-planned";
   case CompileStage::RankPrograms: return "rank-programs";
   }
   return "";
@@ -145,9 +148,33 @@ llvm::Expected<CompileResult> planc::compile(Compilation &c, const CompileOption
   // Memory planned: on the placed step of one micro-batch, the planner
   // following the schedule itself.
   if (!unroll) {
-    auto plan = memory::planMemory(*m);
+    memory::PlanOptions planOptions;
+    planOptions.keepPlacements = stop == CompileStage::ExecutionPlanned;
+    planOptions.keepGradientOutputs = options.reportGradients;
+    auto plan = memory::planMemory(*m, planOptions);
     if (!plan) return plan.takeError();
     result.memory = std::move(*plan);
+    if (stop == CompileStage::ExecutionPlanned) {
+      // Execution planned: the placements built into every rank's program.
+      auto built = exec::buildExecutionPlan(*m, *result.memory);
+      if (!built) return built.takeError();
+      if (options.checkPlan) {
+        std::vector<std::string> problems = exec::checkPlan(*built);
+        if (!problems.empty()) {
+          std::string text = "the execution plan is not sound (" + std::to_string(problems.size()) + " problem" +
+                             (problems.size() == 1 ? "" : "s") + "):";
+          for (size_t i = 0; i < problems.size() && i < 20; ++i) text += "\n  " + problems[i];
+          if (problems.size() > 20) text += "\n  ...";
+          return makeError(text);
+        }
+      }
+      // Only the totals stay: the plan holds the placements now.
+      for (memory::StagePlan &s : result.memory->stages) {
+        s.placements.clear();
+        s.program.clear();
+      }
+      result.plan = std::move(*built);
+    }
     result.module = std::move(m);
     return result;
   }

@@ -14,6 +14,9 @@
 //   Scheduled      the pipeline schedule the placed step follows, replayed
 //   MemoryPlanned  every stage's buffers placed in its arena, following the
 //                  schedule (analysis/MemoryPlan.h)
+//   ExecutionPlanned  the placements kept and built into the execution plan:
+//                  what every rank runs, step by step, in which bytes
+//                  (exec/BuildPlan.h); its verifier run where asked
 //   RankPrograms   every micro-batch in schedule order: the step each rank
 //                  runs (addUnrollPipeline, in the same pass-manager run as
 //                  the partition); ir/RankProgram.h gives one rank's view.
@@ -34,6 +37,7 @@
 
 #include "analysis/MemoryPlan.h"
 #include "analysis/PipelineSchedule.h"
+#include "exec/ExecutionPlan.h"
 #include "frontend/Frontend.h"
 #include "ir/IR.h"
 #include "passes/PassManager.h"
@@ -46,7 +50,7 @@
 namespace planc {
 
 /// The stages of compile(), in order.
-enum class CompileStage { ForwardIR, TrainingStep, Partitioned, Scheduled, MemoryPlanned, RankPrograms };
+enum class CompileStage { ForwardIR, TrainingStep, Partitioned, Scheduled, MemoryPlanned, ExecutionPlanned, RankPrograms };
 const char *spelling(CompileStage stage);
 
 /// What the model's `batch` dim counts in a module of one device.
@@ -69,6 +73,12 @@ struct CompileOptions {
   std::optional<ir::DType> floatType;
   /// --time-passes, --print-after-all and the like, for every pass run.
   PassManagerOptions passes;
+  /// ExecutionPlanned: keep the parameters' gradients to the end of the step
+  /// (memory::PlanOptions::keepGradientOutputs), for a run that reports them.
+  bool reportGradients = false;
+  /// ExecutionPlanned: run the plan's verifier (exec/PlanVerifier.h); a
+  /// violation is an internal error naming every one.
+  bool checkPlan = true;
 };
 
 struct CompileResult {
@@ -81,6 +91,8 @@ struct CompileResult {
   /// Stopping at MemoryPlanned: the placed arenas, planned on the placed step
   /// of one micro-batch following the schedule.
   std::optional<memory::MemoryPlan> memory;
+  /// Stopping at ExecutionPlanned: the plan (its memory plan in `memory`).
+  std::optional<exec::ExecutionPlan> plan;
 };
 
 /// Runs the stages of the checked plan in `c` up to `options.stopAfter`.

@@ -8,6 +8,9 @@
 #include "analysis/PipelineStructure.h"
 #include "analysis/SavedActivations.h"
 #include "compiler/TrainOptions.h"
+#include "backend/interp/PlanInterpreter.h"
+#include "exec/BuildPlan.h"
+#include "exec/PlanVerifier.h"
 
 #include "ir/Interpreter.h"
 #include "ir/LocalBlocks.h"
@@ -83,22 +86,51 @@ llvm::Error dropReduction(Module &m, int n) {
               " inserted all-reduces");
 }
 
-/// Swaps the tags of the first two sends of one pipeline rank to the same
-/// peer: each receive then matches the other's message.
-llvm::Error swapTwoSends(Module &m) {
-  for (size_t i = 0; i < m.ops.size(); ++i) {
-    Op &a = *m.ops[i];
-    if (a.kind != OpKind::Send) continue;
-    for (size_t j = i + 1; j < m.ops.size(); ++j) {
-      Op &b = *m.ops[j];
-      if (b.kind != OpKind::Send || pipelineStageOf(b) != pipelineStageOf(a) ||
-          b.getInt("peer_offset") != a.getInt("peer_offset") || b.operands[0]->type != a.operands[0]->type)
+/// Swaps the tags of the first two sends of one program to the same peer
+/// with the same bytes: each receive then takes the other's message.
+llvm::Error swapTwoSends(exec::ExecutionPlan &plan) {
+  for (exec::RankProgram &p : plan.programs)
+    for (size_t i = 0; i < p.steps.size(); ++i) {
+      exec::Step &a = p.steps[i];
+      if (a.kind != OpKind::Send) continue;
+      for (size_t j = i + 1; j < p.steps.size(); ++j) {
+        exec::Step &b = p.steps[j];
+        if (b.kind != OpKind::Send || b.attrs.count("peer_offset") == 0 || a.attrs.count("peer_offset") == 0 ||
+            b.attrs.at("peer_offset") != a.attrs.at("peer_offset") ||
+            p.buffers[size_t(b.inputs[0])].local != p.buffers[size_t(a.inputs[0])].local)
+          continue;
+        std::swap(a.attrs["tag"], b.attrs["tag"]);
+        return llvm::Error::success();
+      }
+    }
+  return makeError("--testing-swap-sends: the plan has no two pipeline sends of the same shape to the same peer");
+}
+
+/// Moves a buffer onto the bytes of an activation that is live all through
+/// its life and read after it is written, so the activation is overwritten
+/// before backward reads it. Returns what it moved.
+llvm::Expected<std::string> overlapTwoBuffers(exec::ExecutionPlan &plan) {
+  for (exec::RankProgram &p : plan.programs) {
+    std::vector<bool> aliased(p.buffers.size());
+    for (const exec::Buffer &b : p.buffers)
+      if (b.aliasOf >= 0) aliased[size_t(b.aliasOf)] = true;
+    for (size_t a = 0; a < p.buffers.size(); ++a) {
+      const exec::Buffer &kept = p.buffers[a];
+      if (kept.category != memory::Category::Activations || kept.firstStep < 0 || kept.lastStep == exec::kAfterSteps)
         continue;
-      std::swap(a.attrs["tag"], b.attrs["tag"]);
-      return llvm::Error::success();
+      for (size_t b = 0; b < p.buffers.size(); ++b) {
+        exec::Buffer &moved = p.buffers[b];
+        if (b == a || aliased[b] || moved.aliasOf >= 0 || moved.role != exec::BufferRole::Internal ||
+            moved.firstStep <= kept.firstStep || moved.firstStep >= kept.lastStep || moved.size > kept.size ||
+            moved.offset == kept.offset)
+          continue;
+        moved.offset = kept.offset;
+        return "moved buffer #" + std::to_string(b) + " %" + moved.name + " of stage " + std::to_string(p.stage) +
+               " onto #" + std::to_string(a) + " %" + kept.name + " (offset " + std::to_string(kept.offset) + ")";
+      }
     }
   }
-  return makeError("--testing-swap-sends: the plan has no two pipeline sends of the same shape to the same peer");
+  return makeError("--testing-overlap-buffers: the plan has no two buffers to overlap");
 }
 
 /// Moves the last two-operand forward compute op of the last layer on
@@ -235,24 +267,28 @@ llvm::Expected<PlanVerifyReport> planc::verifyPlan(Compilation &c, const PlanVer
   CompileOptions stepOptions;
   stepOptions.floatType = options.floatType;
   stepOptions.passes = options.passes;
+  stepOptions.stopAfter = CompileStage::Scheduled;
   auto built = compile(c, stepOptions);
   if (!built) return built.takeError();
   Module &part = *built->module;
   PlanVerifyReport report;
   report.mesh = part.mesh;
-  // The ops that put bytes on the wire (a recv's are its send's).
+  // The ops that put bytes on the wire (a recv's are its send's), in the
+  // placed step of one micro-batch.
   for (const auto &op : part.ops) report.collectives += opDef(op->kind).wireBytes != nullptr;
   if (options.dropCollective >= 0)
     if (llvm::Error e = dropReduction(part, options.dropCollective)) return e;
-  if (options.swapSends) {
-    if (llvm::Error e = swapTwoSends(part)) return e;
-    // The order is now wrong: the static check must say so.
-    if (llvm::Error e = createDeadlockCheckPass()->run(part)) report.deadlock = llvm::toString(std::move(e));
-  }
-
   if (options.misplaceOp)
     if (llvm::Error e = misplaceOneOp(part)) return e;
-  report.structure = checkPipelineStructure(part, *built->scheduleOptions);
+  {
+    // The structure is judged on every micro-batch in schedule order.
+    std::unique_ptr<Module> unrolled = part.clone();
+    unrolled->schedule = part.schedule;
+    PassManager pm(PassManagerOptions{}, passOptionsFromConfig(config));
+    if (llvm::Error e = addUnrollPipeline(pm)) return e;
+    if (llvm::Error e = pm.run(*unrolled)) return e;
+    report.structure = checkPipelineStructure(*unrolled, *built->scheduleOptions);
+  }
   auto states = checkModelStates(c, options.passes.verifyEach);
   if (!states) return states.takeError();
   report.structure.insert(report.structure.end(), states->violations.begin(), states->violations.end());
@@ -274,11 +310,51 @@ llvm::Expected<PlanVerifyReport> planc::verifyPlan(Compilation &c, const PlanVer
   auto reference = interpret(*step, *feeds, options.seed);
   if (!reference) return llvm::joinErrors(makeError("the single-device step failed:"), reference.takeError());
 
+  // The execution plan, every gradient kept to the end to be compared.
+  memory::PlanOptions planOptions;
+  planOptions.keepPlacements = true;
+  planOptions.keepGradientOutputs = true;
+  auto placed = memory::planMemory(part, planOptions);
+  if (!placed) return placed.takeError();
+  auto plan = exec::buildExecutionPlan(part, *placed);
+  if (!plan) return plan.takeError();
+  if (options.swapSends)
+    if (llvm::Error e = swapTwoSends(*plan)) return e;
+  if (options.overlapBuffers) {
+    auto moved = overlapTwoBuffers(*plan);
+    if (!moved) return moved.takeError();
+    report.corruption = *moved;
+  }
+  if (!options.skipPlanCheck) report.plan = exec::checkPlan(*plan);
+
+  // Every rank's block of the parameters, and its rows of the whole step's
+  // batch (exec/ExecutionPlan.h: dp rank d's m micro-batches one after another).
   MeshLayout mesh(part.mesh);
-  auto rankFeeds = splitFeeds(part, mesh, *feeds);
-  if (!rankFeeds) return rankFeeds.takeError();
-  auto ranks = interpretRanks(part, mesh, *rankFeeds, options.seed);
-  if (!ranks) return llvm::joinErrors(makeError("the partitioned step failed:"), ranks.takeError());
+  const int microBatches = plan->schedule.microBatches;
+  RankTensorMaps rankFeeds(size_t(mesh.numRanks()));
+  auto feedAll = [&](const Value *v, bool batch) -> llvm::Error {
+    auto it = feeds->find(v->name);
+    if (it == feeds->end()) return makeError("no value for %" + v->name + " in the single-device step's feeds");
+    TensorType t = v->type;
+    if (batch && t.rank() > 0) t.shape[0] *= microBatches;
+    if (it->second.shape != t.shape)
+      return makeError("%" + v->name + " of the single-device step is " + toString(it->second.shape) +
+                       ", but the partitioned step's whole batch is " + toString(t.shape));
+    std::vector<Tensor> blocks = splitToRanks(it->second, t, mesh);
+    for (int64_t r = 0; r < mesh.numRanks(); ++r) rankFeeds[size_t(r)][v->name] = std::move(blocks[size_t(r)]);
+    return llvm::Error::success();
+  };
+  for (const Value *p : part.params)
+    if (llvm::Error e = feedAll(p, false)) return e;
+  for (const Value *in : part.inputs)
+    if (llvm::Error e = feedAll(in, true)) return e;
+  interp::PlanInterpreter run(*plan);
+  if (llvm::Error e = run.loadParams(rankFeeds)) return e;
+  if (llvm::Error e = run.loadInputs(rankFeeds)) return e;
+  if (llvm::Error e = run.runStep(options.seed))
+    return llvm::joinErrors(makeError("the execution plan failed:"), std::move(e));
+  auto ranks = run.outputs();
+  if (!ranks) return ranks.takeError();
 
   report.tolerance = options.tolerance > 0 ? options.tolerance : options.floatType == DType::F64 ? 1e-9 : 1e-5;
   for (int64_t r = 0; r < mesh.numRanks(); ++r) {
@@ -398,7 +474,8 @@ void planc::printPlanVerifyReport(const PlanVerifyReport &r, llvm::raw_ostream &
     os << llvm::formatv("{0,-6}{1,-22}{2,-21}{3,-24}{4}\n", d.rank, coords, cell(d.loss), cell(d.grads),
                         cell(d.params));
   }
-  if (!r.deadlock.empty()) os << "deadlock check: " << r.deadlock << "\n";
+  if (!r.corruption.empty()) os << "testing: " << r.corruption << "\n";
+  for (const std::string &p : r.plan) os << "plan: " << p << "\n";
   for (const std::string &v : r.structure) os << "structure: " << v << "\n";
   if (r.noiseElements)
     os << "not compared: " << r.noiseElements
@@ -408,6 +485,7 @@ void planc::printPlanVerifyReport(const PlanVerifyReport &r, llvm::raw_ostream &
   os << (r.passed() ? "PASS" : "FAIL") << ": largest relative difference "
      << llvm::formatv("{0:e2}", r.worstRel) << " (" << r.worstOutput << ")" << (close ? " <= " : " > ")
      << "tolerance " << llvm::formatv("{0:e0}", r.tolerance);
+  if (!r.plan.empty()) os << "; " << r.plan.size() << " problem(s) of the execution plan";
   if (!r.structure.empty()) os << "; " << r.structure.size() << " structural violation(s) of the pipeline schedule";
   os << "\n";
 }

@@ -3,9 +3,13 @@
 // The proof that a plan's parallelization computes the same training step as
 // one device: the step is built once (autodiff, optimizer), run whole on the
 // reference interpreter, then partitioned as the plan says (recompute, ZeRO
-// layouts, sharding propagation and collectives) and run with every rank of
-// the mesh simulated (ir/MultiRank.h) on the same seeded parameters and
-// batch. Every output (the loss, each gradient, each updated parameter and
+// layouts, sharding propagation and collectives), built into its execution
+// plan (exec/BuildPlan.h: every rank's steps and buffers; the plan's
+// verifier, exec/PlanVerifier.h, runs on it and a violation fails verify)
+// and that plan run by the interpreter backend, every rank of the mesh in
+// one process and each buffer at its planned offset (backend/interp/
+// PlanInterpreter.h), on the same seeded parameters and batch: the whole
+// global batch, every micro-batch, as an executable runs it. Every output (the loss, each gradient, each updated parameter and
 // optimizer state) is compared rank by rank: a rank's block of the
 // partitioned value against the same block of the reference (a gradient
 // that is still a partial sum is compared after adding the ranks' addends).
@@ -63,9 +67,18 @@ struct PlanVerifyOptions {
   /// Testing only: removes the Nth (from 0) sum all-reduce the partitioner
   /// inserted, to show that a missing collective is caught.
   int dropCollective = -1;
-  /// Testing only: swaps the tags of two pipeline sends, to see the wrong
-  /// order caught by the deadlock check and the wrong data by the comparison.
+  /// Testing only: swaps the tags of the first two sends of one rank to the
+  /// same peer in the execution plan, to see the wrong order caught by the
+  /// plan's deadlock check and the wrong data by the comparison.
   bool swapSends = false;
+  /// Testing only: moves one buffer of the execution plan onto the bytes of
+  /// another that is live at the same time, to see the plan's verifier name
+  /// the overlap and (with skipPlanCheck) the numbers go wrong.
+  bool overlapBuffers = false;
+  /// Testing only: runs the plan without its verifier's verdict (the
+  /// problems are not reported), to show what a planning bug does to the
+  /// numbers.
+  bool skipPlanCheck = false;
   /// Testing only: moves one forward op of the first pipeline stage's last
   /// layer to the next stage (values still flow: its operands are sent),
   /// to see the structural check catch work on the wrong stage.
@@ -97,14 +110,17 @@ struct PlanVerifyReport {
   /// gradient there is too close to 0 for its difference to decide the step
   /// (counted on rank 0's blocks).
   size_t noiseElements = 0;
-  std::string deadlock; // the static check's error after --testing-swap-sends
+  /// The execution plan's verifier's findings (exec/PlanVerifier.h: overlap,
+  /// order, events, the deadlock replay); empty when the plan is sound.
+  std::vector<std::string> plan;
+  std::string corruption; // what --testing-overlap-buffers moved
   /// Work on the wrong pipeline stage, messages the schedule does not imply
   /// (analysis/PipelineStructure.h); empty when the structure is right.
   std::vector<std::string> structure;
   bool structureOnly = false; // no numbers were compared
   std::string modelStatesSkipped; // why the model states were not compared with the formula
   bool passed() const {
-    return (structureOnly || worstRel <= tolerance) && deadlock.empty() && structure.empty();
+    return (structureOnly || worstRel <= tolerance) && plan.empty() && structure.empty();
   }
 };
 

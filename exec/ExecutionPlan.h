@@ -117,6 +117,7 @@ struct OutputBinding {
   std::string path, owner;      // as ir::Output's
   int64_t buffer = -1;
   bool operator==(const OutputBinding &o) const;
+  bool isUpdate() const { return role == ir::OutputRole::ParamUpdate || role == ir::OutputRole::StateUpdate; }
 };
 
 /// The program of the ranks of one pipeline stage.

@@ -15,7 +15,7 @@
 #include "compiler/PlanDiagnostics.h"
 #include "ir/MeshLayout.h"
 #include "ir/Printer.h"
-#include "ir/RankProgram.h"
+#include "exec/PlanPrinter.h"
 #include "ir/Verifier.h"
 #include "analysis/CommSummary.h"
 #include "passes/PassManager.h"
@@ -71,7 +71,7 @@ struct Options {
   RunOptions run;
   PassManagerOptions passes; // --time-passes, --print-after-all (emit ir-train, verify)
   PlanVerifyOptions verifyPlan;
-  int64_t rank = -1; // --rank (emit ir-rank)
+  int64_t rank = -1; // --rank (emit exec): one rank's program, with its groups and peers
   bool memoryJson = false; // --json (emit memory, check)
   std::optional<uint64_t> budget; // --budget (check)
   bool noMemory = false;          // --no-memory (check)
@@ -137,7 +137,7 @@ int parseArgs(int argc, char **argv, Options &o) {
       o.frontend.dimOverrides.push_back(v);
     } else if (a.rfind("--emit", 0) == 0) {
       if (!valueOf(i, "--emit", v))
-        return usage("--emit needs a value: tokens, ast, ir, ir-train, ir-partitioned, ir-rank, comm, memory, mesh, "
+        return usage("--emit needs a value: tokens, ast, ir, ir-train, ir-partitioned, exec, comm, memory, mesh, "
                      "schedule or schedule-svg");
       o.emit = v;
     } else if (a.rfind("--diagnostics-format", 0) == 0) {
@@ -183,6 +183,10 @@ int parseArgs(int argc, char **argv, Options &o) {
       o.verifyPlan.swapSends = true;
     } else if (o.command == "verify" && a == "--structure-only") {
       o.verifyPlan.structureOnly = true;
+    } else if (o.command == "verify" && a == "--testing-overlap-buffers") {
+      o.verifyPlan.overlapBuffers = true;
+    } else if (o.command == "verify" && a == "--testing-skip-plan-check") {
+      o.verifyPlan.skipPlanCheck = true;
     } else if (o.command == "verify" && a == "--testing-misplace-op") {
       o.verifyPlan.misplaceOp = true;
     } else if (o.command == "verify" && a.rfind("--testing-drop-collective", 0) == 0) {
@@ -228,19 +232,18 @@ int parseArgs(int argc, char **argv, Options &o) {
   if (o.command.empty()) return usage("no command; the commands are check, emit, run and verify");
   if (o.file.empty()) return usage("no input file");
   if (o.command == "emit") {
-    const char *forms = "tokens, ast, ir, ir-train, ir-partitioned, ir-rank, comm, memory, mesh, schedule and schedule-svg";
+    const char *forms = "tokens, ast, ir, ir-train, ir-partitioned, exec, comm, memory, mesh, schedule and schedule-svg";
     if (o.emit.empty()) return usage(std::string("emit needs --emit=<form>; the forms are ") + forms);
-    if (o.emit != "tokens" && o.emit != "ast" && o.emit != "ir" && o.emit != "ir-train" && o.emit != "ir-rank" &&
+    if (o.emit != "tokens" && o.emit != "ast" && o.emit != "ir" && o.emit != "ir-train" && o.emit != "exec" &&
         o.emit != "ir-partitioned" && o.emit != "comm" && o.emit != "memory" && o.emit != "mesh" &&
         o.emit != "schedule" &&
         o.emit != "schedule-svg")
       return usage("--emit=" + o.emit + " is not available; this version emits " + forms);
-    if ((o.passes.timePasses || o.passes.printAfterAll) && o.emit != "ir-train" && o.emit != "ir-rank" &&
+    if ((o.passes.timePasses || o.passes.printAfterAll) && o.emit != "ir-train" && o.emit != "exec" &&
         o.emit != "comm" && o.emit != "ir-partitioned")
-      return usage("--time-passes and --print-after-all go with --emit=ir-train, ir-partitioned, ir-rank or comm");
-    if (o.emit == "ir-rank" && o.rank < 0) return usage("--emit=ir-rank needs --rank <r>");
+      return usage("--time-passes and --print-after-all go with --emit=ir-train, ir-partitioned, exec or comm");
     if (o.memoryJson && o.emit != "memory") return usage("--json goes with --emit=memory (or with check)");
-    if (o.emit != "ir-rank" && o.rank >= 0) return usage("--rank goes with --emit=ir-rank");
+    if (o.emit != "exec" && o.rank >= 0) return usage("--rank goes with --emit=exec");
   } else if (!o.emit.empty()) {
     return usage("--emit belongs to the emit command");
   }
@@ -291,10 +294,10 @@ int emitMemory(Compilation &c, bool json, bool verifyEach) {
   return 0;
 }
 
-/// --emit=ir-partitioned, comm and ir-rank: views of the partitioned step.
+/// --emit=ir-partitioned, comm and exec: views of the partitioned step.
 int emitPartitioned(const Options &o, Compilation &c) {
   MeshLayout mesh(c.getConfig().parallel.axisSize);
-  if (o.emit == "ir-rank" && o.rank >= mesh.numRanks()) {
+  if (o.emit == "exec" && o.rank >= mesh.numRanks()) {
     llvm::errs() << "planc: error: --rank " << o.rank << " is out of range: the mesh has " << mesh.numRanks()
                  << (mesh.numRanks() == 1 ? " rank (0)" : " ranks (0-" + std::to_string(mesh.numRanks() - 1) + ")")
                  << "\n";
@@ -302,7 +305,9 @@ int emitPartitioned(const Options &o, Compilation &c) {
   }
   CompileOptions options;
   options.passes = o.passes;
-  options.stopAfter = o.emit == "ir-partitioned" ? CompileStage::Partitioned : CompileStage::RankPrograms;
+  options.stopAfter = o.emit == "ir-partitioned" ? CompileStage::Partitioned
+                      : o.emit == "exec"         ? CompileStage::ExecutionPlanned
+                                                 : CompileStage::RankPrograms;
   auto step = compile(c, options);
   if (!step) return failAfterCheck(c, step.takeError());
   const ir::Module &part = *step->module;
@@ -315,13 +320,8 @@ int emitPartitioned(const Options &o, Compilation &c) {
     printCommSummary(summarizeComm(part, layout), llvm::outs());
     return 0;
   }
-  MeshCoords coords = layout.coordinates(o.rank);
-  llvm::outs() << "// rank " << o.rank << " of " << layout.numRanks() << ":";
-  for (MeshAxis a : {MeshAxis::DP, MeshAxis::PP, MeshAxis::EP, MeshAxis::CP, MeshAxis::TP})
-    if (layout.size(a) > 1) llvm::outs() << " " << spelling(a) << "=" << coords[unsigned(a)];
-  llvm::outs() << "; local blocks, for reading (collectives keep their global-shape rules: this module\n"
-               << "// does not verify)\n";
-  ir::print(*ir::rankProgram(part, layout, o.rank), llvm::outs());
+  if (o.rank >= 0) exec::printRankProgram(*step->plan, o.rank, llvm::outs());
+  else exec::printPlan(*step->plan, llvm::outs());
   return 0;
 }
 
@@ -377,7 +377,7 @@ int runEmit(const Options &o, Compilation &c) {
     c.getDiagnostics().finish();
     return emitMemory(c, o.memoryJson, o.passes.verifyEach);
   }
-  if (o.emit == "comm" || o.emit == "ir-rank" || o.emit == "ir-partitioned") {
+  if (o.emit == "comm" || o.emit == "exec" || o.emit == "ir-partitioned") {
     if (!ok || !c.check()) return 1;
     c.getDiagnostics().finish();
     return emitPartitioned(o, c);

@@ -1,0 +1,183 @@
+//===- tests/unit/exec/BuildPlanTest.cpp - execution plans of real plans ----===//
+//
+// The builder on compiled plans of several shapes (one device, data,
+// tensor and pipeline parallel, ZeRO, an encoder and a classifier): every
+// plan is sound by its verifier, round-trips through its text, holds the
+// memory plan's arena and buffers, and carries what each micro-batch
+// changes (the 1/m seed, distinct tags, the loss's mean).
+
+#include "compiler/Pipeline.h"
+#include "exec/Groups.h"
+#include "exec/PlanParser.h"
+#include "exec/PlanPrinter.h"
+#include "exec/PlanVerifier.h"
+#include "frontend/Frontend.h"
+#include "frontend/Verify.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <set>
+#include <string>
+
+using namespace planc;
+using namespace planc::exec;
+
+namespace {
+
+std::string sourcePath(const std::string &rel) {
+  const char *root = std::getenv("PLANC_SOURCE_DIR");
+  if (!root) root = PLANC_SOURCE_DIR;
+  return std::string(root) + "/" + rel;
+}
+
+struct Compiled {
+  CompileResult result;
+  bool ok = false;
+};
+
+Compiled compilePlan(const std::string &file, std::vector<std::string> sets) {
+  FrontendOptions fo;
+  fo.setOverrides = std::move(sets);
+  Compilation c(fo);
+  auto consumer = std::make_unique<CollectingConsumer>();
+  CollectingConsumer *diags = consumer.get();
+  c.setDiagnosticConsumer(std::move(consumer));
+  Compiled out;
+  if (!c.loadFile(sourcePath(file)) || !c.check()) {
+    std::string text;
+    for (const Diagnostic &d : diags->diagnostics) text += d.message + "\n";
+    ADD_FAILURE() << file << ": the frontend rejected the plan:\n" << text;
+    return out;
+  }
+  CompileOptions options;
+  options.stopAfter = CompileStage::ExecutionPlanned;
+  auto r = compile(c, options);
+  if (!r) {
+    ADD_FAILURE() << file << ": " << llvm::toString(r.takeError());
+    return out;
+  }
+  out.result = std::move(*r);
+  out.ok = true;
+  return out;
+}
+
+struct Case {
+  const char *file;
+  std::vector<std::string> sets;
+};
+
+const std::vector<Case> &cases() {
+  static const std::vector<Case> all = {
+      {"examples/tiny-gpt.plan", {}},
+      {"examples/tiny-gpt.plan", {"parallel.mesh.dp=2", "cluster.gpus_per_node=2", "train.global_batch=16", "parallel.zero=1"}},
+      {"examples/tiny-gpt.plan",
+       {"parallel.mesh.pp=2", "cluster.gpus_per_node=2", "train.global_batch=16",
+        "parallel.pipeline=1f1b(micro_batches = 4)"}},
+      {"examples/tiny-gpt.plan",
+       {"parallel.mesh.pp=2", "cluster.gpus_per_node=2", "train.global_batch=8", "train.micro_batch=2",
+        "parallel.pipeline=zero_bubble(micro_batches = 4)"}},
+      {"examples/tiny-llama.plan", {}},
+      {"tests/lit/verify/Inputs/encoder.plan", {}},
+      {"tests/lit/verify/Inputs/classifier.plan", {}},
+  };
+  return all;
+}
+
+TEST(BuildPlanTest, EveryPlanIsSoundAndRoundTrips) {
+  for (const Case &k : cases()) {
+    SCOPED_TRACE(std::string(k.file) + " " + (k.sets.empty() ? "" : k.sets.front()));
+    Compiled c = compilePlan(k.file, k.sets);
+    ASSERT_TRUE(c.ok);
+    const ExecutionPlan &plan = *c.result.plan;
+    std::vector<std::string> problems = checkPlan(plan);
+    EXPECT_TRUE(problems.empty()) << problems.front();
+    std::string text = toText(plan);
+    auto parsed = parsePlan(text, "plan.exec");
+    ASSERT_TRUE(bool(parsed)) << llvm::toString(parsed.takeError());
+    EXPECT_TRUE(*parsed == plan);
+    EXPECT_EQ(toText(*parsed), text);
+  }
+}
+
+TEST(BuildPlanTest, TheArenaIsTheLedgers) {
+  for (const Case &k : cases()) {
+    SCOPED_TRACE(k.file);
+    Compiled c = compilePlan(k.file, k.sets);
+    ASSERT_TRUE(c.ok);
+    const ExecutionPlan &plan = *c.result.plan;
+    const memory::MemoryPlan &memory = *c.result.memory;
+    ASSERT_EQ(plan.programs.size(), memory.stages.size());
+    for (size_t s = 0; s < plan.programs.size(); ++s) {
+      const RankProgram &p = plan.programs[s];
+      EXPECT_EQ(p.arenaSize, memory.stages[s].arena);
+      EXPECT_EQ(p.ranks, memory.stages[s].ranks);
+      // Every buffer the planner allocated is one of the plan's (aliases
+      // reuse bytes and are not allocations).
+      uint64_t allocated = 0, highest = 0;
+      for (const Buffer &b : p.buffers) {
+        allocated += b.aliasOf < 0;
+        highest = std::max(highest, b.offset + b.size);
+      }
+      EXPECT_EQ(allocated, memory.stages[s].buffers);
+      EXPECT_EQ(highest, p.arenaSize);
+    }
+  }
+}
+
+TEST(BuildPlanTest, MicroBatchesChangeTheSeedTagsAndLoss) {
+  Compiled c = compilePlan("examples/tiny-gpt.plan", cases()[2].sets);
+  ASSERT_TRUE(c.ok);
+  const ExecutionPlan &plan = *c.result.plan;
+  ASSERT_EQ(plan.schedule.microBatches, 4);
+  ASSERT_EQ(plan.programs.size(), 2u);
+  int seeds = 0, scales = 0;
+  for (const RankProgram &p : plan.programs) {
+    std::set<int64_t> sendTags, recvTags;
+    std::set<int> forwardMicroBatches;
+    for (const Step &s : p.steps) {
+      if (s.kind == ir::OpKind::Send && s.microBatch >= 0) EXPECT_TRUE(sendTags.insert(std::get<int64_t>(s.attrs.at("tag"))).second);
+      if (s.kind == ir::OpKind::Recv && s.microBatch >= 0) EXPECT_TRUE(recvTags.insert(std::get<int64_t>(s.attrs.at("tag"))).second);
+      if (s.work == ir::Work::Forward && s.microBatch >= 0) forwardMicroBatches.insert(s.microBatch);
+      if (s.kind == ir::OpKind::Fill && s.attrs.count("value") && !s.outputs.empty() &&
+          p.buffers[size_t(s.outputs[0])].value == "grad.loss") {
+        ++seeds;
+        EXPECT_DOUBLE_EQ(std::get<double>(s.attrs.at("value")), 0.25);
+      }
+      if (s.kind == ir::OpKind::Scale && s.microBatch == -1 && s.attrs.count("factor") &&
+          std::get<double>(s.attrs.at("factor")) == 0.25)
+        ++scales;
+    }
+    // One message per micro-batch in each direction (the tied embedding's
+    // gradient crosses once more, in the optimizer phase).
+    EXPECT_EQ(sendTags.size(), 4u);
+    EXPECT_EQ(recvTags.size(), 4u);
+    EXPECT_EQ(forwardMicroBatches, (std::set<int>{0, 1, 2, 3}));
+  }
+  EXPECT_EQ(seeds, 4);  // the last stage seeds backward in every micro-batch
+  EXPECT_EQ(scales, 1); // and takes the mean of the losses once
+}
+
+TEST(BuildPlanTest, GradientsSumOverMicroBatches) {
+  Compiled c = compilePlan("examples/tiny-gpt.plan", cases()[2].sets);
+  ASSERT_TRUE(c.ok);
+  // Every gradient of a parameter is written once and added to three times.
+  for (const RankProgram &p : c.result.plan->programs) {
+    std::map<int64_t, std::pair<int, int>> writes; // buffer -> (first writes, accumulations)
+    for (const Step &s : p.steps)
+      for (size_t k = 0; k < s.outputs.size(); ++k) {
+        const Buffer &b = p.buffers[size_t(s.outputs[k])];
+        if (b.category != memory::Category::Gradients || b.slot != -1) continue;
+        auto &w = writes[s.outputs[k]];
+        (s.accumulates(k) ? w.second : w.first)++;
+      }
+    ASSERT_FALSE(writes.empty());
+    for (const auto &[buffer, w] : writes) {
+      SCOPED_TRACE(p.buffers[size_t(buffer)].name);
+      EXPECT_EQ(w.first, 1);
+      EXPECT_EQ(w.second, 3);
+    }
+  }
+}
+
+} // namespace
