@@ -199,6 +199,10 @@ private:
         readOnce.insert(out.value);
         kept.insert(out.value);
       } else if (options.keepGradientOutputs) {
+        // Reported as the step's gradient: summed over the micro-batches
+        // (a ZeRO-2/3 gradient is reduced in every one, so the reported sum
+        // is one buffer more than a training run holds).
+        readOnce.insert(out.value);
         kept.insert(out.value);
       }
     // The data inputs: one buffer per micro-batch (each holds its rows).

@@ -384,6 +384,8 @@ llvm::Expected<PlanVerifyReport> planc::verifyPlan(Compilation &c, const PlanVer
     // Per rank: its block against the reference's block; a partial sum is
     // compared whole (its addends alone mean nothing).
     std::vector<Tensor> have, want;
+    for (const TensorMap &t : *ranks)
+      if (!t.count(name)) return makeError("the execution plan holds no output '" + name + "' at the end of the step");
     if (value->type.sharding.partial.empty()) {
       want = splitToRanks(ref->second, value->type, mesh);
       for (const TensorMap &t : *ranks) have.push_back(t.at(name));

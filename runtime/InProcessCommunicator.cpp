@@ -32,10 +32,11 @@ struct PendingCollective {
   std::vector<Request> requests; // per member; 0: not started yet
 };
 
-/// A started send or recv waiting for its other half.
+/// A send not yet received (its bytes copied when it was started), or a
+/// recv waiting for its send.
 struct Message {
   Request request = 0;
-  const void *send = nullptr;
+  std::vector<uint8_t> data; // a send's bytes
   void *recv = nullptr;
   uint64_t bytes = 0;
 };
@@ -140,23 +141,35 @@ struct InProcessWorld::State {
     auto &theirs = isSend ? recvs : sends;
     auto other = theirs.find(channel);
     if (other == theirs.end() || other->second.empty()) {
-      (isSend ? sends : recvs)[channel].push_back(Message{r, send, recv, bytes});
+      Message m{r, {}, recv, bytes};
+      if (isSend) {
+        // Eager: the bytes are taken now, so the send is complete and its
+        // buffer free, whenever the receiver comes.
+        const uint8_t *from = static_cast<const uint8_t *>(send);
+        m.data.assign(from, from + bytes);
+        finish(r, "");
+      }
+      (isSend ? sends : recvs)[channel].push_back(std::move(m));
       return r;
     }
-    Message half = other->second.front();
+    Message half = std::move(other->second.front());
     other->second.pop_front();
     if (other->second.empty()) theirs.erase(other);
-    const Message &s = isSend ? Message{r, send, nullptr, bytes} : half;
-    const Message &d = isSend ? half : Message{r, nullptr, recv, bytes};
+    const uint64_t sent = isSend ? bytes : half.bytes, expected = isSend ? half.bytes : bytes;
+    const void *from = isSend ? send : static_cast<const void *>(half.data.data());
+    void *to = isSend ? half.recv : recv;
+    Request sendRequest = isSend ? r : half.request, recvRequest = isSend ? half.request : r;
     std::string failure;
-    if (s.bytes != d.bytes)
-      failure = "rank " + std::to_string(std::get<0>(channel)) + " sends " + std::to_string(s.bytes) +
+    if (sent != expected)
+      failure = "rank " + std::to_string(std::get<0>(channel)) + " sends " + std::to_string(sent) +
                 " bytes to rank " + std::to_string(std::get<1>(channel)) + " with tag " + std::to_string(tag) +
-                ", which receives " + std::to_string(d.bytes);
-    else if (s.bytes > 0)
-      std::memmove(d.recv, s.send, size_t(s.bytes));
-    finish(s.request, failure);
-    finish(d.request, failure);
+                ", which receives " + std::to_string(expected);
+    else if (sent > 0)
+      std::memmove(to, from, size_t(sent));
+    // A send found queued completed when it was started; only its size can
+    // still fail, which its receive reports.
+    if (isSend) finish(sendRequest, failure);
+    finish(recvRequest, failure);
     return r;
   }
 

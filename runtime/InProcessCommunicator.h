@@ -12,10 +12,13 @@
 //                order each member starts them; the members must start the
 //                same call (kind, type, shape, group in the same order, and
 //                the fields the kind reads), else start() fails naming both.
-//   messages     a send completes when the matching recv (same source,
-//                destination and tag; oldest first) is started, and vice
-//                versa: the bytes are copied then. A size mismatch fails both
-//                requests (test() reports it).
+//   messages     a send is eager: its bytes are copied when it starts, and
+//                it is complete at once (its buffer free), as a buffered MPI
+//                send; a recv completes when the matching send (same source,
+//                destination and tag; oldest first) has started. Eager sends
+//                keep a program whose ranks reuse a sent buffer's bytes from
+//                waiting on each other's receives. A size mismatch fails the
+//                recv (and the send, where it was still waiting).
 //
 // When no rank can go on, pending() lists what is started and not complete,
 // for the deadlock message.

@@ -47,6 +47,9 @@ struct RankRun {
   std::unique_ptr<runtime::Arena> arena;
   size_t next = 0;                          // the step to run
   std::vector<runtime::Request> requests;   // by event; 0: complete (or not started)
+  /// By event: what an accumulating communication step's output held before
+  /// it started, added back when it completes (output += result).
+  std::map<int64_t, std::pair<int64_t, Tensor>> heldSums;
   bool done = false;
 };
 
@@ -168,6 +171,9 @@ struct PlanInterpreter::State {
     const Step &s = r.program->steps[i];
     runtime::Communicator &comm = world.rank(r.rank);
     std::string error;
+    // An output that accumulates gets the result added to what it holds.
+    Tensor held;
+    if (s.accumulates(0) && !s.outputs.empty()) held = decode(r, s.outputs[0]);
     runtime::Request request = 0;
     auto intAttr = [&](const char *name, int64_t otherwise) {
       auto it = s.attrs.find(name);
@@ -230,6 +236,7 @@ struct PlanInterpreter::State {
       request = comm.start(call, bytesOf(r, s.inputs[0]), bytesOf(r, s.outputs[0]), error);
     }
     if (!request) return failAt(r, i, error);
+    if (s.accumulates(0) && s.event >= 0 && !s.outputs.empty()) r.heldSums[s.event] = {s.outputs[0], held};
     if (s.event >= 0) {
       if (size_t(s.event) >= r.requests.size()) r.requests.resize(size_t(s.event) + 1, 0);
       r.requests[size_t(s.event)] = request;
@@ -242,6 +249,13 @@ struct PlanInterpreter::State {
     if (e < 0 || size_t(e) >= r.requests.size() || !r.requests[size_t(e)]) return true;
     if (!world.rank(r.rank).test(r.requests[size_t(e)], err)) return false;
     r.requests[size_t(e)] = 0;
+    if (auto it = r.heldSums.find(e); it != r.heldSums.end()) {
+      Tensor sum = decode(r, it->second.first);
+      for (size_t k = 0; k < sum.data.size(); ++k) sum.data[k] += it->second.second.data[k];
+      roundToDType(sum);
+      encode(r, it->second.first, sum);
+      r.heldSums.erase(it);
+    }
     return true;
   }
 
@@ -276,6 +290,7 @@ struct PlanInterpreter::State {
       r.next = 0;
       r.done = !r.program;
       r.requests.assign(r.program ? size_t(r.program->events) : 0, 0);
+      r.heldSums.clear();
     }
     for (;;) {
       bool moved = false, all = true;
