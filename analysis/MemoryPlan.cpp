@@ -199,11 +199,11 @@ private:
         readOnce.insert(out.value);
         kept.insert(out.value);
       } else if (options.keepGradientOutputs) {
-        // Reported as the step's gradient: summed over the micro-batches
-        // (a ZeRO-2/3 gradient is reduced in every one, so the reported sum
-        // is one buffer more than a training run holds).
-        readOnce.insert(out.value);
-        kept.insert(out.value);
+        // Reported as the step's gradient, summed over the micro-batches:
+        // where the optimizer reads it, its own buffer is that sum; a ZeRO-2/3
+        // gradient, reduced in every micro-batch, is summed into a copy.
+        if (readOnce.count(out.value)) kept.insert(out.value);
+        else reported.insert(out.value);
       }
     // The data inputs: one buffer per micro-batch (each holds its rows).
     for (const Value *in : m.inputs)
@@ -357,6 +357,7 @@ private:
       offsets.push_back({p.at, p.atBest});
     };
     std::vector<Placed> placed(values.size() * slotsPerValue);
+    std::unordered_map<const Value *, Placed> reportSums; // never released
     auto allocate = [&](Placed &p, uint64_t size, Category c) {
       p = {firstFit.allocate(size), bestFit.allocate(size), size, c, true, -1, false};
       live[size_t(c)] += size;
@@ -429,7 +430,8 @@ private:
       return &it->second[it->second.size() == 1 ? 0 : size_t(std::max(mb, 0))];
     };
     for (size_t i = 0; i < steps.size(); ++i) {
-      at = int64_t(i);
+      // Lives are counted in the program's steps (copies included).
+      at = keep ? int64_t(plan.program.size()) : int64_t(i);
       const Step &s = steps[i];
       const OpInfo &op = ops[s.op];
       PlacedStep placedStep;
@@ -502,6 +504,32 @@ private:
         placedStep.accumulate.push_back(sum);
       }
       finish();
+      // The sums of reported gradients read in every micro-batch.
+      if (!reported.empty())
+        for (size_t k = 0; k < op.results.size(); ++k) {
+          const Value *v = op.op->results[k];
+          if (!reported.count(v) || !placed[slotOf(op.results[k], s.mb)].live) continue;
+          at = int64_t(plan.program.size());
+          auto [it, fresh] = reportSums.try_emplace(v);
+          Placed &sum = it->second;
+          if (fresh) {
+            if (allocate(sum, values[op.results[k]].bytes, Category::Gradients))
+              notePeak("sum of %" + v->name, op.op->path, s.mb, s.work);
+            sum.index = -1;
+            record(sum, v, -1, -1);
+          }
+          if (keep) {
+            PlacedStep copy;
+            copy.copyOf = op.op;
+            copy.microBatch = s.mb;
+            copy.work = s.work;
+            copy.chunk = s.chunk;
+            copy.inputs = {placed[slotOf(op.results[k], s.mb)].index};
+            copy.outputs = {sum.index};
+            copy.accumulate = {!fresh};
+            plan.program.push_back(std::move(copy));
+          }
+        }
       for (int32_t v : op.operands) {
         if (v < 0) continue;
         size_t k = slotOf(uint32_t(v), s.mb);
@@ -515,7 +543,7 @@ private:
           release(placed[k]); // nothing reads it here
       }
     }
-    at = int64_t(steps.size());
+    at = keep ? int64_t(plan.program.size()) : int64_t(steps.size());
     plan.bestFit = bestFit.size() < firstFit.size();
     plan.arena = std::min(firstFit.size(), bestFit.size());
     for (size_t b = 0; b < plan.placements.size(); ++b)
@@ -550,7 +578,7 @@ private:
   int stage;
   std::map<std::pair<int, Work>, std::vector<const Op *>> groups;
   std::vector<const Op *> optimizer;
-  std::unordered_set<const Value *> onRank, readOnce, readInBackward, kept, dataInputs;
+  std::unordered_set<const Value *> onRank, readOnce, readInBackward, kept, dataInputs, reported;
   std::unordered_map<const Value *, uint32_t> indexOf;
   std::unordered_map<const Op *, uint32_t> opIndex;
   std::vector<ValueInfo> values;

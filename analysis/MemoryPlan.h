@@ -64,7 +64,12 @@ struct PlacedBuffer {
 /// One op run on one micro-batch, in the order the stage runs them
 /// (analysis/StageSequence.h), with the placements it reads and writes.
 struct PlacedStep {
+  /// Null for a copy the planner adds: a gradient `planc verify` reports
+  /// that is also read in every micro-batch (ZeRO-2/3 reduce it in each) is
+  /// summed into a buffer of its own, `outputs[0] (+)= inputs[0]`, right
+  /// after the step that makes it (`copyOf`).
   const ir::Op *op = nullptr;
+  const ir::Op *copyOf = nullptr;
   int microBatch = -1;
   ir::Work work = ir::Work::Forward;
   int chunk = 0;

@@ -65,6 +65,24 @@ private:
     const int mbs = sequencer.microBatches();
     for (size_t i = 0; i < stage.program.size(); ++i) {
       const memory::PlacedStep &ps = stage.program[i];
+      if (!ps.op) {
+        // The planner's copy of a reported gradient into its sum.
+        Step s;
+        s.kind = OpKind::Scale;
+        s.attrs["factor"] = 1.0;
+        s.microBatch = ps.microBatch;
+        s.work = ps.work;
+        s.chunk = ps.chunk;
+        s.inputs = ps.inputs;
+        s.outputs = ps.outputs;
+        if (ps.accumulate.size() == 1 && ps.accumulate[0]) s.accumulate = ps.accumulate;
+        if (ps.copyOf) {
+          s.loc = ps.copyOf->loc;
+          s.path = ps.copyOf->path;
+        }
+        p.steps.push_back(std::move(s));
+        continue;
+      }
       const Op &op = *ps.op;
       Step s;
       s.kind = op.kind;
