@@ -307,9 +307,12 @@ private:
   void findLastUses() {
     slotsPerValue = size_t(schedule.options.microBatches) + 1;
     lastUse.assign(values.size() * slotsPerValue, kNoUse);
-    for (size_t i = 0; i < steps.size(); ++i)
-      for (int32_t v : ops[steps[i].op].operands)
-        if (v >= 0) lastUse[slotOf(uint32_t(v), steps[i].mb)] = uint32_t(i);
+    for (size_t i = 0; i < steps.size(); ++i) {
+      const OpInfo &op = ops[steps[i].op];
+      for (size_t k = 0; k < op.operands.size(); ++k)
+        if (op.operands[k] >= 0) lastUse[slotOf(uint32_t(op.operands[k]), steps[i].mb)] = uint32_t(i);
+        else residentLastUse[op.op->operands[k]] = uint32_t(i);
+    }
   }
 
   Category categoryOf(const Value *v, Work made) const {
@@ -474,7 +477,15 @@ private:
         uint32_t r = op.results[k];
         Placed &p = placed[slotOf(r, s.mb)];
         const int slot = values[r].perStep ? -1 : s.mb;
-        if (op.update && k < inPlace.size() && inPlace[k] >= 0) {
+        // In place only where nothing reads the old value after the update
+        // (loss scaling's select keeps the old parameter on overflow).
+        bool inPlaceHere = op.update && k < inPlace.size() && inPlace[k] >= 0;
+        if (inPlaceHere) {
+          int32_t v = op.operands[size_t(inPlace[k])];
+          inPlaceHere = v >= 0 ? lastUse[slotOf(uint32_t(v), s.mb)] == i
+                               : residentLastUse[op.op->operands[size_t(inPlace[k])]] == i;
+        }
+        if (inPlaceHere) {
           int32_t v = op.operands[size_t(inPlace[k])];
           if (v >= 0) {
             takeOver(placed[slotOf(uint32_t(v), s.mb)], p, op.op->results[k], slot, values[r].category);
@@ -486,11 +497,6 @@ private:
             record(p, op.op->results[k], slot, home->index);
           }
           placedStep.outputs.push_back(p.index);
-          placedStep.accumulate.push_back(false);
-          continue;
-        }
-        if (op.update) { // (every update result is in place today)
-          placedStep.outputs.push_back(-1);
           placedStep.accumulate.push_back(false);
           continue;
         }
@@ -586,6 +592,7 @@ private:
   std::vector<Step> steps;
   size_t slotsPerValue = 1;
   std::vector<uint32_t> lastUse;
+  std::unordered_map<const Value *, uint32_t> residentLastUse; // parameters, states, inputs
 };
 
 } // namespace
