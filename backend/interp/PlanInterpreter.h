@@ -45,8 +45,7 @@ namespace planc::interp {
 
 class PlanInterpreter {
 public:
-  /// `plan` must outlive the interpreter. `seed` is the run's draw seed
-  /// (EvalContext::seed: dropout masks).
+  /// `plan` must outlive the interpreter.
   explicit PlanInterpreter(const exec::ExecutionPlan &plan);
   ~PlanInterpreter();
 
@@ -59,7 +58,8 @@ public:
   /// micro-batch, [m * b, ...] (micro-batch j's are rows [j * b, (j + 1) * b)
   /// and go to its slot-j buffer); a scalar input as is.
   llvm::Error loadInputs(const ir::RankTensorMaps &feeds);
-  /// Runs one training step on every rank. Errors: a kernel's (naming the
+  /// Runs one training step on every rank; `seed` is the step's draw seed
+  /// (EvalContext::seed: dropout masks). Errors: a kernel's (naming the
   /// step, its op and rank), a communicator's, a deadlock (naming what each
   /// rank waits for).
   llvm::Error runStep(uint64_t seed);
