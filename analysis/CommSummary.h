@@ -7,7 +7,7 @@
 // (the path up to its first numeric component: blocks.3). Ranks whose lists are
 // equal are reported once, with their rank list. An op with a
 // `pipeline_stage` attribute is counted on the ranks of that pipeline stage
-// only (as ir/MultiRank.h runs it).
+// only (as its execution plan runs it).
 //
 // Sizes follow the conventions of nccl-tests (PERFORMANCE.md). S, the
 // message, is measured on LOCAL blocks (ir/LocalBlocks.h):

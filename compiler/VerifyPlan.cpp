@@ -15,7 +15,6 @@
 
 #include "ir/Interpreter.h"
 #include "ir/LocalBlocks.h"
-#include "ir/MultiRank.h"
 #include "ir/OpDef.h"
 #include "ir/Placement.h"
 
