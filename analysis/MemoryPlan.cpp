@@ -1,6 +1,7 @@
 //===- analysis/MemoryPlan.cpp - liveness and arena placement per rank ------===//
 
 #include "analysis/MemoryPlan.h"
+#include "support/Parallel.h"
 #include "analysis/MemoryPlanArena.h"
 #include "analysis/Placement.h"
 #include "analysis/StageSequence.h"
@@ -617,15 +618,8 @@ llvm::Expected<MemoryPlan> memory::planMemory(const Module &m, const PlanOptions
   // schedule), so they are planned on as many threads as the machine has;
   // each result lands at its stage's index, the same plan on any number.
   plan.stages.resize(size_t(so.stages));
-  std::atomic<int> next{0};
-  auto work = [&] {
-    for (int s; (s = next++) < so.stages;) plan.stages[size_t(s)] =
-        StagePlanner(m, facts, mesh, sequencer, options, s).run(sequences.empty() ? nullptr : &sequences[size_t(s)]);
-  };
-  unsigned threads = std::min<unsigned>(std::max(1u, std::thread::hardware_concurrency()), unsigned(so.stages));
-  std::vector<std::thread> pool;
-  for (unsigned i = 1; i < threads; ++i) pool.emplace_back(work);
-  work();
-  for (std::thread &t : pool) t.join();
+  parallelFor(size_t(so.stages), [&](size_t s) {
+    plan.stages[s] = StagePlanner(m, facts, mesh, sequencer, options, int(s)).run(sequences.empty() ? nullptr : &sequences[s]);
+  });
   return plan;
 }

@@ -32,8 +32,15 @@ bool runsOn(const Op &op, int stage) { return !hasPipelineStage(op) || int(pipel
 std::vector<SequencedOp> StageSequencer::sequence(int stage) const {
   const int mbs = schedule.options.microBatches;
   const bool zeroBubble = schedule.options.style == pipeline::ScheduleStyle::ZeroBubble;
-  // The ops of each instruction, by (virtual stage, work), in module order.
-  std::map<std::pair<int, Work>, std::vector<const Op *>> groups;
+  // The ops of each instruction, by (virtual stage, work), in module order,
+  // each with its work and whether it is made once per step (looked up once
+  // here, not once per micro-batch: a large model has millions of those).
+  struct Grouped {
+    const Op *op;
+    Work work;
+    bool stepWide;
+  };
+  std::map<std::pair<int, Work>, std::vector<Grouped>> groups;
   std::vector<const Op *> optimizer, buckets;
   for (const auto &up : m.ops) {
     const Op &op = *up;
@@ -48,12 +55,14 @@ std::vector<SequencedOp> StageSequencer::sequence(int stage) const {
       continue;
     }
     int vs = virtualStageOf(op);
-    groups[{vs < 0 ? stage : vs, w == Work::WeightGrad && !zeroBubble ? Work::Backward : w}].push_back(&op);
+    bool stepWide = !op.results.empty() && once.count(op.results[0]);
+    groups[{vs < 0 ? stage : vs, w == Work::WeightGrad && !zeroBubble ? Work::Backward : w}].push_back({&op, w, stepWide});
   }
   std::vector<SequencedOp> out;
   // Where each value of the last micro-batch (and each step-wide one) is
   // written last, for the buckets.
   std::unordered_map<const Value *, size_t> lastWrite;
+  const bool placeBuckets = !buckets.empty();
   for (const pipeline::Instr &in : schedule.ranks[size_t(stage)]) {
     if (!in.isCompute()) continue;
     Work w = in.kind == pipeline::InstrKind::Forward      ? Work::Forward
@@ -61,12 +70,11 @@ std::vector<SequencedOp> StageSequencer::sequence(int stage) const {
                                                           : Work::Backward;
     auto it = groups.find({schedule.virtualStage(stage, in.chunk), w});
     if (it == groups.end()) continue;
-    for (const Op *op : it->second) {
-      bool stepWide = !op->results.empty() && once.count(op->results[0]);
-      if (stepWide && in.microBatch > 0) continue; // made once, in the first micro-batch
-      out.push_back({op, stepWide ? -1 : in.microBatch, workOf(*op), in.chunk});
-      if (stepWide || in.microBatch == mbs - 1)
-        for (const Value *r : op->results) lastWrite[r] = out.size() - 1;
+    for (const Grouped &g : it->second) {
+      if (g.stepWide && in.microBatch > 0) continue; // made once, in the first micro-batch
+      out.push_back({g.op, g.stepWide ? -1 : in.microBatch, g.work, in.chunk});
+      if (placeBuckets && (g.stepWide || in.microBatch == mbs - 1))
+        for (const Value *r : g.op->results) lastWrite[r] = out.size() - 1;
     }
   }
   // Each bucket right after the last write of its operands (in their order

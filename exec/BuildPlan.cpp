@@ -10,8 +10,10 @@
 #include "ir/MeshLayout.h"
 #include "ir/OpDef.h"
 #include "support/Error.h"
+#include "support/Parallel.h"
 
 #include <algorithm>
+#include <optional>
 #include <unordered_map>
 
 using namespace planc;
@@ -44,13 +46,22 @@ public:
     plan.mesh = m.mesh;
     plan.schedule = sequencer.scheduleOf().options;
     plan.alignment = 64;
-    for (const memory::StagePlan &stage : placed.stages) {
+    for (const memory::StagePlan &stage : placed.stages)
       if (stage.program.empty() && stage.placements.empty() && stage.buffers > 0)
         return makeError("the memory plan of stage " + std::to_string(stage.stage) +
                          " kept no placements (plan it with keepPlacements)");
-      auto program = buildProgram(stage);
-      if (!program) return program.takeError();
-      plan.programs.push_back(std::move(*program));
+    // Each stage's program reads only the module, the placements and the
+    // sequencer: built on every core, each at its stage's index.
+    std::vector<std::optional<RankProgram>> programs(placed.stages.size());
+    std::vector<std::string> errors(placed.stages.size());
+    parallelFor(placed.stages.size(), [&](size_t i) {
+      auto program = buildProgram(placed.stages[i]);
+      if (program) programs[i] = std::move(*program);
+      else errors[i] = llvm::toString(program.takeError());
+    });
+    for (size_t i = 0; i < programs.size(); ++i) {
+      if (!programs[i]) return makeError(errors[i]);
+      plan.programs.push_back(std::move(*programs[i]));
     }
     return plan;
   }

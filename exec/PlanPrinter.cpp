@@ -10,6 +10,7 @@
 #include "exec/Groups.h"
 #include "exec/PlanWords.h"
 #include "ir/Printer.h"
+#include "support/Parallel.h"
 
 #include <cstdio>
 
@@ -175,7 +176,18 @@ void printProgram(const ExecutionPlan &plan, const RankProgram &p, int64_t rank,
 
 void exec::printPlan(const ExecutionPlan &plan, llvm::raw_ostream &os) {
   printHeader(plan, os);
-  for (const RankProgram &p : plan.programs) printProgram(plan, p, /*rank=*/-1, os);
+  // Each program is rendered on its own core, then written in order: a large
+  // plan's text is hundreds of megabytes.
+  std::vector<std::string> texts(plan.programs.size());
+  parallelFor(texts.size(), [&](size_t i) {
+    llvm::raw_string_ostream text(texts[i]);
+    printProgram(plan, plan.programs[i], /*rank=*/-1, text);
+    text.flush();
+  });
+  for (std::string &text : texts) {
+    os << text;
+    std::string().swap(text);
+  }
 }
 
 std::string exec::toText(const ExecutionPlan &plan) {

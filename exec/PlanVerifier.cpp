@@ -10,6 +10,7 @@
 #include "exec/Groups.h"
 #include "exec/PlanDeadlock.h"
 #include "ir/MeshLayout.h"
+#include "support/Parallel.h"
 
 #include "llvm/ADT/Twine.h"
 
@@ -322,14 +323,19 @@ bool checkShape(const ExecutionPlan &plan, std::vector<std::string> &out) {
 std::vector<std::string> exec::checkPlan(const ExecutionPlan &plan) {
   std::vector<std::string> problems;
   bool shapeOk = checkShape(plan, problems);
-  for (const RankProgram &p : plan.programs) {
-    Report r(p, problems);
+  // The programs are checked on every core, each into its own list, and
+  // their problems reported in program order.
+  std::vector<std::vector<std::string>> found(plan.programs.size());
+  parallelFor(plan.programs.size(), [&](size_t i) {
+    const RankProgram &p = plan.programs[i];
+    Report r(p, found[i]);
     std::vector<bool> ends = chainsThatEnd(p);
     checkBuffers(plan, p, ends, r);
     checkOverlaps(p, ends, r);
     checkDataflow(p, r);
     checkEvents(p, r);
-  }
+  });
+  for (std::vector<std::string> &f : found) problems.insert(problems.end(), f.begin(), f.end());
   // The replay needs a mesh it can number and one program per stage.
   if (shapeOk) checkDeadlock(plan, problems);
   return problems;
