@@ -298,7 +298,14 @@ llvm::Expected<PlanVerifyReport> planc::verifyPlan(Compilation &c, const PlanVer
   report.structure.insert(report.structure.end(), states->violations.begin(), states->violations.end());
   report.modelStatesSkipped = states->skipped;
   report.structureOnly = options.structureOnly;
-  if (options.structureOnly) return report;
+  if (options.structureOnly) {
+    // Not run, but still judged: the plan's own rules (exec/PlanVerifier.h).
+    if (!options.skipPlanCheck) {
+      std::vector<std::string> problems = exec::checkPlan(*plan);
+      report.plan.insert(report.plan.end(), problems.begin(), problems.end());
+    }
+    return report;
+  }
 
   CompileOptions referenceOptions;
   referenceOptions.stopAfter = CompileStage::TrainingStep;

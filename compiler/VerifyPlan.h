@@ -13,9 +13,11 @@
 // optimizer state) is compared rank by rank: a rank's block of the
 // partitioned value against the same block of the reference (a gradient
 // that is still a partial sum is compared after adding the ranks' addends).
-// The structure is checked as well as the numbers: with pp > 1, every op on
-// the stage that owns its layer and exactly the messages the schedule
-// implies (analysis/PipelineStructure.h); on every plan, each stage's model
+// The structure is checked as well as the numbers: with pp > 1, every step
+// of the execution plan on the stage that owns its layer and exactly the
+// messages the schedule implies (analysis/PipelineStructure.h on
+// exec/PlanStructure.h's view); the plan's text form parses back to the
+// same plan; on every plan, each stage's model
 // states against ZeRO's formula (compiler/ModelStatesCheck.h). A violation
 // fails verify.
 //
@@ -83,8 +85,9 @@ struct PlanVerifyOptions {
   /// layer to the next stage (values still flow: its operands are sent),
   /// to see the structural check catch work on the wrong stage.
   bool misplaceOp = false;
-  /// Only the structural check: the step is partitioned, not run (plans too
-  /// large for the interpreter).
+  /// Only the structural checks: the step is partitioned and its execution
+  /// plan built and checked (its verifier, its text form, the pipeline's
+  /// structure), not run (plans too large for the interpreter).
   bool structureOnly = false;
   PassManagerOptions passes;            // --time-passes, --print-after-all for the partitioning
 };
