@@ -13,6 +13,7 @@
 #include "compiler/Ledger.h"
 #include "compiler/MemoryCheck.h"
 #include "compiler/PlanDiagnostics.h"
+#include "compiler/LargeStack.h"
 #include "ir/MeshLayout.h"
 #include "ir/Printer.h"
 #include "exec/PlanPrinter.h"
@@ -24,8 +25,6 @@
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Process.h"
 #include "llvm/Support/raw_ostream.h"
-
-#include <pthread.h>
 
 #include <cstdlib>
 #include <cstring>
@@ -456,28 +455,6 @@ int run(Options &o) {
   return runCheck(o, c, collected);
 }
 
-/// The frontend recurses over expressions and layer calls (both bounded); a
-/// large stack keeps hostile but legal nesting from overflowing it.
-int runOnBigStack(const std::function<int()> &body) {
-  struct Job {
-    const std::function<int()> *body;
-    int result = 1;
-  } job{&body};
-  pthread_attr_t attr;
-  pthread_attr_init(&attr);
-  pthread_attr_setstacksize(&attr, size_t(512) << 20);
-  pthread_t thread;
-  auto entry = [](void *p) -> void * {
-    auto *j = static_cast<Job *>(p);
-    j->result = (*j->body)();
-    return nullptr;
-  };
-  if (pthread_create(&thread, &attr, entry, &job) != 0) return body();
-  pthread_join(thread, nullptr);
-  pthread_attr_destroy(&attr);
-  return job.result;
-}
-
 } // namespace
 
 int main(int argc, char **argv) {
@@ -490,7 +467,9 @@ int main(int argc, char **argv) {
   const char *verifyEach = std::getenv("PLANC_VERIFY_EACH");
   o.passes.verifyEach = verifyEach && llvm::StringRef(verifyEach) == "1";
   o.run.verifyEach = o.passes.verifyEach;
-  int code = runOnBigStack([&] { return run(o); });
+  // Hostile but legal nesting recurses deeply (compiler/LargeStack.h).
+  int code = 1;
+  runOnLargeStack([&] { code = run(o); });
   llvm::outs().flush();
   llvm::errs().flush();
   return code;
