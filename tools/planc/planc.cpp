@@ -14,6 +14,7 @@
 #include "compiler/MemoryCheck.h"
 #include "compiler/PlanDiagnostics.h"
 #include "compiler/LargeStack.h"
+#include "support/Version.h"
 #include "ir/MeshLayout.h"
 #include "ir/Printer.h"
 #include "exec/PlanPrinter.h"
@@ -36,8 +37,6 @@
 using namespace planc;
 
 namespace {
-
-const char *kVersion = "0.1.0";
 
 const char *const kMainHelp =
 #include "HelpMain.inc"
@@ -119,7 +118,8 @@ int parseArgs(int argc, char **argv, Options &o) {
       return 0;
     }
     if (a == "--version") {
-      llvm::outs() << "planc version " << kVersion << "\n";
+      // The revision names the commit built from (cmake/WriteRevision.cmake).
+      llvm::outs() << "planc version " << versionNumber() << " (" << sourceRevision() << ")\n";
       return 0;
     }
     if (o.command.empty() && !a.empty() && a[0] != '-') {
