@@ -1,7 +1,7 @@
 /* Checks plans through the installed C API (<planc/planc.h>, libplanc.so),
  * as a program in another language would: a clean plan from a string, a
  * plan with an error, a file over a budget, a bad override, the memory check
- * skipped, bad arguments. It prints what it reads, one fact per line, for
+ * skipped, bad arguments, several checks at once on threads. It prints what it reads, one fact per line, for
  * FileCheck, and writes each ledger to OUT_DIR/<case>.json for the test to
  * validate against docs/memory-check.schema.json
  * (tests/lit/install/package.test).
@@ -9,7 +9,9 @@
  *   capi-check PLAN_FILE OUT_DIR */
 #include <planc/planc.h>
 
+#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char kClean[] =
@@ -61,6 +63,40 @@ static void show(const char *what, planc_check_result *r) {
   planc_result_free(r); /* the strings go with it */
 }
 
+/* Several threads check the same file at once: each gets the ledger one
+ * thread alone gets (planc.h: calls share no state). */
+enum { kThreads = 4 };
+static const char *thread_plan;
+static char *thread_ledgers[kThreads];
+
+static void *check_on_thread(void *slot) {
+  planc_check_result *r = planc_check_file(thread_plan, NULL);
+  const char *ledger = r ? planc_result_ledger_json(r) : NULL;
+  if (ledger) {
+    char *copy = malloc(strlen(ledger) + 1);
+    if (copy) strcpy(copy, ledger);
+    *(char **)slot = copy;
+  }
+  planc_result_free(r);
+  return NULL;
+}
+
+static void threads(const char *plan) {
+  planc_check_result *alone = planc_check_file(plan, NULL);
+  const char *expected = alone ? planc_result_ledger_json(alone) : NULL;
+  pthread_t t[kThreads];
+  thread_plan = plan;
+  for (int i = 0; i < kThreads; ++i) pthread_create(&t[i], NULL, check_on_thread, &thread_ledgers[i]);
+  int same = expected != NULL;
+  for (int i = 0; i < kThreads; ++i) {
+    pthread_join(t[i], NULL);
+    same = same && thread_ledgers[i] && strcmp(thread_ledgers[i], expected) == 0;
+    free(thread_ledgers[i]);
+  }
+  printf("threads: %d checks at once, %s\n", kThreads, same ? "each ledger as one alone" : "ledgers differ");
+  planc_result_free(alone);
+}
+
 int main(int argc, char **argv) {
   if (argc != 3) {
     fprintf(stderr, "usage: capi-check PLAN_FILE OUT_DIR\n");
@@ -89,5 +125,7 @@ int main(int argc, char **argv) {
 
   show("missing", planc_check_file("no-such.plan", NULL));
   show("null", planc_check_file(NULL, NULL));
+
+  threads(argv[1]);
   return 0;
 }
