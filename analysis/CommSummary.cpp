@@ -68,24 +68,26 @@ bool runsOn(const Op &op, int64_t stage) {
 
 } // namespace
 
-CommSummary planc::summarizeComm(const Module &m, const MeshLayout &mesh) {
+namespace {
+
+/// Every rank's list, `opsOf(stage, rank)` giving a stage's: every rank of a
+/// pipeline stage runs the same list (commOpOf does not depend on the
+/// rank's dp or tp coordinate), so the lists are made once per stage; the
+/// ranks are then grouped in increasing order, each stage's list joining
+/// the first equal list already made, as if every rank's list were compared
+/// in turn.
+template <typename OpsOf>
+CommSummary summarize(const Module &m, const MeshLayout &mesh, OpsOf opsOf) {
   CommSummary s;
   s.module = m.name;
   s.mesh = m.mesh;
-  // Every rank of a pipeline stage runs the same list (commOpOf does not
-  // depend on the rank's dp or tp coordinate), so the ops are walked once
-  // per stage; the ranks are then grouped in increasing order, each stage's
-  // list joining the first equal list already made, as if every rank's list
-  // were compared in turn.
   const int64_t stages = std::max<int64_t>(mesh.size(MeshAxis::PP), 1);
   std::vector<size_t> listOfStage(size_t(stages), SIZE_MAX);
   for (int64_t r = 0; r < mesh.numRanks(); ++r) {
     int64_t stage = mesh.coordinates(r)[unsigned(MeshAxis::PP)];
     size_t &list = listOfStage[size_t(stage)];
     if (list == SIZE_MAX) {
-      std::vector<CommOp> ops;
-      for (const auto &op : m.ops)
-        if (isCommunication(op->kind) && runsOn(*op, stage)) ops.push_back(commOpOf(*op, mesh, r));
+      std::vector<CommOp> ops = opsOf(stage, r);
       auto same = std::find_if(s.lists.begin(), s.lists.end(), [&](const RankCommList &l) { return l.ops == ops; });
       if (same != s.lists.end()) {
         list = size_t(same - s.lists.begin());
@@ -97,6 +99,28 @@ CommSummary planc::summarizeComm(const Module &m, const MeshLayout &mesh) {
     s.lists[list].ranks.push_back(r);
   }
   return s;
+}
+
+} // namespace
+
+CommSummary planc::summarizeComm(const Module &m, const MeshLayout &mesh) {
+  return summarize(m, mesh, [&](int64_t stage, int64_t rank) {
+    std::vector<CommOp> ops;
+    for (const auto &op : m.ops)
+      if (isCommunication(op->kind) && runsOn(*op, stage)) ops.push_back(commOpOf(*op, mesh, rank));
+    return ops;
+  });
+}
+
+CommSummary planc::summarizeStepComm(const Module &m, const MeshLayout &mesh,
+                                     const sequence::StageSequencer &sequencer) {
+  const std::vector<std::vector<sequence::SequencedOp>> ranks = sequencer.sequenceAll();
+  return summarize(m, mesh, [&](int64_t stage, int64_t rank) {
+    std::vector<CommOp> ops;
+    for (const sequence::SequencedOp &s : ranks.at(size_t(stage)))
+      if (isCommunication(s.op->kind)) ops.push_back(commOpOf(*s.op, mesh, rank));
+    return ops;
+  });
 }
 
 std::string planc::formatRanks(const std::vector<int64_t> &ranks) {

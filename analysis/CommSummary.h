@@ -7,7 +7,7 @@
 // (the path up to its first numeric component: blocks.3). Ranks whose lists are
 // equal are reported once, with their rank list. An op with a
 // `pipeline_stage` attribute is counted on the ranks of that pipeline stage
-// only (as ir/MultiRank.h runs it).
+// only (as its execution plan runs it).
 //
 // Sizes follow the conventions of nccl-tests (PERFORMANCE.md). S, the
 // message, is measured on LOCAL blocks (ir/LocalBlocks.h):
@@ -34,6 +34,7 @@
 #ifndef PLANC_ANALYSIS_COMMSUMMARY_H
 #define PLANC_ANALYSIS_COMMSUMMARY_H
 
+#include "analysis/StageSequence.h"
 #include "ir/IR.h"
 #include "ir/MeshLayout.h"
 
@@ -84,8 +85,16 @@ struct CommSummary {
 };
 
 /// The communication of every rank of `partitioned` on `mesh` (the module's
-/// mesh), ranks with equal lists merged.
+/// mesh), ranks with equal lists merged: each op of the module once, in
+/// module order (for a placed step, one micro-batch).
 CommSummary summarizeComm(const ir::Module &partitioned, const MeshLayout &mesh);
+
+/// The communication of one whole training step of a placed module: each
+/// pipeline rank's ops in the order it runs them, every micro-batch, values
+/// of parameters alone and once-per-step reductions once
+/// (analysis/StageSequence.h), ranks with equal lists merged.
+CommSummary summarizeStepComm(const ir::Module &placed, const MeshLayout &mesh,
+                              const sequence::StageSequencer &sequencer);
 
 /// Stable text for people and FileCheck: a header with the definitions, then
 /// per list of ranks one line per op and the totals by axis, by phase, by

@@ -1,14 +1,13 @@
 //===- analysis/PipelineStructure.cpp - is the work on the right stage? -----===//
 
 #include "analysis/PipelineStructure.h"
-#include "analysis/Placement.h"
 #include "analysis/SavedActivations.h"
-#include "ir/Placement.h"
 
 #include "ir/OpDef.h"
 
 #include "llvm/ADT/StringExtras.h"
 
+#include <cctype>
 #include <map>
 #include <unordered_map>
 #include <unordered_set>
@@ -18,14 +17,17 @@ using namespace planc::ir;
 
 namespace {
 
-bool isMessage(const Op &op) { return isPointToPoint(op.kind); }
+using Node = StepView::Node;
 
-/// "'matmul' (blocks.1.mlp, backward, micro-batch 0)": the op as a user reads it.
-std::string describe(const Op &op) {
-  std::string s = "'" + std::string(spelling(op.kind)) + "'";
-  if (!op.results.empty()) s += " %" + op.results[0]->name;
-  s += " (" + (op.path.empty() ? std::string("model level") : op.path) + ", " + spelling(workOf(op));
-  if (hasMicroBatch(op)) s += ", micro-batch " + std::to_string(microBatchOf(op));
+bool isMessage(const Node &n) { return isPointToPoint(n.kind); }
+bool inLayer(const Node &n) { return !repeatedLayerOf(n.path).empty(); }
+
+/// "'matmul' %y (blocks.1.mlp, backward, micro-batch 0)": the op as a user reads it.
+std::string describe(const Node &n) {
+  std::string s = "'" + std::string(spelling(n.kind)) + "'";
+  if (!n.name.empty() && n.kind != OpKind::Send) s += " %" + n.name;
+  s += " (" + (n.path.empty() ? std::string("model level") : n.path) + ", " + spelling(n.work);
+  if (n.microBatch >= 0) s += ", micro-batch " + std::to_string(n.microBatch);
   return s + ")";
 }
 
@@ -39,8 +41,8 @@ std::pair<std::string, int64_t> splitLayer(llvm::StringRef layer) {
 
 class StructureCheck {
 public:
-  StructureCheck(const Module &m, const pipeline::ScheduleOptions &so)
-      : m(m), stages(so.stages * so.virtualStages), microBatches(so.microBatches) {}
+  StructureCheck(const StepView &step, const pipeline::ScheduleOptions &so)
+      : step(step), stages(so.stages * so.virtualStages), microBatches(so.microBatches) {}
 
   std::vector<std::string> run() {
     if (stages <= 1) return {};
@@ -49,49 +51,73 @@ public:
     checkModelLevel();
     checkActivationMessages();
     checkOptimizerMessages();
-    return std::move(violations);
+    return report();
   }
 
 private:
   void violation(std::string message) {
-    // A wrong rule misplaces the same op in every micro-batch: say it once.
-    if (violations.size() < 64 && seen.insert(message).second) violations.push_back(std::move(message));
+    // A wrong rule misplaces the same op in every micro-batch: say it once,
+    // for the first, and count the others.
+    std::string key = message;
+    for (size_t at = key.find("micro-batch "); at != std::string::npos; at = key.find("micro-batch ", at + 1)) {
+      size_t digits = at + 12, end = digits;
+      while (end < key.size() && std::isdigit(static_cast<unsigned char>(key[end]))) ++end;
+      key.replace(digits, end - digits, "#");
+    }
+    auto [it, fresh] = seen.try_emplace(key, violations.size(), 0);
+    if (!fresh) ++it->second.second;
+    else if (violations.size() < 64) violations.push_back(std::move(message));
+    else seen.erase(it);
+  }
+
+  /// The violations, each with how many other micro-batches repeat it.
+  std::vector<std::string> report() {
+    for (const auto &[key, where] : seen)
+      if (where.second > 0)
+        violations[where.first] += " (and in " + std::to_string(where.second) + " other micro-batch" +
+                                   (where.second == 1 ? ")" : "es)");
+    return std::move(violations);
   }
 
   /// The send of each receive (they share a tag).
   void linkMessages() {
-    std::unordered_map<int64_t, const Op *> sendOf;
-    for (const auto &op : m.ops)
-      if (op->kind == OpKind::Send) sendOf[op->getInt("tag")] = op.get();
-    for (const auto &op : m.ops)
-      if (op->kind == OpKind::Recv)
-        if (auto s = sendOf.find(op->getInt("tag")); s != sendOf.end()) {
-          sendOfRecv[op.get()] = s->second;
-          recvOfSend[s->second] = op.get();
+    std::unordered_map<int64_t, const Node *> recvOf;
+    for (const Node &n : step.nodes)
+      if (n.kind == OpKind::Recv) recvOf[n.tag] = &n;
+    for (const Node &n : step.nodes)
+      if (n.kind == OpKind::Send)
+        if (auto r = recvOf.find(n.tag); r != recvOf.end()) {
+          sendOfRecv[r->second] = &n;
+          recvOfSend[&n] = r->second;
+          messages.push_back({r->second, &n});
         }
   }
 
   /// 1: one stage per layer, the layers of a repeat in stage order, no
   /// stage without a layer.
   void checkLayers() {
-    // The layer's stage is that of its first forward compute op.
+    // The layer's stage is where most of its forward compute runs (ties: the
+    // earliest), so one misplaced op is the one named.
+    std::map<std::string, std::map<int, int64_t>> forwardOps; // layer -> stage -> count
+    for (const Node &n : step.nodes)
+      if (inLayer(n) && !isMessage(n) && n.work == Work::Forward && !isCommunication(n.kind))
+        ++forwardOps[repeatedLayerOf(n.path)][n.virtualStage];
     std::map<std::string, int> layerStage;
-    for (const auto &op : m.ops) {
-      std::string layer = repeatedLayerOf(op->path);
-      if (layer.empty() || isMessage(*op) || workOf(*op) == Work::Optimizer) continue;
-      int vs = virtualStageOf(*op);
-      if (workOf(*op) == Work::Forward && !isCommunication(op->kind)) layerStage.emplace(layer, vs);
+    for (const auto &[layer, counts] : forwardOps) {
+      auto best = counts.begin();
+      for (auto it = counts.begin(); it != counts.end(); ++it)
+        if (it->second > best->second) best = it;
+      layerStage[layer] = best->first;
     }
-    for (const auto &op : m.ops) {
-      std::string layer = repeatedLayerOf(op->path);
-      if (layer.empty() || isMessage(*op) || workOf(*op) == Work::Optimizer) continue;
+    for (const Node &n : step.nodes) {
+      if (!inLayer(n) || isMessage(n) || n.work == Work::Optimizer) continue;
+      std::string layer = repeatedLayerOf(n.path);
       auto it = layerStage.find(layer);
-      int vs = virtualStageOf(*op);
       if (it == layerStage.end())
-        violation(describe(*op) + " belongs to layer " + layer + ", which has no forward op");
-      else if (vs != it->second)
-        violation(describe(*op) + " runs on stage " + stageName(vs) + ", but layer " + layer + " is on stage " +
-                  stageName(it->second));
+        violation(describe(n) + " belongs to layer " + layer + ", which has no forward op");
+      else if (n.virtualStage != it->second)
+        violation(describe(n) + " runs on stage " + stageName(n.virtualStage) + ", but layer " + layer +
+                  " is on stage " + stageName(it->second));
     }
     // Stage order within each repeat, and every stage used.
     std::map<std::string, std::map<int64_t, int>> byRepeat;
@@ -120,77 +146,83 @@ private:
   /// 2: ops outside the layers, by what they depend on.
   void checkModelLevel() {
     // Which values depend on a layer's forward, on a layer's backward, and
-    // which are made from parameters alone; a receive depends on what its
-    // send sends. Module order is schedule order across ranks only up to
-    // ties, so the flags are propagated to a fixpoint (two sweeps suffice
-    // unless messages run backwards in module order).
-    // Values of parameters alone or of inputs alone (a weight's cast, a
-    // micro-batch's rows of the batch; not an embedding lookup, which reads
-    // both) may be made wherever they are read.
-    std::unordered_set<const Value *> params(m.params.begin(), m.params.end()), inputs(m.inputs.begin(), m.inputs.end());
-    std::unordered_set<const Value *> inputOnly;
+    // which are made from parameters alone or inputs alone (a weight's cast,
+    // a micro-batch's rows of the batch; not an embedding lookup, which
+    // reads both): those may be made wherever they are read. A receive
+    // depends on what its send sends. Flags flow to a fixpoint, so the
+    // order of the nodes does not matter. Parameters take no flag: an
+    // update writes its new value over its parameter, but that value is the
+    // next step's.
+    const size_t n = step.shapes.size();
+    std::vector<bool> afterForward(n), afterBackward(n), paramOnly(n), inputOnly(n);
+    auto set = [&](std::vector<bool> &flags, int64_t v) {
+      if (step.isParam[size_t(v)] || flags[size_t(v)]) return false;
+      flags[size_t(v)] = true;
+      return true;
+    };
     for (bool changed = true; changed;) {
       changed = false;
-      for (const auto &up : m.ops) {
-        const Op &op = *up;
-        bool inLayer = !repeatedLayerOf(op.path).empty() && !isMessage(op);
-        Work w = workOf(op);
-        bool fwd = inLayer && w == Work::Forward, bwd = inLayer && (w == Work::Backward || w == Work::WeightGrad);
-        bool paramOnly = !op.operands.empty(), dataOnly = paramOnly;
-        auto absorb = [&](const Value *v) {
-          fwd |= afterLayerForward.count(v) > 0;
-          bwd |= afterLayerBackward.count(v) > 0;
-          paramOnly &= params.count(v) > 0 || parameterOnly.count(v) > 0;
-          dataOnly &= inputs.count(v) > 0 || inputOnly.count(v) > 0;
+      for (const Node &node : step.nodes) {
+        bool layer = inLayer(node) && !isMessage(node);
+        bool fwd = layer && node.work == Work::Forward;
+        bool bwd = layer && (node.work == Work::Backward || node.work == Work::WeightGrad);
+        bool params = !node.operands.empty(), data = params;
+        auto absorb = [&](int64_t v) {
+          fwd = fwd || afterForward[size_t(v)];
+          bwd = bwd || afterBackward[size_t(v)];
+          params = params && (step.isParam[size_t(v)] || paramOnly[size_t(v)]);
+          data = data && (step.isInput[size_t(v)] || inputOnly[size_t(v)]);
         };
-        for (const Value *v : op.operands) absorb(v);
-        if (op.kind == OpKind::Recv) {
-          auto s = sendOfRecv.find(&op);
-          paramOnly = dataOnly = s != sendOfRecv.end();
-          if (s != sendOfRecv.end()) absorb(s->second->operands[0]);
+        for (int64_t v : node.operands) absorb(v);
+        if (node.kind == OpKind::Recv) {
+          auto s = sendOfRecv.find(&node);
+          params = data = s != sendOfRecv.end();
+          if (s != sendOfRecv.end())
+            for (int64_t v : s->second->operands) absorb(v);
         }
-        for (const Value *r : op.results) {
-          if (fwd) changed |= afterLayerForward.insert(r).second;
-          if (bwd) changed |= afterLayerBackward.insert(r).second;
-          if (paramOnly && w != Work::Optimizer) changed |= parameterOnly.insert(r).second;
-          if (dataOnly && w == Work::Forward) changed |= inputOnly.insert(r).second;
+        for (int64_t r : node.results) {
+          if (fwd) changed |= set(afterForward, r);
+          if (bwd) changed |= set(afterBackward, r);
+          if (params && node.work != Work::Optimizer) changed |= set(paramOnly, r);
+          if (data && node.work == Work::Forward) changed |= set(inputOnly, r);
         }
       }
     }
-    // Forward values that a layer reads (the embedding's side).
-    std::unordered_set<const Value *> feedsLayer;
-    for (auto it = m.ops.rbegin(); it != m.ops.rend(); ++it) {
-      const Op &op = **it;
-      bool feeds = !repeatedLayerOf(op.path).empty() && workOf(op) == Work::Forward && !isMessage(op);
-      for (const Value *r : op.results) feeds |= feedsLayer.count(r) > 0;
-      if (op.kind == OpKind::Send)
-        if (auto r = recvOfSend.find(&op); r != recvOfSend.end() && feedsLayer.count(r->second->results[0])) feeds = true;
-      if (feeds)
-        for (const Value *v : op.operands) feedsLayer.insert(v);
+    // Forward values that a layer reads (the embedding's side), to a fixpoint.
+    std::vector<bool> feedsLayer(n);
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (auto it = step.nodes.rbegin(); it != step.nodes.rend(); ++it) {
+        const Node &node = *it;
+        bool feeds = inLayer(node) && node.work == Work::Forward && !isMessage(node);
+        for (int64_t r : node.results) feeds = feeds || feedsLayer[size_t(r)];
+        if (node.kind == OpKind::Send)
+          if (auto r = recvOfSend.find(&node); r != recvOfSend.end())
+            for (int64_t v : r->second->results) feeds = feeds || feedsLayer[size_t(v)];
+        if (feeds)
+          for (int64_t v : node.operands) changed |= set(feedsLayer, v);
+      }
     }
     const int last = stages - 1;
-    for (const auto &up : m.ops) {
-      const Op &op = *up;
-      Work w = workOf(op);
-      if (!repeatedLayerOf(op.path).empty() || isMessage(op) || w == Work::Optimizer || op.operands.empty()) continue;
-      if (llvm::all_of(op.results, [&](const Value *r) { return parameterOnly.count(r) || inputOnly.count(r); }))
+    for (const Node &node : step.nodes) {
+      if (inLayer(node) || isMessage(node) || node.work == Work::Optimizer || node.operands.empty()) continue;
+      if (llvm::all_of(node.results, [&](int64_t r) { return paramOnly[size_t(r)] || inputOnly[size_t(r)]; }))
         continue;
-      int vs = virtualStageOf(op);
-      const Value *r = op.results.empty() ? nullptr : op.results[0];
+      int64_t r = node.results.empty() ? -1 : node.results[0];
       int want = -1;
       const char *why = "";
-      if (w == Work::Forward) {
-        if (r && afterLayerForward.count(r)) want = last, why = "it reads the layers' output";
-        else if (llvm::any_of(op.results, [&](const Value *v) { return feedsLayer.count(v) > 0; }))
+      if (node.work == Work::Forward) {
+        if (r >= 0 && afterForward[size_t(r)]) want = last, why = "it reads the layers' output";
+        else if (llvm::any_of(node.results, [&](int64_t v) { return bool(feedsLayer[size_t(v)]); }))
           want = 0, why = "the first layer reads it";
-      } else if (r && afterLayerBackward.count(r)) {
+      } else if (r >= 0 && afterBackward[size_t(r)]) {
         want = 0, why = "it reads the layers' input gradient";
       } else {
         want = last, why = "it is backward work before the layers' backward";
       }
-      if (want >= 0 && vs != want)
-        violation(describe(op) + " runs on stage " + stageName(vs) + ", but belongs on stage " + stageName(want) +
-                  ": " + why);
+      if (want >= 0 && node.virtualStage != want)
+        violation(describe(node) + " runs on stage " + stageName(node.virtualStage) + ", but belongs on stage " +
+                  stageName(want) + ": " + why);
     }
   }
 
@@ -198,32 +230,31 @@ private:
   /// and back in backward; none skips a stage.
   void checkActivationMessages() {
     // (micro-batch, direction, from virtual stage) -> messages
-    std::map<std::tuple<int64_t, bool, int>, std::vector<const Op *>> boundary;
-    for (const auto &[recv, send] : sendOfRecv) {
-      Work w = workOf(*send);
-      if (w == Work::Optimizer) continue;
-      int from = virtualStageOf(*send), to = virtualStageOf(*recv);
-      bool forward = w == Work::Forward;
+    std::map<std::tuple<int64_t, bool, int>, std::vector<const Node *>> boundary;
+    for (const auto &[recv, send] : messages) {
+      if (send->work == Work::Optimizer) continue;
+      int from = send->virtualStage, to = recv->virtualStage;
+      bool forward = send->work == Work::Forward;
       if (to != from + (forward ? 1 : -1)) {
-        violation(describe(*send) + " sends %" + send->operands[0]->name + " from stage " + stageName(from) +
-                  " to stage " + stageName(to) + "; " + (forward ? "forward" : "backward") +
-                  " messages go to the " + (forward ? "next" : "previous") + " stage only");
+        violation(describe(*send) + " sends %" + send->name + " from stage " + stageName(from) + " to stage " +
+                  stageName(to) + "; " + (forward ? "forward" : "backward") + " messages go to the " +
+                  (forward ? "next" : "previous") + " stage only");
         continue;
       }
-      boundary[{hasMicroBatch(*send) ? microBatchOf(*send) : 0, forward, from}].push_back(send);
+      boundary[{std::max(send->microBatch, 0), forward, from}].push_back(send);
     }
     for (int64_t mb = 0; mb < microBatches; ++mb)
       for (bool forward : {true, false})
         for (int from = forward ? 0 : 1; from < (forward ? stages - 1 : stages); ++from) {
           auto it = boundary.find({mb, forward, from});
-          size_t n = it == boundary.end() ? 0 : it->second.size();
-          if (n == 1) continue;
+          size_t count = it == boundary.end() ? 0 : it->second.size();
+          if (count == 1) continue;
           std::string what = std::string(forward ? "forward" : "backward") + " of micro-batch " + std::to_string(mb) +
-                             " sends " + std::to_string(n) + " messages from stage " + stageName(from) + " to " +
+                             " sends " + std::to_string(count) + " messages from stage " + stageName(from) + " to " +
                              stageName(forward ? from + 1 : from - 1) + " (the schedule implies one)";
-          if (n > 1) {
+          if (count > 1) {
             what += ":";
-            for (const Op *s : it->second) what += " %" + s->operands[0]->name;
+            for (const Node *s : it->second) what += " %" + s->name;
           }
           violation(what);
         }
@@ -232,68 +263,105 @@ private:
   /// 4: in the optimizer phase only the gradients of parameters read on
   /// several pipeline ranks cross stages.
   void checkOptimizerMessages() {
-    std::unordered_map<const Value *, std::unordered_set<int64_t>> readers;
-    for (const auto &op : m.ops)
-      if (workOf(*op) != Work::Optimizer && hasPipelineStage(*op))
-        for (const Value *v : op->operands)
-          if (v->kind == Value::Kind::Param) readers[v].insert(pipelineStageOf(*op));
+    std::unordered_map<int64_t, std::unordered_set<int>> readers;
+    for (const Node &node : step.nodes)
+      if (node.work != Work::Optimizer && node.stage >= 0)
+        for (int64_t v : node.operands)
+          if (step.isParam[size_t(v)]) readers[v].insert(node.stage);
     // The values a shared parameter's gradient is summed from, through
-    // messages (module order is not the order across ranks: walk the defs).
-    std::unordered_map<const Value *, const Op *> def;
-    for (const auto &op : m.ops)
-      for (const Value *r : op->results) def[r] = op.get();
-    std::unordered_set<const Value *> sharedGradient;
-    std::vector<const Value *> work;
-    for (const Output &out : m.outputs) {
-      if (out.role != OutputRole::ParamGradient) continue;
-      const Value *p = nullptr;
-      for (const Value *q : m.params)
-        if ((q->path.empty() ? q->name : q->path) == out.path) p = q;
-      if (p && readers[p].size() > 1) work.push_back(out.value);
-    }
+    // messages (walk the writers: the order of the nodes is not the order
+    // across ranks).
+    std::unordered_map<int64_t, std::vector<const Node *>> writers;
+    for (const Node &node : step.nodes)
+      for (int64_t r : node.results) writers[r].push_back(&node);
+    std::unordered_set<int64_t> sharedGradient;
+    std::vector<int64_t> work;
+    for (const auto &[gradient, param] : step.gradients)
+      if (readers[param].size() > 1) work.push_back(gradient);
     while (!work.empty()) {
-      const Value *v = work.back();
+      int64_t v = work.back();
       work.pop_back();
-      auto d = def.find(v);
       // Gradient parts only: the forward values and parameters they are
       // computed from are no gradient.
-      if (d == def.end() || workOf(*d->second) == Work::Forward) continue;
-      if (!sharedGradient.insert(v).second) continue;
-      for (const Value *o : d->second->operands) work.push_back(o);
-      if (d->second->kind == OpKind::Recv)
-        if (auto s = sendOfRecv.find(d->second); s != sendOfRecv.end()) work.push_back(s->second->operands[0]);
+      auto w = writers.find(v);
+      if (w == writers.end() || llvm::all_of(w->second, [](const Node *d) { return d->work == Work::Forward; }) ||
+          !sharedGradient.insert(v).second)
+        continue;
+      for (const Node *d : w->second) {
+        if (d->work == Work::Forward) continue;
+        for (int64_t o : d->operands) work.push_back(o);
+        if (d->kind == OpKind::Recv)
+          if (auto s = sendOfRecv.find(d); s != sendOfRecv.end())
+            for (int64_t o : s->second->operands) work.push_back(o);
+      }
     }
     // And what the optimizer makes of them (the gradient reduced over dp,
-    // clipped; the new values of the shared parameter).
-    // Only through ops on the same tensor: a norm over every gradient is
-    // not a shared parameter's.
-    for (const auto &op : m.ops)
-      if (workOf(*op) == Work::Optimizer)
-        for (const Value *v : op->operands)
+    // clipped; the new values of the shared parameter). Only through ops on
+    // the same tensor: a norm over every gradient is not a shared
+    // parameter's.
+    for (const Node &node : step.nodes)
+      if (node.work == Work::Optimizer)
+        for (int64_t v : node.operands)
           if (sharedGradient.count(v))
-            for (const Value *r : op->results)
-              if (r->type.shape == v->type.shape) sharedGradient.insert(r);
-    for (const auto &[recv, send] : sendOfRecv)
-      if (workOf(*send) == Work::Optimizer && !sharedGradient.count(send->operands[0]))
-        violation(describe(*send) + " sends %" + send->operands[0]->name + " from stage " +
-                  stageName(virtualStageOf(*send)) + " to stage " + stageName(virtualStageOf(*recv)) +
+            for (int64_t r : node.results)
+              if (step.shapes[size_t(r)] == step.shapes[size_t(v)]) sharedGradient.insert(r);
+    for (const auto &[recv, send] : messages)
+      if (send->work == Work::Optimizer &&
+          !llvm::all_of(send->operands, [&](int64_t v) { return sharedGradient.count(v) > 0; }))
+        violation(describe(*send) + " sends %" + send->name + " from stage " + stageName(send->virtualStage) +
+                  " to stage " + stageName(recv->virtualStage) +
                   " in the optimizer phase; only the gradient of a parameter that several stages read crosses "
                   "stages there");
   }
 
   static std::string stageName(int vs) { return vs < 0 ? std::string("(every stage)") : std::to_string(vs); }
 
-  const Module &m;
+  const StepView &step;
   const int stages;
   const int microBatches;
-  std::unordered_map<const Op *, const Op *> sendOfRecv, recvOfSend;
-  std::unordered_set<const Value *> afterLayerForward, afterLayerBackward, parameterOnly;
+  std::unordered_map<const Node *, const Node *> sendOfRecv, recvOfSend;
+  std::vector<std::pair<const Node *, const Node *>> messages; // (recv, send) in the sends' order
   std::vector<std::string> violations;
-  std::unordered_set<std::string> seen;
+  std::unordered_map<std::string, std::pair<size_t, int64_t>> seen; // key -> (index, repeats)
 };
 
 } // namespace
 
-std::vector<std::string> planc::checkPipelineStructure(const Module &m, const pipeline::ScheduleOptions &so) {
-  return StructureCheck(m, so).run();
+StepView planc::stepViewOf(const Module &m) {
+  StepView view;
+  std::unordered_map<const Value *, int64_t> id;
+  auto idOf = [&](const Value *v) {
+    auto it = id.find(v);
+    if (it != id.end()) return it->second;
+    int64_t i = view.addValue(v->type.shape, v->kind == Value::Kind::Param, v->kind == Value::Kind::Input);
+    id.emplace(v, i);
+    return i;
+  };
+  for (const Value *p : m.params) idOf(p);
+  for (const Value *in : m.inputs) idOf(in);
+  for (const auto &op : m.ops) {
+    Node n;
+    n.kind = op->kind;
+    n.work = workOf(*op);
+    n.virtualStage = virtualStageOf(*op);
+    n.stage = int(pipelineStageOf(*op));
+    n.microBatch = int(microBatchOf(*op));
+    n.path = op->path;
+    if (op->kind == OpKind::Send && !op->operands.empty()) n.name = op->operands[0]->name;
+    else if (!op->results.empty()) n.name = op->results[0]->name;
+    for (const Value *v : op->operands) n.operands.push_back(idOf(v));
+    for (const Value *v : op->results) n.results.push_back(idOf(v));
+    if (isPointToPoint(op->kind)) n.tag = op->getInt("tag");
+    view.nodes.push_back(std::move(n));
+  }
+  for (const Output &out : m.outputs) {
+    if (out.role != OutputRole::ParamGradient) continue;
+    for (const Value *p : m.params)
+      if ((p->path.empty() ? p->name : p->path) == out.path) view.gradients.push_back({idOf(out.value), idOf(p)});
+  }
+  return view;
+}
+
+std::vector<std::string> planc::checkPipelineStructure(const StepView &step, const pipeline::ScheduleOptions &so) {
+  return StructureCheck(step, so).run();
 }

@@ -41,8 +41,7 @@ double rankShare(const ir::Op &op, const ir::Module &m) {
 /// Bytes the busiest rank sends in one step. The placed step holds one
 /// micro-batch: every op runs once per micro-batch except the optimizer's, a
 /// bucketed all-reduce and a gather of parameters kept for the step, which
-/// run once per step (as the unrolled step has them,
-/// passes/UnrollMicroBatches.cpp).
+/// run once per step (as analysis/StageSequence.h runs them).
 double commBytesPerStep(const ir::Module &m, int microBatches) {
   double most = 0;
   const std::unordered_set<const ir::Value *> oncePerStep = oncePerStepValues(m);

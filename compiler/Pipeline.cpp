@@ -28,7 +28,6 @@ const char *planc::spelling(CompileStage stage) {
   case CompileStage::Scheduled: return "scheduled";
   case CompileStage::MemoryPlanned: return "memory-planned";
   case CompileStage::ExecutionPlanned: return "execution-planned";
-  case CompileStage::RankPrograms: return "rank-programs";
   }
   return "";
 }
@@ -117,13 +116,8 @@ llvm::Expected<CompileResult> planc::compile(Compilation &c, const CompileOption
     }
     return again;
   };
-  // Stopping at RankPrograms, the unroll joins this pipeline run, so that a
-  // failing pass's reproducer and --time-passes cover the whole way.
-  const bool unroll = stop == CompileStage::RankPrograms;
   PassManager pm(partitioning, passOptionsFromConfig(config));
   if (llvm::Error e = addPartitionPipeline(pm)) return e;
-  if (unroll)
-    if (llvm::Error e = addUnrollPipeline(pm)) return e;
   if (llvm::Error e = pm.run(*m)) return e;
   reportRemarks(c, *m);
   if (stop == CompileStage::Partitioned) {
@@ -147,40 +141,33 @@ llvm::Expected<CompileResult> planc::compile(Compilation &c, const CompileOption
 
   // Memory planned: on the placed step of one micro-batch, the planner
   // following the schedule itself.
-  if (!unroll) {
-    memory::PlanOptions planOptions;
-    planOptions.keepPlacements = stop == CompileStage::ExecutionPlanned;
-    planOptions.keepGradientOutputs = options.reportGradients;
-    auto plan = memory::planMemory(*m, planOptions);
-    if (!plan) return plan.takeError();
-    result.memory = std::move(*plan);
-    if (stop == CompileStage::ExecutionPlanned) {
-      // Execution planned: the placements built into every rank's program.
-      auto built = exec::buildExecutionPlan(*m, *result.memory);
-      if (!built) return built.takeError();
-      if (options.checkPlan) {
-        std::vector<std::string> problems = exec::checkPlan(*built);
-        if (!problems.empty()) {
-          std::string text = "the execution plan is not sound (" + std::to_string(problems.size()) + " problem" +
-                             (problems.size() == 1 ? "" : "s") + "):";
-          for (size_t i = 0; i < problems.size() && i < 20; ++i) text += "\n  " + problems[i];
-          if (problems.size() > 20) text += "\n  ...";
-          return makeError(text);
-        }
+  memory::PlanOptions planOptions;
+  planOptions.keepPlacements = stop == CompileStage::ExecutionPlanned;
+  planOptions.keepGradientOutputs = options.reportGradients;
+  auto plan = memory::planMemory(*m, planOptions);
+  if (!plan) return plan.takeError();
+  result.memory = std::move(*plan);
+  if (stop == CompileStage::ExecutionPlanned) {
+    // Execution planned: the placements built into every rank's program.
+    auto built = exec::buildExecutionPlan(*m, *result.memory);
+    if (!built) return built.takeError();
+    if (options.checkPlan) {
+      std::vector<std::string> problems = exec::checkPlan(*built);
+      if (!problems.empty()) {
+        std::string text = "the execution plan is not sound (" + std::to_string(problems.size()) + " problem" +
+                           (problems.size() == 1 ? "" : "s") + "):";
+        for (size_t i = 0; i < problems.size() && i < 20; ++i) text += "\n  " + problems[i];
+        if (problems.size() > 20) text += "\n  ...";
+        return makeError(text);
       }
-      // Only the totals stay: the plan holds the placements now.
-      for (memory::StagePlan &s : result.memory->stages) {
-        s.placements.clear();
-        s.program.clear();
-      }
-      result.plan = std::move(*built);
     }
-    result.module = std::move(m);
-    return result;
+    // Only the totals stay: the plan holds the placements now.
+    for (memory::StagePlan &s : result.memory->stages) {
+      s.placements.clear();
+      s.program.clear();
+    }
+    result.plan = std::move(*built);
   }
-
-  // Rank programs: every micro-batch in schedule order, what each rank runs
-  // (unrolled in the partition's pipeline run above).
   result.module = std::move(m);
   return result;
 }

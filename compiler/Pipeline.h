@@ -17,17 +17,12 @@
 //   ExecutionPlanned  the placements kept and built into the execution plan:
 //                  what every rank runs, step by step, in which bytes
 //                  (exec/BuildPlan.h); its verifier run where asked
-//   RankPrograms   every micro-batch in schedule order: the step each rank
-//                  runs (addUnrollPipeline, in the same pass-manager run as
-//                  the partition); ir/RankProgram.h gives one rank's view.
-//                  It has no memory plan: the planner reads the placed step
-//                  of one micro-batch and follows the schedule itself
 //
 // The batch convention. A module has global shapes: the model's `batch`
 // dim is the rows of every dp rank together. A partitioned module is one
 // micro-batch of every dp rank (micro_batch x dp rows; sharding propagation
-// splits them over dp again); unrolled, its inputs hold every micro-batch's
-// rows (the whole step's) and each micro-batch's ops read their slice.
+// splits them over dp again); the execution plan runs it once per
+// micro-batch, each micro-batch's rows in a buffer of their own.
 // A one-device module (stopping at ForwardIR or TrainingStep) has the rows
 // its BatchScope says, computed by batchRows() alone.
 //
@@ -50,7 +45,7 @@
 namespace planc {
 
 /// The stages of compile(), in order.
-enum class CompileStage { ForwardIR, TrainingStep, Partitioned, Scheduled, MemoryPlanned, ExecutionPlanned, RankPrograms };
+enum class CompileStage { ForwardIR, TrainingStep, Partitioned, Scheduled, MemoryPlanned, ExecutionPlanned };
 const char *spelling(CompileStage stage);
 
 /// What the model's `batch` dim counts in a module of one device.
@@ -65,7 +60,7 @@ int64_t batchRows(const PlanConfig &config, BatchScope scope);
 
 struct CompileOptions {
   /// The last stage to run.
-  CompileStage stopAfter = CompileStage::RankPrograms;
+  CompileStage stopAfter = CompileStage::ExecutionPlanned;
   /// The batch of a one-device module (ForwardIR, TrainingStep); the later
   /// stages always lower one micro-batch of every dp rank.
   BatchScope batch = BatchScope::Device;

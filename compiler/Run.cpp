@@ -2,14 +2,9 @@
 
 #include "compiler/Run.h"
 #include "compiler/Pipeline.h"
-#include "compiler/PlanDiagnostics.h"
-#include "compiler/TrainOptions.h"
 
 #include "backend/interp/BatchShape.h"
-#include "backend/interp/InterpTrainer.h"
-#include "ir/ConvertFloats.h"
-#include "passes/PassManager.h"
-#include "passes/Passes.h"
+#include "backend/interp/PlanTrainer.h"
 #include "runtime/Data.h"
 #include "support/Error.h"
 
@@ -30,21 +25,27 @@ runtime::DataSpec dataSpecOf(const DataConfig &d) {
 } // namespace
 
 llvm::Error planc::runOnInterpreter(Compilation &c, const RunOptions &options, llvm::raw_ostream &log) {
+  // The batch shape is the forward model's business, read on the whole
+  // step's rows: the data sources hand out the global batch.
   CompileOptions forward;
   forward.stopAfter = CompileStage::ForwardIR;
+  forward.batch = BatchScope::Step;
   auto lowered = compile(c, forward);
   if (!lowered) return lowered.takeError();
-  std::unique_ptr<ir::Module> m = std::move(lowered->module);
-  // The batch shape is the forward model's business: check it before the
-  // training passes add their own input (%step).
-  auto shape = interp::batchShapeOf(*m);
+  auto shape = interp::batchShapeOf(*lowered->module);
   if (!shape) return shape.takeError();
-  PassManagerOptions passes;
-  passes.verifyEach = options.verifyEach;
-  if (llvm::Error e = makeTrainingStep(c, *m, options.floatType, passes)) return e;
+  lowered->module.reset();
+
+  // The plan as an executable runs it: every rank's steps and buffers.
+  CompileOptions planned;
+  planned.stopAfter = CompileStage::ExecutionPlanned;
+  planned.floatType = options.floatType;
+  planned.passes.verifyEach = options.verifyEach;
+  planned.reportGradients = !options.dumpDir.empty();
+  auto built = compile(c, planned);
+  if (!built) return built.takeError();
 
   const TrainConfig &train = c.getConfig().train;
-
   uint64_t seed = options.seed ? *options.seed : uint64_t(train.seed);
   auto data = runtime::openDataSource(dataSpecOf(train.data), *shape, seed);
   if (!data.ok()) return makeError(data.error());
@@ -54,7 +55,7 @@ llvm::Error planc::runOnInterpreter(Compilation &c, const RunOptions &options, l
   loop.seed = seed;
   loop.dumpDir = options.dumpDir;
   loop.log = &log;
-  auto result = interp::trainOnInterpreter(*m, **data, loop);
+  auto result = interp::trainPlan(*built->module, *built->plan, **data, loop);
   if (!result) return result.takeError();
   return llvm::Error::success();
 }

@@ -1,16 +1,20 @@
 //===- compiler/Run.h - `planc run` as one library call ---------*- C++ -*-===//
 //
-// From a checked plan to a trained model on the reference interpreter:
+// From a checked plan to a trained model on the reference interpreter, the
+// plan trained as written:
 //
-//   compile (ForwardIR)           the forward graph (compiler/Pipeline.h)
-//   makeTrainingStep              one training-step module (autodiff,
-//                                 optimizer, ...; --dtype makes every float
-//                                 f64 or f32 first), the plan's settings
+//   compile (ForwardIR, Step)     the batch the model reads: the whole global
+//                                 batch of a step (compiler/Pipeline.h)
+//   compile (ExecutionPlanned)    the training step partitioned as the
+//                                 `parallel` block says, scheduled, placed in
+//                                 every rank's arena (--dtype makes every
+//                                 float f64 or f32 first)
 //   openDataSource                the plan's `data` setting
-//   trainOnInterpreter            the loop, the log and the dump
+//   trainPlan                     every rank of the mesh in one process, every
+//                                 micro-batch of every dp rank each step; the
+//                                 log and the dump
 //
-// The loop itself is backend/interp/InterpTrainer.h, which sees only IR and
-// the runtime.
+// The loop itself is backend/interp/PlanTrainer.h.
 //
 //===----------------------------------------------------------------------===//
 #ifndef PLANC_COMPILER_RUN_H
@@ -35,7 +39,7 @@ struct RunOptions {
   int64_t steps = 0;
   std::optional<uint64_t> seed;        // initialisation and data; default: train.seed
   std::optional<ir::DType> floatType;  // every float of the model; default: as the plan says
-  std::string dumpDir;                 // empty: no dump (see backend/interp/InterpTrainer.h)
+  std::string dumpDir;                 // empty: no dump (see backend/interp/PlanTrainer.h)
   bool verifyEach = true;              // PassManagerOptions::verifyEach, for the training passes
 };
 

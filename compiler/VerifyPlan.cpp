@@ -5,16 +5,16 @@
 #include "compiler/Pipeline.h"
 #include "passes/Passes.h"
 #include "analysis/Placement.h"
-#include "analysis/PipelineStructure.h"
 #include "analysis/SavedActivations.h"
 #include "compiler/TrainOptions.h"
 #include "backend/interp/PlanInterpreter.h"
 #include "exec/BuildPlan.h"
+#include "exec/PlanParser.h"
+#include "exec/PlanStructure.h"
 #include "exec/PlanVerifier.h"
 
 #include "ir/Interpreter.h"
 #include "ir/LocalBlocks.h"
-#include "ir/MultiRank.h"
 #include "ir/OpDef.h"
 #include "ir/Placement.h"
 
@@ -280,15 +280,19 @@ llvm::Expected<PlanVerifyReport> planc::verifyPlan(Compilation &c, const PlanVer
     if (llvm::Error e = dropReduction(part, options.dropCollective)) return e;
   if (options.misplaceOp)
     if (llvm::Error e = misplaceOneOp(part)) return e;
-  {
-    // The structure is judged on every micro-batch in schedule order.
-    std::unique_ptr<Module> unrolled = part.clone();
-    unrolled->schedule = part.schedule;
-    PassManager pm(PassManagerOptions{}, passOptionsFromConfig(config));
-    if (llvm::Error e = addUnrollPipeline(pm)) return e;
-    if (llvm::Error e = pm.run(*unrolled)) return e;
-    report.structure = checkPipelineStructure(*unrolled, *built->scheduleOptions);
-  }
+  // The execution plan, every gradient kept to the end to be compared. Its
+  // structure is judged on what every rank runs, every micro-batch.
+  memory::PlanOptions planOptions;
+  planOptions.keepPlacements = true;
+  planOptions.keepGradientOutputs = true;
+  auto placed = memory::planMemory(part, planOptions);
+  if (!placed) return placed.takeError();
+  auto plan = exec::buildExecutionPlan(part, *placed);
+  if (!plan) return plan.takeError();
+  report.structure = exec::checkPlanStructure(*plan);
+  // The text form is what `--emit=exec` shows and a backend may be handed:
+  // it must say the whole plan.
+  if (std::string problem = exec::roundTripProblem(*plan); !problem.empty()) report.plan.push_back(problem);
   auto states = checkModelStates(c, options.passes.verifyEach);
   if (!states) return states.takeError();
   report.structure.insert(report.structure.end(), states->violations.begin(), states->violations.end());
@@ -310,14 +314,6 @@ llvm::Expected<PlanVerifyReport> planc::verifyPlan(Compilation &c, const PlanVer
   auto reference = interpret(*step, *feeds, options.seed);
   if (!reference) return llvm::joinErrors(makeError("the single-device step failed:"), reference.takeError());
 
-  // The execution plan, every gradient kept to the end to be compared.
-  memory::PlanOptions planOptions;
-  planOptions.keepPlacements = true;
-  planOptions.keepGradientOutputs = true;
-  auto placed = memory::planMemory(part, planOptions);
-  if (!placed) return placed.takeError();
-  auto plan = exec::buildExecutionPlan(part, *placed);
-  if (!plan) return plan.takeError();
   if (options.swapSends)
     if (llvm::Error e = swapTwoSends(*plan)) return e;
   if (options.overlapBuffers) {
@@ -325,7 +321,10 @@ llvm::Expected<PlanVerifyReport> planc::verifyPlan(Compilation &c, const PlanVer
     if (!moved) return moved.takeError();
     report.corruption = *moved;
   }
-  if (!options.skipPlanCheck) report.plan = exec::checkPlan(*plan);
+  if (!options.skipPlanCheck) {
+    std::vector<std::string> problems = exec::checkPlan(*plan);
+    report.plan.insert(report.plan.end(), problems.begin(), problems.end());
+  }
 
   // Every rank's block of the parameters, and its rows of the whole step's
   // batch (exec/ExecutionPlan.h: dp rank d's m micro-batches one after another).
@@ -460,9 +459,16 @@ void planc::printPlanVerifyReport(const PlanVerifyReport &r, llvm::raw_ostream &
   os << ", " << r.collectives << " collectives inserted\n";
   if (!r.modelStatesSkipped.empty()) os << "model states not compared with the formula: " << r.modelStatesSkipped << "\n";
   if (r.structureOnly) {
+    for (const std::string &p : r.plan) os << "plan: " << p << "\n";
     for (const std::string &v : r.structure) os << "structure: " << v << "\n";
-    if (r.structure.empty()) os << "PASS: the structure of the pipeline schedule (numbers not compared)\n";
-    else os << "FAIL: " << r.structure.size() << " structural violation(s) of the pipeline schedule\n";
+    if (r.passed()) {
+      os << "PASS: the structure of the pipeline schedule (numbers not compared)\n";
+    } else {
+      os << "FAIL:";
+      if (!r.plan.empty()) os << " " << r.plan.size() << " problem(s) of the execution plan" << (r.structure.empty() ? "" : ";");
+      if (!r.structure.empty()) os << " " << r.structure.size() << " structural violation(s) of the pipeline schedule";
+      os << "\n";
+    }
     return;
   }
   os << llvm::formatv("{0,-6}{1,-22}{2,-21}{3,-24}{4}\n", "rank", "coordinates", "loss (abs / rel)",

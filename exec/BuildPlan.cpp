@@ -61,8 +61,13 @@ private:
     p.stage = stage.stage;
     p.ranks = stage.ranks;
     p.arenaSize = stage.arena;
+    p.buffers.reserve(stage.placements.size());
     for (const memory::PlacedBuffer &pb : stage.placements) p.buffers.push_back(bufferOf(pb));
     const int mbs = sequencer.microBatches();
+    p.steps.reserve(stage.program.size());
+    // An op's local attributes are the same in every micro-batch (what a
+    // micro-batch changes is set below): made once per op.
+    std::unordered_map<const Op *, AttrMap> local;
     for (size_t i = 0; i < stage.program.size(); ++i) {
       const memory::PlacedStep &ps = stage.program[i];
       if (!ps.op) {
@@ -86,7 +91,9 @@ private:
       const Op &op = *ps.op;
       Step s;
       s.kind = op.kind;
-      s.attrs = localAttrs(op, mesh);
+      auto cached = local.find(&op);
+      if (cached == local.end()) cached = local.emplace(&op, localAttrs(op, mesh)).first;
+      s.attrs = cached->second;
       s.microBatch = ps.microBatch;
       s.work = ps.work;
       s.chunk = ps.chunk;

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "exec/PlanParser.h"
+#include "exec/PlanPrinter.h"
 #include "exec/Groups.h"
 #include "exec/PlanWords.h"
 #include "ir/MeshLayout.h"
@@ -448,4 +449,24 @@ llvm::Expected<ExecutionPlan> exec::parsePlan(llvm::StringRef text, llvm::String
   llvm::SourceMgr sm;
   unsigned id = sm.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(text, fileName), llvm::SMLoc());
   return PlanParser(sm, id).run();
+}
+
+std::string exec::roundTripProblem(const ExecutionPlan &plan) {
+  const std::string text = toText(plan);
+  auto parsed = parsePlan(text, "<exec>");
+  if (!parsed) return "the execution plan's text does not parse back: " + llvm::toString(parsed.takeError());
+  const std::string again = toText(*parsed);
+  if (again != text) {
+    size_t at = 0, line = 1;
+    while (at < text.size() && at < again.size() && text[at] == again[at]) line += text[at++] == '\n';
+    auto lineAt = [&](const std::string &t) {
+      size_t begin = t.rfind('\n', at == 0 ? 0 : at - 1);
+      begin = begin == std::string::npos || at == 0 ? 0 : begin + 1;
+      return t.substr(begin, t.find('\n', begin) - begin);
+    };
+    return "the execution plan's text parses back to another text: line " + std::to_string(line) + " '" +
+           lineAt(text) + "' became '" + lineAt(again) + "'";
+  }
+  if (!(*parsed == plan)) return "the execution plan's text parses back to another plan with the same text";
+  return "";
 }

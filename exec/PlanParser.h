@@ -24,6 +24,11 @@ namespace planc::exec {
 /// Parses `text`, named `fileName` in diagnostics.
 llvm::Expected<ExecutionPlan> parsePlan(llvm::StringRef text, llvm::StringRef fileName);
 
+/// "" when `plan` printed and parsed back is equal to it and prints the same
+/// text; otherwise what went wrong (the parse error, or the first line that
+/// differs), so a field the text form drops is caught on real plans.
+std::string roundTripProblem(const ExecutionPlan &plan);
+
 } // namespace planc::exec
 
 #endif

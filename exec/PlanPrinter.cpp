@@ -11,6 +11,8 @@
 #include "exec/PlanWords.h"
 #include "ir/Printer.h"
 
+#include <cstdio>
+
 using namespace planc;
 using namespace planc::exec;
 
@@ -18,15 +20,6 @@ namespace {
 
 /// `#3`, or `none` for -1 (a stage_merge operand made on another stage).
 std::string bufferRef(int64_t i) { return i == -1 ? "none" : "#" + std::to_string(i); }
-
-std::string liveEnd(int64_t step) {
-  if (step == kBeforeSteps) return "before";
-  if (step == kAfterSteps) return "after";
-  return std::to_string(step);
-}
-
-/// `mb<j>` for micro-batch or slot j, `once` for -1.
-std::string slotWord(int64_t j) { return j == -1 ? "once" : "mb" + std::to_string(j); }
 
 /// The value a buffer holds when the text leaves it out: its name without
 /// the slot's ".mb<j>" suffix.
@@ -55,25 +48,70 @@ void printHeader(const ExecutionPlan &plan, llvm::raw_ostream &os) {
      << " chunks " << s.virtualStages << " alignment " << plan.alignment << "\n";
 }
 
+void printLiveEnd(int64_t step, llvm::raw_ostream &os) {
+  if (step == kBeforeSteps) os << "before";
+  else if (step == kAfterSteps) os << "after";
+  else os << step;
+}
+
+void printSlot(int64_t j, llvm::raw_ostream &os) {
+  if (j == -1) os << "once";
+  else os << "mb" << j;
+}
+
+/// Whether `b` holds the value its name implies (impliedValue), without
+/// making a string: the common case of millions of buffers.
+bool holdsImpliedValue(const Buffer &b) {
+  llvm::StringRef name = b.name, value = b.value;
+  if (b.slot < 0) return value == name;
+  if (!name.startswith(value)) return value == name;
+  char suffix[32];
+  snprintf(suffix, sizeof suffix, ".mb%d", b.slot);
+  if (name.drop_front(value.size()) == suffix) return true;
+  return value == impliedValue(b);
+}
+
 void printBuffer(size_t i, const Buffer &b, llvm::raw_ostream &os) {
-  os << "  #" << i << " " << ir::nameRef('%', b.name) << " : " << ir::toString(b.type) << " local "
-     << ir::toString(b.local) << " " << slotWord(b.slot) << " at " << b.offset << " size " << b.size << " "
-     << categoryWord(b.category) << " " << spelling(b.role);
-  if (b.value != impliedValue(b)) os << " value " << ir::nameRef('%', b.value);
-  if (!b.path.empty()) os << " path " << ir::quote(b.path);
+  os << "  #" << i << " ";
+  ir::printNameRef('%', b.name, os);
+  os << " : ";
+  ir::printType(b.type, os);
+  os << " local ";
+  ir::printShape(b.local, os);
+  os << " ";
+  printSlot(b.slot, os);
+  os << " at " << b.offset << " size " << b.size << " " << categoryWord(b.category) << " " << spelling(b.role);
+  if (!holdsImpliedValue(b)) {
+    os << " value ";
+    ir::printNameRef('%', b.value, os);
+  }
+  if (!b.path.empty()) {
+    os << " path ";
+    ir::printQuoted(b.path, os);
+  }
   if (b.aliasOf != -1) os << " alias " << bufferRef(b.aliasOf);
-  os << " live [" << liveEnd(b.firstStep) << ", " << liveEnd(b.lastStep) << "]\n";
+  os << " live [";
+  printLiveEnd(b.firstStep, os);
+  os << ", ";
+  printLiveEnd(b.lastStep, os);
+  os << "]\n";
 }
 
 void printRefs(const std::vector<int64_t> &refs, llvm::raw_ostream &os) {
   os << "(";
-  for (size_t i = 0; i < refs.size(); ++i) os << (i ? ", " : "") << bufferRef(refs[i]);
+  for (size_t i = 0; i < refs.size(); ++i) {
+    if (i) os << ", ";
+    if (refs[i] == -1) os << "none";
+    else os << '#' << refs[i];
+  }
   os << ")";
 }
 
 /// `rank` >= 0: the rank form, with the step's group and peer.
 void printStep(const ExecutionPlan &plan, size_t i, const Step &s, int64_t rank, llvm::raw_ostream &os) {
-  os << "  " << i << ": " << ir::spelling(s.work) << " " << slotWord(s.microBatch) << " c" << s.chunk << " "
+  os << "  " << i << ": " << ir::spelling(s.work) << " ";
+  printSlot(s.microBatch, os);
+  os << " c" << s.chunk << " "
      << spelling(s.stream) << " " << (s.kind < ir::OpKind::NumOps ? ir::spelling(s.kind) : "<no op>") << " ";
   printRefs(s.inputs, os);
   os << " -> ";
@@ -103,8 +141,15 @@ void printStep(const ExecutionPlan &plan, size_t i, const Step &s, int64_t rank,
     printList(groupOf(plan, s, rank), os);
     if (s.kind == ir::OpKind::Send || s.kind == ir::OpKind::Recv) os << " peer " << peerOf(plan, s, rank);
   }
-  ir::printLocation(s.loc, os);
-  if (!s.path.empty()) os << " path " << ir::quote(s.path);
+  if (s.loc.isKnown()) {
+    os << " loc(";
+    ir::printQuoted(s.loc.file, os);
+    os << ":" << s.loc.line << ":" << s.loc.column << ")";
+  }
+  if (!s.path.empty()) {
+    os << " path ";
+    ir::printQuoted(s.path, os);
+  }
   os << "\n";
 }
 

@@ -153,7 +153,7 @@ public:
   /// The mesh the shardings refer to (size per axis, 1 where absent).
   std::array<int64_t, kNumMeshAxes> mesh{1, 1, 1, 1, 1};
   /// The pipeline schedule the `pipeline` pass cut the step for; what the
-  /// unroll pass, the deadlock check and the memory planner follow. Kept in
+  /// deadlock check, the memory planner and the execution plan follow. Kept in
   /// memory only: the textual form does not carry it (printing it would change
   /// every printed module), so a module read from text has none and its
   /// readers take the schedule their options name.

@@ -44,8 +44,8 @@ public:
   /// Performs the collective ops when the programs of all ranks run in one
   /// process; null for a module run alone, where a collective is an error.
   CollectiveSimulator *collectives = nullptr;
-  /// The mesh and this rank when all ranks of a partitioned module run
-  /// (ir/MultiRank.h); null for a module run alone. Kernels of ops whose
+  /// The mesh and this rank when a rank's block of a partitioned value is
+  /// computed (backend/interp/PlanInterpreter.h); null for a module run alone. Kernels of ops whose
   /// meaning depends on where a block sits in the global value (a gather
   /// from a vocab-split table, dropout's mask, shard_slice) ask for offsets.
   const MeshLayout *mesh = nullptr;

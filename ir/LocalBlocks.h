@@ -29,10 +29,15 @@
 
 #include "llvm/Support/Error.h"
 
+#include <map>
 #include <string>
 #include <vector>
 
 namespace planc::ir {
+
+/// Per rank (indexed by rank), tensors by value name: each rank's blocks.
+using RankTensorMaps = std::vector<std::map<std::string, Tensor>>;
+
 
 /// The shape of one rank's block of a value of type `t` (the same on every
 /// rank): every sharded dim divided by the product of the sizes of its axes,

@@ -13,10 +13,12 @@
 //   work            the schedule instruction the op is part of: "forward",
 //                   "backward" or "weight_grad" (zero-bubble's W); refines
 //                   the phase of a pipelined op
-//   micro_batch     the micro-batch of an unrolled op
+//   micro_batch     the micro-batch of an op written out per micro-batch
+//                   (hand-written steps; the compiler never unrolls)
 //
-// A module after `pipeline` is rolled: one micro-batch's ops, placed. After
-// `unroll-microbatches` it is the whole step in schedule order. The verifier
+// A module after `pipeline` is rolled: one micro-batch's ops, placed; the
+// execution plan (exec/BuildPlan.h) runs it once per micro-batch in schedule
+// order (analysis/StageSequence.h). The verifier
 // checks the spellings and ranges (placementProblem).
 //
 //===----------------------------------------------------------------------===//

@@ -61,26 +61,36 @@ void printInput(const Value &v, llvm::raw_ostream &os) {
 
 } // namespace
 
-std::string ir::quote(llvm::StringRef s) {
-  std::string out = "\"";
+void ir::printQuoted(llvm::StringRef s, llvm::raw_ostream &os) {
+  // Most names and paths need no escape: one write.
+  if (llvm::all_of(s, [](unsigned char c) { return c >= 0x20 && c < 0x7f && c != '"' && c != '\\'; })) {
+    os << '"' << s << '"';
+    return;
+  }
+  os << '"';
   for (unsigned char c : s) {
     switch (c) {
-    case '"': out += "\\\""; break;
-    case '\\': out += "\\\\"; break;
-    case '\n': out += "\\n"; break;
-    case '\t': out += "\\t"; break;
+    case '"': os << "\\\""; break;
+    case '\\': os << "\\\\"; break;
+    case '\n': os << "\\n"; break;
+    case '\t': os << "\\t"; break;
     default:
       if (c >= 0x20 && c < 0x7f) {
-        out += char(c);
+        os << char(c);
       } else {
         // Two hex digits, as LLVM and MLIR escape; keeps the text ASCII.
-        out += '\\';
-        out += llvm::hexdigit(c >> 4, /*LowerCase=*/false);
-        out += llvm::hexdigit(c & 15, /*LowerCase=*/false);
+        os << '\\' << llvm::hexdigit(c >> 4, /*LowerCase=*/false) << llvm::hexdigit(c & 15, /*LowerCase=*/false);
       }
     }
   }
-  return out + "\"";
+  os << '"';
+}
+
+std::string ir::quote(llvm::StringRef s) {
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  printQuoted(s, os);
+  return os.str();
 }
 
 std::string ir::formatFloat(double x) {
@@ -102,6 +112,35 @@ std::string ir::nameRef(char sigil, llvm::StringRef name) {
   return sigil + (isBareName(name) ? name.str() : quote(name));
 }
 
+void ir::printNameRef(char sigil, llvm::StringRef name, llvm::raw_ostream &os) {
+  os << sigil;
+  if (isBareName(name)) os << name;
+  else printQuoted(name, os);
+}
+
+void ir::printShape(llvm::ArrayRef<int64_t> shape, llvm::raw_ostream &os) {
+  os << '[';
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (i) os << ", ";
+    os << shape[i];
+  }
+  os << ']';
+}
+
+void ir::printType(const TensorType &t, llvm::raw_ostream &os) {
+  os << spelling(t.dtype);
+  printShape(t.shape, os);
+  if (!t.sharding.isReplicated()) os << toString(t.sharding);
+}
+
+void ir::printAttr(const Attr &a, llvm::raw_ostream &os) {
+  if (const int64_t *i = std::get_if<int64_t>(&a)) os << *i;
+  else if (const double *d = std::get_if<double>(&a)) os << formatFloat(*d);
+  else if (const bool *b = std::get_if<bool>(&a)) os << (*b ? "true" : "false");
+  else if (const std::string *str = std::get_if<std::string>(&a)) printQuoted(*str, os);
+  else if (const auto *v = std::get_if<std::vector<int64_t>>(&a)) printShape(*v, os);
+}
+
 std::string ir::valueRef(const Value &v) { return nameRef('%', v.name); }
 
 void ir::printLocation(const Location &loc, llvm::raw_ostream &os) {
@@ -113,7 +152,11 @@ void ir::printAttrs(const AttrMap &attrs, llvm::raw_ostream &os) {
   os << "{";
   bool first = true;
   for (const auto &[name, value] : attrs) {
-    os << (first ? "" : ", ") << (isIdentifier(name) ? name : quote(name)) << " = " << toText(value);
+    if (!first) os << ", ";
+    if (isIdentifier(name)) os << name;
+    else printQuoted(name, os);
+    os << " = ";
+    printAttr(value, os);
     first = false;
   }
   os << "}";

@@ -41,6 +41,15 @@ std::string formatFloat(double x);
 /// `"..."` with `"`, `\`, newline, tab and non-printable bytes escaped.
 std::string quote(llvm::StringRef s);
 
+// The same, written straight to a stream: printing a large program (an
+// execution plan of millions of lines) makes no string per token.
+void printQuoted(llvm::StringRef s, llvm::raw_ostream &os);
+void printNameRef(char sigil, llvm::StringRef name, llvm::raw_ostream &os);
+void printAttr(const Attr &a, llvm::raw_ostream &os);
+/// `[2, 3]`, `f32[2, 3]{shard(0, tp)}`: as ir::toString writes them.
+void printShape(llvm::ArrayRef<int64_t> shape, llvm::raw_ostream &os);
+void printType(const TensorType &t, llvm::raw_ostream &os);
+
 } // namespace planc::ir
 
 #endif

@@ -14,10 +14,10 @@
 //     collective that the others will never issue);
 //   - a message is never received.
 // Each error names the two ranks and the two ops. A rolled module (placed by
-// `pipeline`, one micro-batch) is replayed as the schedule runs it: each
-// rank's instructions in order, each with its stage's messages of that kind,
-// tagged per micro-batch as `unroll-microbatches` tags them; the optimizer's
-// messages after all of them. Collectives over other
+// `pipeline`, one micro-batch) is replayed as the schedule runs it, in the
+// order analysis/StageSequence.h gives every rank (each message tagged per
+// micro-batch, the optimizer's after all of them); a module whose ops carry
+// their micro-batch (written out by hand) in module order. Collectives over other
 // axes (tp, dp) are issued by every member of their group in the same
 // program order — the members of a group are on the same stage and run the
 // same ops — so they match by construction and are not replayed.
@@ -25,7 +25,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "passes/Passes.h"
-#include "analysis/InstructionTimes.h"
+#include "analysis/StageSequence.h"
 #include "analysis/Placement.h"
 #include "passes/PartitionOptions.h"
 
@@ -84,76 +84,24 @@ public:
         for (int r = 0; r < P; ++r) add(programs, *op, r, P, 0);
       return replay(programs, P, MeshLayout(m.mesh));
     }
-    // Rolled: the schedule says in which order each rank runs its work.
-    // The schedule the pipeline pass recorded, or for a module read from
-    // text the one `spec` names.
+    // Rolled: each rank runs its ops in the order analysis/StageSequence.h
+    // derives from the schedule (the one the memory planner and the
+    // execution plan follow), each message tagged per micro-batch. The
+    // schedule the pipeline pass recorded, or for a module read from text
+    // the one `spec` names.
     pipeline::ScheduleOptions so = m.schedule.value_or(scheduleOptionsOf(spec, P));
     auto schedule = pipeline::buildSchedule(so);
     if (!schedule) return schedule.takeError();
-    int64_t maxTag = 0;
-    std::map<std::pair<int, Work>, std::vector<const Op *>> byWork; // (virtual stage, work)
-    std::vector<const Op *> optimizer;
-    for (const Op *op : comms) {
-      if (op->kind == OpKind::Send) maxTag = std::max(maxTag, op->getInt("tag"));
-      Work w = workOf(*op);
-      if (w == Work::Optimizer || virtualStageOf(*op) < 0) optimizer.push_back(op);
-      else byWork[{virtualStageOf(*op), w == Work::WeightGrad && so.style != pipeline::ScheduleStyle::ZeroBubble
-                                             ? Work::Backward
-                                             : w}]
-               .push_back(op);
-    }
-    for (int r = 0; r < P; ++r) {
-      for (const pipeline::Instr &in : schedule->ranks[size_t(r)]) {
-        if (!in.isCompute()) continue;
-        Work w = in.kind == pipeline::InstrKind::Forward    ? Work::Forward
-                 : in.kind == pipeline::InstrKind::WeightGrad ? Work::WeightGrad
-                                                            : Work::Backward;
-        auto it = byWork.find({schedule->virtualStage(r, in.chunk), w});
-        if (it == byWork.end()) continue;
-        for (const Op *op : it->second) add(programs, *op, r, P, int64_t(in.microBatch) * maxTag);
-      }
-      for (const Op *op : optimizer) add(programs, *op, r, P, 0);
-    }
-    receiveInSendOrder(programs);
+    sequence::StageSequencer sequencer(m, *schedule);
+    std::vector<std::vector<sequence::SequencedOp>> ranks = sequencer.sequenceAll();
+    for (int r = 0; r < P; ++r)
+      for (const sequence::SequencedOp &q : ranks[size_t(r)])
+        if (isPointToPoint(q.op->kind) || isPpCollective(*q.op))
+          add(programs, *q.op, r, P, sequencer.tagOf(*q.op, q.microBatch) - q.op->getInt("tag"));
     return replay(programs, P, MeshLayout(m.mesh));
   }
 
 private:
-  /// What `unroll-microbatches` does to the programs it writes: on each
-  /// channel the receives follow the sender's order, a receive moving up to
-  /// just before a later message's receive where the schedule had it after.
-  static void receiveInSendOrder(std::vector<std::vector<Event>> &programs) {
-    const int P = int(programs.size());
-    std::vector<std::vector<double>> pos(programs.size());
-    for (size_t r = 0; r < programs.size(); ++r)
-      for (size_t i = 0; i < programs[r].size(); ++i) pos[r].push_back(double(i));
-    for (int dst = 0; dst < P; ++dst)
-      for (int src = 0; src < P; ++src) {
-        std::vector<int64_t> sent; // tags in send order
-        for (const Event &e : programs[size_t(src)])
-          if (e.kind == Event::Send && e.peer == dst) sent.push_back(e.tag);
-        std::map<int64_t, size_t> recvAt; // tag -> index in dst's program
-        for (size_t i = 0; i < programs[size_t(dst)].size(); ++i) {
-          const Event &e = programs[size_t(dst)][i];
-          if (e.kind == Event::Recv && e.peer == src) recvAt[e.tag] = i;
-        }
-        for (size_t k = sent.size(); k-- > 1;) {
-          auto a = recvAt.find(sent[k - 1]), b = recvAt.find(sent[k]);
-          if (a == recvAt.end() || b == recvAt.end()) continue;
-          double &pa = pos[size_t(dst)][a->second], pb = pos[size_t(dst)][b->second];
-          if (pa > pb) pa = pb - 1e-3;
-        }
-      }
-    for (size_t r = 0; r < programs.size(); ++r) {
-      std::vector<size_t> idx(programs[r].size());
-      for (size_t i = 0; i < idx.size(); ++i) idx[i] = i;
-      std::stable_sort(idx.begin(), idx.end(), [&](size_t a, size_t b) { return pos[r][a] < pos[r][b]; });
-      std::vector<Event> sorted;
-      for (size_t i : idx) sorted.push_back(programs[r][i]);
-      programs[r] = std::move(sorted);
-    }
-  }
-
   /// `op` as an event of rank `r`'s program, if that rank runs it.
   static void add(std::vector<std::vector<Event>> &programs, const Op &op, int r, int P, int64_t tagShift) {
     if (hasPipelineStage(op) && pipelineStageOf(op) != r) return;

@@ -23,8 +23,8 @@
 // dtype by default, f32 under grads = f32, where the optimizer pass marks
 // backward's widening cast `main_grad` and the partial sum passes through it.
 //
-// With several micro-batches, `unroll-microbatches` issues a bucket once,
-// in the last micro-batch after its gradients are summed (Megatron syncs on
+// With several micro-batches, a bucket runs once per step, after the last
+// micro-batch's write of its gradients (analysis/StageSequence.h) (Megatron syncs on
 // the last micro-batch only).
 //
 // Needs: sharding propagation has run. Reads "bucket_bytes" (default 25 MiB),

@@ -2,7 +2,7 @@
 //
 // The settings of the passes that partition a training step over its mesh
 // (recompute, zero, propagate-sharding, sp-regather, param-prefetch,
-// grad-buckets, pipeline, unroll-microbatches, check-deadlock), typed, each
+// grad-buckets, pipeline, check-deadlock), typed, each
 // default written here once, and the one mapping from the pipeline settings
 // to the schedule they name.
 //

@@ -276,6 +276,6 @@ void planc::printPassOptionHelp(llvm::raw_ostream &os) {
   };
   print("TRAINING PASS OPTIONS (lora, mixed-precision, optimizer, loss-scaling)", trainingOptionTable(), TrainingOptions{});
   print("PARTITION PASS OPTIONS (recompute, zero, propagate-sharding, sp-regather, param-prefetch, grad-buckets, "
-        "pipeline, unroll-microbatches, check-deadlock)",
+        "pipeline, check-deadlock)",
         partitionOptionTable(), PartitionOptions{});
 }

@@ -38,8 +38,6 @@ const std::vector<PassInfo> &planc::registeredPasses() {
        [](const PassPipelineOptions &o) { return createGradientBucketsPass(o.partition); }},
       {"pipeline", "cuts the step into pipeline stages and schedule instructions, adds send/recv between stages",
        [](const PassPipelineOptions &o) { return createPipelinePartitionPass(o.partition.pipeline); }},
-      {"unroll-microbatches", "repeats the step per micro-batch in schedule order (gradient accumulation)",
-       [](const PassPipelineOptions &o) { return createUnrollMicroBatchesPass(o.partition.pipeline); }},
       {"check-deadlock", "proves every pair of ranks issues its messages and collectives in a matching order",
        [](const PassPipelineOptions &o) { return createDeadlockCheckPass(o.partition.pipeline); }},
   };
@@ -86,12 +84,5 @@ llvm::Error planc::addPartitionPipeline(PassManager &pm) {
   // Stages last: they split ops that already have their layouts.
   if (llvm::Error e = pm.add("pipeline")) return e;
   // Checked on the rolled step with the schedule: cheap for any model size.
-  return pm.add("check-deadlock");
-}
-
-llvm::Error planc::addUnrollPipeline(PassManager &pm) {
-  // Micro-batches last of all: the clones copy layouts and placement, and one
-  // micro-batch's step is what every earlier pass had to reason about.
-  if (llvm::Error e = pm.add("unroll-microbatches")) return e;
   return pm.add("check-deadlock");
 }

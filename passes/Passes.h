@@ -85,13 +85,10 @@ std::unique_ptr<Pass> createGradientBucketsPass(const PartitionOptions &options)
 /// the mesh's pp). See PipelinePartition.cpp.
 std::unique_ptr<Pass> createPipelinePartitionPass(const PipelineScheduleSpec &spec);
 
-/// The step of every micro-batch, in schedule order (gradient accumulation
-/// when pp = 1), in the schedule `spec` names. See UnrollMicroBatches.cpp.
-std::unique_ptr<Pass> createUnrollMicroBatchesPass(const PipelineScheduleSpec &spec);
-
 /// Proves that every pair of communicating ranks issues its messages and
-/// collectives in a matching order (no deadlock), on an unrolled module or
-/// on a placed one with the schedule `spec` names. See DeadlockCheck.cpp.
+/// collectives in a matching order (no deadlock), on a placed module with
+/// the schedule `spec` names (or one whose ops carry their micro-batch, in
+/// module order). See DeadlockCheck.cpp.
 std::unique_ptr<Pass> createDeadlockCheckPass(const PipelineScheduleSpec &spec = {});
 
 class PassManager;
@@ -103,10 +100,6 @@ llvm::Error addDefaultTrainingPipeline(PassManager &pm);
 /// layouts, sharding propagation with collective insertion, pipeline stages,
 /// the deadlock check), in order.
 llvm::Error addPartitionPipeline(PassManager &pm);
-
-/// After addPartitionPipeline, for running the step: every micro-batch in
-/// schedule order, checked again for deadlocks.
-llvm::Error addUnrollPipeline(PassManager &pm);
 
 } // namespace planc
 

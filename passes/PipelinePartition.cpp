@@ -32,7 +32,8 @@
 //     across stages (stage_merge) and all-reduced over pp.
 //
 // The result is rolled: one micro-batch's ops, placed (analysis/Placement.h);
-// `unroll-microbatches` repeats them per micro-batch in schedule order. Needs:
+// the execution plan runs them per micro-batch in schedule order
+// (analysis/StageSequence.h). Needs:
 // sharding propagation has run. Reads the PipelineScheduleSpec
 // (passes/PartitionOptions.h) and records the schedule it names on the
 // module (ir::Module::schedule). With pp = 1 it changes nothing else.

@@ -2,8 +2,8 @@
 //
 // The arithmetic of runtime/Communicator.h's collectives, apart from how the
 // blocks travel: given every member's send block it writes every member's
-// receive block, with the semantics listed there (those of the interpreter's
-// ir/CollectiveExchange.cpp). Sums and maxima are taken in f64 in member
+// receive block, with the semantics listed there (those of the unit tests'
+// lock-step exchange, tests/unit/CollectiveExchange.cpp). Sums and maxima are taken in f64 in member
 // order and rounded once to the element type; everything else moves bytes
 // unchanged (so i64 values and NaN payloads survive a gather). A communicator
 // that has all blocks in one address space (runtime/InProcessCommunicator.h)

@@ -31,7 +31,7 @@
 
 #include "exec/ExecutionPlan.h"
 #include "ir/Interpreter.h"
-#include "ir/MultiRank.h"
+#include "ir/LocalBlocks.h"
 #include "ir/Tensor.h"
 
 #include "llvm/Support/Error.h"
@@ -65,7 +65,7 @@ public:
   llvm::Error runStep(uint64_t seed);
   /// Per rank, the step's outputs by name (each the rank's local block). An
   /// output made on one pipeline stage is reported on every rank as the rank
-  /// of that stage at the same other coordinates holds it, as ir/MultiRank.h
+  /// of that stage at the same other coordinates holds it, as the lock-step
   /// does. Errors name an output no program binds.
   llvm::Expected<ir::RankTensorMaps> outputs() const;
   /// The current value of a Param buffer on `rank`, by value name.

@@ -15,8 +15,10 @@
 // The shape rules do not insist that the operand is sharded as the op
 // expects: which shardings are legal is the verifier's and the partitioner's
 // business. The kernels hand the op to the EvalContext's CollectiveSimulator,
-// which runs all ranks' programs in one process (ir/CollectiveExchange.h says
-// what each op does to the ranks' blocks); a module run alone has none,
+// which runs all ranks' programs in one process (the unit tests' lock-step
+// exchange, tests/unit/CollectiveExchange.h, says what each op does to the
+// ranks' blocks; execution plans run collectives through the runtime's
+// communicator instead); a module run alone has none,
 // and a collective there is a run-time error. The cost model times them from
 // bytes, so their FLOP count is 0.
 //

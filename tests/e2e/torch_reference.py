@@ -1,23 +1,44 @@
 """The interpreter's training step against PyTorch, in f64.
 
     torch_reference.py --planc build/bin/planc [--plan examples/tiny-gpt.plan]
-                       [--steps 5] [--workdir DIR]
+                       [--steps 5] [--workdir DIR] [--set block.key=value ...]
+                       [--case NAME]
 
-Runs `planc run PLAN --target=interp --dtype=f64 --steps N --dump DIR`, builds
-the same GPT in PyTorch as lib/std writes it (gpt.plan's attention, mlp and
-lm_loss over nn.plan's embedding, positional and layernorm), loads the dumped
-initial parameters and batches, and checks:
+Runs `planc run PLAN --target=interp --dtype=f64 --steps N --dump DIR` with
+the --set options, builds the same GPT in PyTorch as lib/std writes it
+(gpt.plan's attention, mlp and lm_loss over nn.plan's embedding, positional
+and layernorm), loads the dumped initial parameters and batches, trains it the
+way the plan's schedule does, and checks:
 
   step 0    the loss and every gradient within 1e-6 (relative, as
             max|planc - torch| / max|torch| per tensor)
   N steps   of AdamW with the plan's hyper-parameters (learning-rate warm-up
             and decay as planc's lr_schedule documents them, global-norm
-            clipping as torch.nn.utils.clip_grad_norm_): every loss within 1e-5
+            clipping as torch.nn.utils.clip_grad_norm_): every loss within
+            1e-6 and every step's learning rate within 1e-12
 
-The model's dims and the train settings are read from the plan's text, not
-from planc, so a setting planc misreads shows up as a mismatch. The plan must
-have no dropout (tiny-gpt has p = 0): planc's Philox masks are not torch's.
-Exits 1 with the differences on a mismatch, 2 when it cannot run.
+One step is the whole global batch (train.global_batch rows, the rows of the
+dumped batch-<step>.safetensors) cut into m = global_batch / (micro_batch x dp)
+micro-batches of micro_batch rows per data-parallel rank: rank d's micro-batch
+j is rows [(d*m + j)*b, (d*m + j + 1)*b), b = micro_batch. Each micro-batch's
+loss (the mean over its tokens) is back-propagated scaled by 1/(m*dp), so the
+accumulated gradient is that of the mean loss over all m*dp micro-batches, and
+the step's loss is the mean of the micro-batches' losses; clipping and AdamW
+act on the accumulated gradient. The micro-batches are taken in planc's row
+order, so torch adds the same partial sums in the same order as planc. Any
+other order or split would do as well: equal micro-batches' mean of means is
+the mean, and f64 sums in another order differ near 1e-16, far below the
+tolerances; the order is matched anyway so that what differs is only what
+planc computes differently. With global_batch = micro_batch and dp = 1 this
+is one forward and one backward.
+
+The model's dims and the train settings are read from the plan's text, with
+the same --set options applied, not from planc, so a setting planc misreads
+shows up as a mismatch. A --set this reading does not model and that changes
+the math (another optimizer, say) is refused. The plan must have no dropout
+(tiny-gpt has p = 0): planc's Philox masks are not torch's.
+Prints one `PASS` or `FAIL` line with the largest differences last; exits 1 on
+a mismatch, 2 when it cannot run.
 """
 import argparse
 import json
@@ -34,7 +55,8 @@ import torch
 import torch.nn.functional as F
 
 GRAD_TOL = 1e-6
-LOSS_TOL = 1e-5
+LOSS_TOL = 1e-6
+LR_TOL = 1e-12
 LAYERNORM_EPS = 1e-5  # std.nn's layernorm default
 
 # ---------------------------------------------------------------------------
@@ -70,8 +92,14 @@ def read_safetensors(path):
     return out
 
 # ---------------------------------------------------------------------------
-# The plan's settings, from its text
+# The plan's settings, from its text and the --set options
 # ---------------------------------------------------------------------------
+
+MESH_AXES = ('dp', 'tp', 'pp', 'cp', 'ep')
+
+
+class CannotRun(Exception):
+    """The plan or a --set option is one this reference cannot mirror (exit 2)."""
 
 
 def setting(text, name, default=None, cast=float):
@@ -79,11 +107,67 @@ def setting(text, name, default=None, cast=float):
     if m:
         return cast(m.group(1))
     if default is None:
-        raise SystemExit('torch_reference: no `%s = ...` in the plan' % name)
+        raise CannotRun('no `%s = ...` in the plan' % name)
     return default
 
 
-def plan_settings(path):
+def mesh_axes(text):
+    """The axes a `mesh(dp = 2, pp = 2)` writes, as {axis: count}."""
+    return {axis: int(count) for axis, count in re.findall(r'\b(\w+)\s*=\s*(\d+)', text)}
+
+
+def number(key, value, cast):
+    """A --set value: a number, or arithmetic on literals as the plan allows."""
+    if not re.fullmatch(r'[-+*/%0-9.eE() ]+', value):
+        raise CannotRun('--set %s=%s: not a number' % (key, value))
+    return cast(eval(value, {'__builtins__': {}}))  # digits and operators only
+
+
+# The --set keys this reading models: (block.key, what it sets, how the value reads).
+NUMERIC_OVERRIDES = {
+    'train.global_batch': ('global_batch', int), 'train.micro_batch': ('micro_batch', int),
+    'train.steps': ('steps', int), 'train.clip_grad_norm': ('clip', float),
+    'train.optimizer.lr': ('lr', float), 'train.optimizer.eps': ('eps', float),
+    'train.optimizer.weight_decay': ('weight_decay', float), 'train.optimizer.warmup': ('warmup', int),
+    'train.optimizer.min_lr': ('min_lr', float), 'cluster.nodes': ('nodes', int),
+    'cluster.gpus_per_node': ('gpus_per_node', int), 'parallel.pipeline.micro_batches': ('micro_batches', int),
+}
+# Keys that change where the step runs or where its inputs come from, not its math: the batches
+# and initial parameters are read from planc's dump and --dtype=f64 overrides the precision.
+LAYOUT_ONLY = re.compile(r'(cluster\..*|parallel\.(zero|sequence_parallel|balance|recompute|bucket|overlap)(\..*)?'
+                         r'|train\.(seed|data|precision)(\..*)?)$')
+
+
+def apply_override(s, option):
+    key, sep, value = option.partition('=')
+    key, value = key.strip(), value.strip()
+    if not sep:
+        raise CannotRun('--set expects block.key=value, got %r' % option)
+    if key in NUMERIC_OVERRIDES:
+        name, cast = NUMERIC_OVERRIDES[key]
+        s[name] = number(key, value, cast)
+    elif key == 'parallel.mesh':
+        m = re.fullmatch(r'mesh\s*\((.*)\)', value)
+        if not m:
+            raise CannotRun('--set parallel.mesh=%s: not a mesh(...)' % value)
+        s['mesh'] = mesh_axes(m.group(1))
+    elif key.startswith('parallel.mesh.') and key.split('.')[2] in MESH_AXES:
+        s['mesh'][key.split('.')[2]] = number(key, value, int)
+    elif key == 'parallel.pipeline':
+        m = re.search(r'\bmicro_batches\s*=\s*(\d+)', value)
+        s['micro_batches'] = int(m.group(1)) if m else 0
+    elif key == 'train.optimizer.decay':
+        s['decay'] = value
+    elif key == 'train.optimizer.betas':
+        m = re.fullmatch(r'\(\s*([-+0-9.eE]+)\s*,\s*([-+0-9.eE]+)\s*\)', value)
+        if not m:
+            raise CannotRun('--set %s=%s: not a (b1, b2) pair' % (key, value))
+        s['betas'] = (float(m.group(1)), float(m.group(2)))
+    elif not LAYOUT_ONLY.match(key):
+        raise CannotRun('--set %s changes the step in a way this reference does not model' % key)
+
+
+def plan_settings(path, overrides=()):
     text = open(path).read()
     text = re.sub(r'//[^\n]*', '', text)
     s = {name: setting(text, name, cast=int) for name in ('vocab', 'seq', 'hidden', 'heads', 'layers')}
@@ -99,10 +183,43 @@ def plan_settings(path):
     decay = re.search(r'\bdecay\s*=\s*(\w+)', text)
     s['decay'] = decay.group(1) if decay else 'constant'
     if not re.search(r'\boptimizer\s+adamw\b', text):
-        raise SystemExit('torch_reference: the plan\'s optimizer is not adamw')
+        raise CannotRun('the plan\'s optimizer is not adamw')
     if re.search(r'\bp\s*=\s*0?\.\d*[1-9]', text):
-        raise SystemExit('torch_reference: the plan has dropout; its masks cannot match torch\'s')
+        raise CannotRun('the plan has dropout; its masks cannot match torch\'s')
+    # The batch and the mesh, 0 where the plan does not write them (docs/language.md 9.5 derives them).
+    s['global_batch'] = setting(text, 'global_batch', 0, int)
+    s['micro_batch'] = setting(text, 'micro_batch', 1, int)
+    s['micro_batches'] = setting(text, 'micro_batches', 0, int)
+    s['nodes'] = setting(text, 'nodes', 0, int)
+    s['gpus_per_node'] = setting(text, 'gpus_per_node', 0, int)
+    mesh = re.search(r'\bmesh\s*\(([^)]*)\)', text)
+    s['mesh'] = mesh_axes(mesh.group(1)) if mesh else {}
+    for option in overrides:
+        apply_override(s, option)
+    derive_batch(s)
     return s
+
+
+def derive_batch(s):
+    """dp, global_batch and m (micro-batches per dp rank) as planc settles them (language.md 9.5)."""
+    mesh = s['mesh']
+    if 'dp' in mesh:
+        s['dp'] = mesh['dp']
+    elif s['nodes'] or s['gpus_per_node']:
+        others = 1
+        for axis in MESH_AXES[1:]:
+            others *= mesh.get(axis, 1)
+        devices = max(s['nodes'], 1) * max(s['gpus_per_node'], 1)
+        s['dp'] = devices // others if devices % others == 0 else 1
+    else:
+        s['dp'] = 1  # the cluster is as large as the mesh's other axes
+    if not s['global_batch']:
+        s['global_batch'] = s['micro_batch'] * s['dp'] * max(s['micro_batches'], 1)
+    rows = s['micro_batch'] * s['dp']
+    if s['global_batch'] % rows:
+        raise CannotRun('global_batch %d is not divisible by micro_batch x dp = %d x %d'
+                         % (s['global_batch'], s['micro_batch'], s['dp']))
+    s['m'] = s['global_batch'] // rows
 
 
 def learning_rate(s, step):
@@ -154,23 +271,74 @@ def relative(a, b):
     return diff / scale if scale > 0 else diff
 
 
+def accumulated_step(P, s, tokens, targets):
+    """Forward and backward of one step's global batch as the schedule runs it (see the header):
+    leaves the gradient of the mean loss over the m*dp micro-batches in P's .grad and returns the
+    step's loss, the mean of the micro-batches' losses."""
+    b, m, dp = s['micro_batch'], s['m'], s['dp']
+    losses = []
+    for d in range(dp):
+        for j in range(m):
+            rows = slice((d * m + j) * b, (d * m + j + 1) * b)
+            loss = forward(P, s, tokens[rows], targets[rows])
+            (loss / (m * dp)).backward()
+            losses.append(loss.item())
+    return sum(losses) / len(losses)
+
+
+def compare_step0(dump, P, loss, failures):
+    """The step-0 loss and every gradient; returns (loss difference, (worst gradient difference, name))."""
+    dumped = read_safetensors(os.path.join(dump, 'step-0.safetensors'))
+    rel_loss = relative(np.array(dumped['loss']), np.array(loss))
+    print('step 0 loss: planc %.15g torch %.15g relative difference %.3g' % (float(dumped['loss']), loss, rel_loss))
+    if rel_loss > GRAD_TOL:
+        failures.append('step 0 loss differs by %.3g relative' % rel_loss)
+    worst = (0.0, '')
+    for name in sorted(P):
+        key = 'grad.' + name
+        if key not in dumped:
+            failures.append('no %s in step-0.safetensors' % key)
+            continue
+        if dumped[key].shape != tuple(P[name].shape):
+            failures.append('%s has shape %s, the parameter %s' % (key, list(dumped[key].shape), list(P[name].shape)))
+            continue
+        rel = relative(dumped[key], P[name].grad.numpy())
+        worst = max(worst, (rel, name))
+        if rel > GRAD_TOL:
+            failures.append('%s differs by %.3g relative' % (key, rel))
+    print('step 0 gradients: %d compared, largest relative difference %.3g (%s)' % (len(P), worst[0], worst[1]))
+    return rel_loss, worst
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n')[0])
     ap.add_argument('--planc', required=True)
     ap.add_argument('--plan', default=os.path.join(os.path.dirname(__file__), '..', '..', 'examples', 'tiny-gpt.plan'))
     ap.add_argument('--steps', type=int, default=5)
     ap.add_argument('--workdir')
+    ap.add_argument('--set', action='append', default=[], metavar='KEY=VALUE',
+                    help='a setting override passed to planc and applied to this reading of the plan (repeatable)')
+    ap.add_argument('--case', default='', help='the name the PASS/FAIL line gives this run')
     args = ap.parse_args()
+    case = args.case or os.path.basename(args.plan)
 
-    s = plan_settings(args.plan)
+    try:
+        s = plan_settings(args.plan, args.set)
+    except CannotRun as e:
+        print('FAIL %s: torch_reference: %s' % (case, e))
+        return 2
+    print('torch: global_batch %d = dp %d x %d micro-batch(es) of %d rows'
+          % (s['global_batch'], s['dp'], s['m'], s['micro_batch']))
     work = args.workdir or tempfile.mkdtemp(prefix='torch-reference-')
     dump = os.path.join(work, 'dump')
     cmd = [args.planc, 'run', args.plan, '--target=interp', '--dtype=f64', '--steps', str(args.steps), '--dump', dump]
+    for option in args.set:
+        cmd += ['--set', option]
     print('$ ' + ' '.join(cmd), flush=True)
     run = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
     sys.stdout.write(run.stdout)
     if run.returncode != 0:
-        print('torch_reference: planc run exited with %d' % run.returncode)
+        print('FAIL %s: planc run exited with %d' % (case, run.returncode))
         return 2
 
     torch.set_default_dtype(torch.float64)
@@ -181,42 +349,30 @@ def main():
     assert P['wpe.weight'].shape == (s['seq'], s['hidden']), P['wpe.weight'].shape
     expected = 4 + s['layers'] * 12
     if len(P) != expected:
-        print('torch_reference: %d parameters dumped, the model has %d' % (len(P), expected))
+        print('FAIL %s: %d parameters dumped, the model has %d' % (case, len(P), expected))
         return 1
-    planc_losses = json.load(open(os.path.join(dump, 'losses.json')))['loss']
+    logged = json.load(open(os.path.join(dump, 'losses.json')))
+    planc_losses, planc_lrs = logged['loss'], logged.get('lr', [])
 
     params = [P[k] for k in sorted(P)]
     opt = torch.optim.AdamW(params, lr=s['lr'], betas=s['betas'], eps=s['eps'], weight_decay=s['weight_decay'])
     failures = []
     torch_losses = []
+    rel_loss0, worst_grad = 0.0, (0.0, '')
     for step in range(args.steps):
         batch = read_safetensors(os.path.join(dump, 'batch-%d.safetensors' % step))
+        shape = [s['global_batch'], s['seq']]
+        if list(batch['tokens'].shape) != shape or list(batch['targets'].shape) != shape:
+            failures.append('batch-%d.safetensors holds tokens %s and targets %s; the step\'s global batch is %s'
+                            % (step, list(batch['tokens'].shape), list(batch['targets'].shape), shape))
+            break
         tokens = torch.tensor(batch['tokens'].astype(np.int64))
         targets = torch.tensor(batch['targets'].astype(np.int64))
         opt.zero_grad()
-        loss = forward(P, s, tokens, targets)
-        loss.backward()
-        torch_losses.append(loss.item())
-
+        loss = accumulated_step(P, s, tokens, targets)
+        torch_losses.append(loss)
         if step == 0:
-            dumped = read_safetensors(os.path.join(dump, 'step-0.safetensors'))
-            worst = (0.0, '')
-            rel = relative(np.array(dumped['loss']), np.array(loss.item()))
-            print('step 0 loss: planc %.15g torch %.15g relative difference %.3g'
-                  % (float(dumped['loss']), loss.item(), rel))
-            if rel > GRAD_TOL:
-                failures.append('step 0 loss differs by %.3g relative' % rel)
-            for name in sorted(P):
-                key = 'grad.' + name
-                if key not in dumped:
-                    failures.append('no %s in step-0.safetensors' % key)
-                    continue
-                rel = relative(dumped[key], P[name].grad.numpy())
-                worst = max(worst, (rel, name))
-                if rel > GRAD_TOL:
-                    failures.append('%s differs by %.3g relative' % (key, rel))
-            print('step 0 gradients: %d compared, largest relative difference %.3g (%s)'
-                  % (len(P), worst[0], worst[1]))
+            rel_loss0, worst_grad = compare_step0(dump, P, loss, failures)
 
         if s['clip'] > 0:
             torch.nn.utils.clip_grad_norm_(params, s['clip'])
@@ -228,20 +384,30 @@ def main():
     for step, (a, b) in enumerate(zip(planc_losses, torch_losses)):
         rel = abs(a - b) / abs(b)
         worst = max(worst, rel)
-        print('step %d loss: planc %.12f torch %.12f relative difference %.3g' % (step, a, b, rel))
+        print('step %d loss: planc %.15g torch %.15g relative difference %.3g' % (step, a, b, rel))
         if rel > LOSS_TOL:
             failures.append('step %d loss differs by %.3g relative' % (step, rel))
-    if len(planc_losses) != args.steps:
-        failures.append('planc logged %d losses for %d steps' % (len(planc_losses), args.steps))
-    print('%d AdamW steps: largest relative loss difference %.3g' % (args.steps, worst))
+    worst_lr = 0.0
+    for step, a in enumerate(planc_lrs[:args.steps]):
+        b = learning_rate(s, step + 1)
+        rel = abs(a - b) / abs(b) if b else abs(a)
+        worst_lr = max(worst_lr, rel)
+        if rel > LR_TOL:
+            failures.append('step %d learning rate: planc %.15g, the schedule %.15g' % (step, a, b))
+    if len(planc_losses) != args.steps or len(planc_lrs) != args.steps:
+        failures.append('planc logged %d losses and %d learning rates for %d steps'
+                        % (len(planc_losses), len(planc_lrs), args.steps))
 
-    if failures:
-        print('torch_reference: MISMATCH with PyTorch:')
-        for f in failures:
-            print('  ' + f)
-        return 1
-    print('torch_reference: planc matches PyTorch (gradients within %g, losses within %g)' % (GRAD_TOL, LOSS_TOL))
-    return 0
+    for f in failures:
+        print('  mismatch: ' + f)
+    if torch_losses:
+        found = 'step-0 loss %.3g, gradients %.3g (%s), %d steps\' losses %.3g, lr %.3g' % (
+            rel_loss0, worst_grad[0], worst_grad[1], len(torch_losses), worst, worst_lr)
+    else:
+        found = 'nothing compared (%s)' % (failures[0] if failures else 'no steps run')
+    print('%s %s: %s (tolerances: loss and gradients %g, losses %g, lr %g)'
+          % ('FAIL' if failures else 'PASS', case, found, GRAD_TOL, LOSS_TOL, LR_TOL))
+    return 1 if failures else 0
 
 
 if __name__ == '__main__':

@@ -13,7 +13,6 @@
 #include "ir/Parser.h"
 #include "OpTestHelpers.h"
 #include "ir/Printer.h"
-#include "ir/RankProgram.h"
 
 #include <gtest/gtest.h>
 
@@ -148,32 +147,6 @@ module @p mesh(pp = 2) {
   EXPECT_EQ(s.lists[1].ops[0].kind, OpKind::Recv);
   EXPECT_EQ(s.lists[1].ops[0].messageBytes, 128u);
   EXPECT_DOUBLE_EQ(s.lists[1].ops[0].sentBytes, 0);
-
-  // Rank 1's program has the recv (from rank 0), not the send.
-  auto r1 = rankProgram(*m, MeshLayout(m->mesh), 1);
-  std::string text = toText(*r1);
-  EXPECT_EQ(text.find("send("), std::string::npos) << text;
-  EXPECT_NE(text.find("group = [0, 1], peer = 0"), std::string::npos) << text;
-}
-
-TEST(RankProgramTest, LocalTypesAttributesAndGroups) {
-  auto m = parse(kModule);
-  ASSERT_TRUE(m);
-  MeshLayout mesh(m->mesh);
-  // Rank 3: dp = 1, tp = 1.
-  auto r = rankProgram(*m, mesh, 3);
-  EXPECT_EQ(r->name, "t.rank3");
-  EXPECT_EQ(r->mesh, (std::array<int64_t, kNumMeshAxes>{1, 1, 1, 1, 1}));
-  EXPECT_EQ(r->lookup("x")->type, TensorType({2, 4}, DType::F32));
-  EXPECT_EQ(r->lookup("w")->type, TensorType({4, 6}, DType::F32));
-  EXPECT_EQ(r->lookup("a")->type, TensorType({8, 6}, DType::F32));
-  EXPECT_EQ(r->lookup("r")->type, TensorType({12}, DType::F32));
-  EXPECT_EQ(r->lookup("r")->def->getInts("shape"), (std::vector<int64_t>{12}));
-  EXPECT_EQ(r->lookup("z")->def->getInts("group"), (std::vector<int64_t>{2, 3}));
-  EXPECT_EQ(r->lookup("b")->def->getInts("group"), (std::vector<int64_t>{1, 3}));
-  EXPECT_FALSE(r->lookup("y")->def->has("group"));
-  // The original is untouched.
-  EXPECT_EQ(m->lookup("x")->type.shape, (Shape{4, 8}));
 }
 
 } // namespace

@@ -63,7 +63,7 @@ std::vector<std::string> violationsWith(const std::string &from, const std::stri
   }
   auto m = ir::testing::parse(text);
   if (!m) return {"(no module)"};
-  return checkPipelineStructure(*m, twoStages());
+  return checkPipelineStructure(stepViewOf(*m), twoStages());
 }
 
 TEST(PipelineStructureTest, TheRightStepHasNoViolation) {
@@ -74,7 +74,7 @@ TEST(PipelineStructureTest, OneStageIsNeverChecked) {
   auto m = ir::testing::parse(kStep);
   ASSERT_TRUE(m);
   pipeline::ScheduleOptions so;
-  EXPECT_TRUE(checkPipelineStructure(*m, so).empty());
+  EXPECT_TRUE(checkPipelineStructure(stepViewOf(*m), so).empty());
 }
 
 TEST(PipelineStructureTest, ALayerOpOnAnotherStage) {

@@ -3,7 +3,7 @@
 // compile() stopped after each stage hands back what that stage makes, with
 // the one batch convention of compiler/Pipeline.h: a one-device module has
 // the rows its BatchScope says; every partitioned module is one micro-batch
-// of every dp rank, whose inputs hold the whole step's rows once unrolled.
+// of every dp rank, which the execution plan runs once per micro-batch.
 //
 //===----------------------------------------------------------------------===//
 
@@ -117,12 +117,21 @@ TEST(CompilePipelineTest, PartitionedStagesLowerOneMicroBatchOfEveryDpRank) {
   EXPECT_EQ(planned.memory->stages.size(), 2u);
   EXPECT_TRUE(attributeValues(*planned.module, "micro_batch").empty()) << "the planner reads the rolled step";
 
-  CompileResult ranks = compiled(*c, CompileStage::RankPrograms);
-  ASSERT_TRUE(ranks.module);
-  // Unrolled, the step's inputs hold every micro-batch's rows.
-  EXPECT_EQ(tokenRows(*ranks.module), 8);
-  EXPECT_EQ(attributeValues(*ranks.module, "micro_batch"), (std::set<int64_t>{0, 1, 2, 3}));
-  EXPECT_FALSE(ranks.memory.has_value());
+  CompileResult executable = compiled(*c, CompileStage::ExecutionPlanned);
+  ASSERT_TRUE(executable.plan.has_value());
+  // The plan runs the placed step once per micro-batch: each of the 4
+  // micro-batches reads its own buffer of the tokens' rows, 2 each.
+  ASSERT_EQ(executable.plan->programs.size(), 2u);
+  std::set<int> slots;
+  for (const exec::Buffer &b : executable.plan->programs[0].buffers)
+    if (b.role == exec::BufferRole::Input && b.path == "tokens") {
+      slots.insert(b.slot);
+      EXPECT_EQ(b.type.shape[0], 2);
+    }
+  EXPECT_EQ(slots, (std::set<int>{0, 1, 2, 3}));
+  // The memory plan keeps the totals only; the placements are the plan's.
+  ASSERT_TRUE(executable.memory.has_value());
+  EXPECT_EQ(executable.plan->programs[0].arenaSize, executable.memory->stages[0].arena);
 }
 
 TEST(CompilePipelineTest, APipelineWithoutLayersToCutIsTheAuthorsError) {

@@ -1,8 +1,9 @@
 //===- tests/unit/compiler/PartitionedPrecisionTest.cpp - precision on every rank --===//
 //
 // `planc verify` runs every float in f64 (or f32), so it sees neither the
-// casts of mixed precision nor an f16 overflow. These tests run partitioned
-// steps in the plan's own precision on every rank of the mesh:
+// casts of mixed precision nor an f16 overflow. These tests run the
+// execution plans of partitioned steps in the plan's own precision on every
+// rank of the mesh (backend/interp/PlanInterpreter.h):
 //
 //  - f32 main gradients (bf16 compute, grads = f32) under dp = 2 with two
 //    micro-batches, zero 0, 1 and 2: each rank's gradients and updated
@@ -19,9 +20,10 @@
 #include "compiler/Pipeline.h"
 #include "frontend/Verify.h"
 
+#include "backend/interp/PlanInterpreter.h"
 #include "ir/Interpreter.h"
+#include "ir/LocalBlocks.h"
 #include "ir/MeshLayout.h"
-#include "ir/MultiRank.h"
 
 #include <gtest/gtest.h>
 
@@ -57,6 +59,31 @@ TensorMap feedsFor(const Module &m, int64_t vocab) {
     feeds[in->name] = std::move(t);
   }
   return feeds;
+}
+
+/// Every rank's block of `global`: parameters as their types say, data
+/// inputs as the whole step's rows (every micro-batch of every dp rank).
+RankTensorMaps rankFeedsOf(const Module &placed, const exec::ExecutionPlan &plan, const TensorMap &global) {
+  MeshLayout mesh(placed.mesh);
+  RankTensorMaps out(size_t(mesh.numRanks()));
+  auto split = [&](const Value *v, bool batch) {
+    TensorType t = v->type;
+    if (batch && t.rank() > 0) t.shape[0] *= plan.schedule.microBatches;
+    std::vector<Tensor> blocks = splitToRanks(global.at(v->name), t, mesh);
+    for (size_t r = 0; r < blocks.size(); ++r) out[r][v->name] = std::move(blocks[r]);
+  };
+  for (const Value *p : placed.params) split(p, false);
+  for (const Value *in : placed.inputs) split(in, true);
+  return out;
+}
+
+/// One step of `plan` on every rank, from `feeds`; the outputs per rank.
+llvm::Expected<RankTensorMaps> runPlan(const exec::ExecutionPlan &plan, const RankTensorMaps &feeds) {
+  interp::PlanInterpreter run(plan);
+  if (llvm::Error e = run.loadParams(feeds)) return std::move(e);
+  if (llvm::Error e = run.loadInputs(feeds)) return std::move(e);
+  if (llvm::Error e = run.runStep(1)) return std::move(e);
+  return run.outputs();
 }
 
 double largest(const Tensor &t) {
@@ -102,17 +129,17 @@ TEST(PartitionedPrecisionTest, MainGradientsMatchTheSingleDeviceStep) {
     auto built = planc::compile(c);
     ASSERT_TRUE(bool(built)) << llvm::toString(built.takeError());
     const Module &part = *built->module;
+    const exec::ExecutionPlan &plan = *built->plan;
     int mainGrads = 0;
-    for (const auto &op : part.ops) mainGrads += op->kind == OpKind::Cast && op->getBool("main_grad");
+    for (const exec::Step &s : plan.programs.at(0).steps)
+      if (s.kind == OpKind::Cast && s.attrs.count("main_grad")) ++mainGrads;
     EXPECT_GT(mainGrads, 2 * 20) << "a main_grad cast per parameter and micro-batch";
 
     TensorMap feeds = feedsFor(*step, 128);
     auto reference = interpret(*step, feeds);
     ASSERT_TRUE(bool(reference)) << llvm::toString(reference.takeError());
     MeshLayout mesh(part.mesh);
-    auto rankFeeds = splitFeeds(part, mesh, feeds);
-    ASSERT_TRUE(bool(rankFeeds)) << llvm::toString(rankFeeds.takeError());
-    auto ranks = interpretRanks(part, mesh, *rankFeeds);
+    auto ranks = runPlan(plan, rankFeedsOf(part, plan, feeds));
     ASSERT_TRUE(bool(ranks)) << llvm::toString(ranks.takeError());
     // The updated parameters: every rank's block of each against the same
     // block of the reference (a wrong or missing reduction is off by the
@@ -181,19 +208,18 @@ TEST(PartitionedPrecisionTest, AnOverflowOnOneRankSkipsTheStepOnEvery) {
   const Module &part = *built->module;
   for (const auto &op : part.ops)
     EXPECT_NE(op->kind, OpKind::AllGather) << "nothing is gathered for the skip decision";
-  MeshLayout mesh(part.mesh);
+  const exec::ExecutionPlan &plan = *built->plan;
   TensorMap feeds = feedsFor(part, 8);
-  auto rankFeeds = splitFeeds(part, mesh, feeds);
-  ASSERT_TRUE(bool(rankFeeds)) << llvm::toString(rankFeeds.takeError());
+  const RankTensorMaps rankFeeds = rankFeedsOf(part, plan, feeds);
 
   // A sane step first: nothing overflows, every rank updates.
-  auto sane = interpretRanks(part, mesh, *rankFeeds);
+  auto sane = runPlan(plan, rankFeeds);
   ASSERT_TRUE(bool(sane)) << llvm::toString(sane.takeError());
   for (const TensorMap &r : *sane) EXPECT_EQ(r.at("found_inf").data[0], 0.0);
 
   // Rank 1's rows of w_out beyond what its scaled gradients survive: only
   // rank 1 sees the overflow; the reduced flag makes rank 0 skip too.
-  RankTensorMaps poisoned = *rankFeeds;
+  RankTensorMaps poisoned = rankFeeds;
   const Value *wOut = nullptr;
   for (const Value *p : part.params)
     if (p->path == "mlp.w_out") wOut = p;
@@ -202,7 +228,7 @@ TEST(PartitionedPrecisionTest, AnOverflowOnOneRankSkipsTheStepOnEvery) {
   // row (softmax minus one-hot) sums to zero.
   std::vector<double> &rows = poisoned[1].at(wOut->name).data;
   for (size_t i = 0; i < rows.size(); ++i) rows[i] = i % 2 ? 6e4 : -6e4;
-  auto skipped = interpretRanks(part, mesh, poisoned);
+  auto skipped = runPlan(plan, poisoned);
   ASSERT_TRUE(bool(skipped)) << llvm::toString(skipped.takeError());
   for (size_t r = 0; r < skipped->size(); ++r) {
     SCOPED_TRACE("rank " + std::to_string(r));

@@ -85,8 +85,7 @@ TEST(IRExamplesTest, EveryExampleStepClonesToTheSameText) {
     ASSERT_TRUE(bool(step)) << llvm::toString(step.takeError());
     ASSERT_TRUE(step->module);
     expectCloneSameAndVerifies(*step->module);
-    // One micro-batch's placed step (--emit=ir-partitioned): unrolling the
-    // large examples' steps over every micro-batch would take minutes.
+    // One micro-batch's placed step (--emit=ir-partitioned).
     options.stopAfter = CompileStage::Partitioned;
     auto placed = planc::compile(c, options);
     ASSERT_TRUE(bool(placed)) << llvm::toString(placed.takeError());

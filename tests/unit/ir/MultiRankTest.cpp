@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "ir/MultiRank.h"
+#include "MultiRank.h"
 #include "ir/Parser.h"
 #include "OpTestHelpers.h"
 #include "ir/Verifier.h"

@@ -17,7 +17,10 @@
 #include "passes/PassManager.h"
 #include "passes/PassOptionTable.h"
 #include "backend/interp/BatchShape.h"
-#include "backend/interp/InterpTrainer.h"
+#include "backend/interp/PlanTrainer.h"
+#include "analysis/MemoryPlan.h"
+#include "exec/BuildPlan.h"
+#include "passes/Passes.h"
 #include "runtime/Data.h"
 
 #include <gtest/gtest.h>
@@ -96,7 +99,22 @@ std::unique_ptr<Module> trainingStep(const std::string &compute, std::map<std::s
   return m;
 }
 
-std::vector<double> trainLosses(const Module &step, int64_t steps) {
+/// Trains the one-device step as an executable would: partitioned (on one
+/// device: placed and scheduled), planned and run by the interpreter backend.
+std::vector<double> trainLosses(const Module &oneDevice, int64_t steps) {
+  std::unique_ptr<Module> step = oneDevice.clone();
+  PassManagerOptions pmo;
+  pmo.verifyEach = true;
+  pmo.reproducerDir = "";
+  PassManager partition(pmo, PassPipelineOptions{});
+  if (llvm::Error e = addPartitionPipeline(partition)) return (ADD_FAILURE() << llvm::toString(std::move(e)), std::vector<double>{});
+  if (llvm::Error e = partition.run(*step)) return (ADD_FAILURE() << llvm::toString(std::move(e)), std::vector<double>{});
+  memory::PlanOptions keep;
+  keep.keepPlacements = true;
+  auto placed = memory::planMemory(*step, keep);
+  if (!placed) return (ADD_FAILURE() << llvm::toString(placed.takeError()), std::vector<double>{});
+  auto plan = exec::buildExecutionPlan(*step, *placed);
+  if (!plan) return (ADD_FAILURE() << llvm::toString(plan.takeError()), std::vector<double>{});
   auto forward = lower(kPlan);
   auto shape = interp::batchShapeOf(*forward);
   EXPECT_TRUE(bool(shape));
@@ -107,7 +125,7 @@ std::vector<double> trainLosses(const Module &step, int64_t steps) {
   interp::TrainLoopOptions loop;
   loop.steps = steps;
   loop.seed = 7;
-  auto result = interp::trainOnInterpreter(step, **data, loop);
+  auto result = interp::trainPlan(*step, *plan, **data, loop);
   if (!result) {
     ADD_FAILURE() << llvm::toString(result.takeError());
     return {};

@@ -16,7 +16,7 @@
 #include "passes/Reshard.h"
 #include "passes/ShardingRules.h"
 
-#include "ir/MultiRank.h"
+#include "MultiRank.h"
 #include "ir/Parser.h"
 #include "OpTestHelpers.h"
 #include "ir/Verifier.h"

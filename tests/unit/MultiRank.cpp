@@ -1,4 +1,4 @@
-//===- ir/MultiRank.cpp - every rank of a partitioned module at once ------===//
+//===- tests/unit/MultiRank.cpp - every rank of a partitioned module at once ---===//
 //
 // The single-device interpreter's loop, widened to one live map per rank:
 // each op first has its shape rule rerun on local shapes (so a kernel never
@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "ir/MultiRank.h"
-#include "ir/CollectiveExchange.h"
+#include "MultiRank.h"
+#include "CollectiveExchange.h"
 #include "ir/LocalAttrs.h"
 #include "ir/OpDef.h"
 #include "ir/Placement.h"

@@ -1,6 +1,6 @@
-//===- ir/CollectiveExchange.h - collectives of ranks run in step -*- C++ -*-===//
+//===- tests/unit/CollectiveExchange.h - collectives of ranks run in step -*- C++ -*-===//
 //
-// The CollectiveSimulator of a multi-rank run (ir/MultiRank.h): every rank's
+// The CollectiveSimulator of the tests' multi-rank run (MultiRank.h): every rank's
 // kernel for a collective op hands over its operand and its result slot,
 // and once all ranks have done so, `complete` exchanges the blocks across each
 // group of the op's axis (MeshLayout::groups, members in coordinate order):
@@ -27,8 +27,8 @@
 // result whose declared local shape is not what the exchange produces.
 //
 //===----------------------------------------------------------------------===//
-#ifndef PLANC_IR_COLLECTIVEEXCHANGE_H
-#define PLANC_IR_COLLECTIVEEXCHANGE_H
+#ifndef PLANC_TESTS_UNIT_COLLECTIVEEXCHANGE_H
+#define PLANC_TESTS_UNIT_COLLECTIVEEXCHANGE_H
 
 #include "ir/Interpreter.h"
 #include "ir/MeshLayout.h"

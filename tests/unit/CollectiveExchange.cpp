@@ -1,6 +1,6 @@
-//===- ir/CollectiveExchange.cpp - collectives of ranks run in step -------===//
+//===- tests/unit/CollectiveExchange.cpp - collectives of ranks run in step --===//
 
-#include "ir/CollectiveExchange.h"
+#include "CollectiveExchange.h"
 #include "ir/LocalBlocks.h"
 #include "ir/ops/OpSupport.h"
 

@@ -1,11 +1,16 @@
-//===- ir/MultiRank.h - every rank of a partitioned module at once -*- C++ -*-===//
+//===- tests/unit/MultiRank.h - every rank of a partitioned module at once -*- C++ -*-===//
+//
+// A test harness, not part of planc: planc's commands run execution plans
+// (backend/interp/PlanInterpreter.h), and the lock-step interpreter of the
+// library is the single-device oracle only. The unit tests of sharding rules
+// use this one on IR fragments that are no training step.
 //
 // Runs a partitioned module as SPMD: the same program on every rank of the
 // mesh, in one process. Each rank holds its LOCAL block of every value (see
 // ir/LocalBlocks.h: the global shape divided along the sharded dims; a
 // partial value holds that rank's addend). Execution is in lock step: for each
 // op in module order, the op runs on every rank; a collective then exchanges
-// the blocks across the groups of its axis (ir/CollectiveExchange.h). Since
+// the blocks across the groups of its axis (CollectiveExchange.h here). Since
 // every rank runs the same program, all reach each collective together.
 //
 // What runs: any op whose kernel computes the right block from the operands'
@@ -24,8 +29,8 @@
 // program as written.
 //
 //===----------------------------------------------------------------------===//
-#ifndef PLANC_IR_MULTIRANK_H
-#define PLANC_IR_MULTIRANK_H
+#ifndef PLANC_TESTS_UNIT_MULTIRANK_H
+#define PLANC_TESTS_UNIT_MULTIRANK_H
 
 #include "ir/Interpreter.h"
 #include "ir/LocalBlocks.h"
@@ -34,9 +39,6 @@
 #include <vector>
 
 namespace planc::ir {
-
-/// Per rank, values by name (indexed by rank).
-using RankTensorMaps = std::vector<TensorMap>;
 
 /// Runs `m` on every rank of `mesh` (which must be the module's mesh). `feeds`
 /// holds, per rank, the local block of every parameter and input. Returns per
