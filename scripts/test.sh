@@ -2,7 +2,9 @@
 # Installs what is missing, builds planc and runs every test group:
 #
 #   unit        GoogleTest unit tests (build/bin/planc-unittests)
-#   lit         the lit + FileCheck suite (tests/lit)
+#   lit         the lit + FileCheck suite (tests/lit), which also installs the build and
+#               builds examples/embed and a C program against it (tests/lit/install) and
+#               compares the docs' generated regions with planc's output (tests/lit/docs)
 #   e2e/*       the end-to-end scripts tests/e2e/*.sh (hostile inputs, mutated plans,
 #               the schedule SVG screenshot in headless Chromium, ...)
 #   asan unit, asan lit   the same two again, built with AddressSanitizer + UBSan
@@ -22,7 +24,7 @@ quick=0
 for arg in "$@"; do
   case $arg in
     --quick) quick=1 ;;
-    -h|--help) sed -n '2,15p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,17p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "test.sh: unknown argument '$arg' (try --help)" >&2; exit 2 ;;
   esac
 done

@@ -9,6 +9,7 @@
 #   %plan-opt   the plan-opt tool; %planc-embed-example the library example
 #   %stdlib     lib/std (the .plan sources of the standard library)
 #   %src-root   the root of this source tree
+#   %obj-root   the build folder (what `cmake --install` installs from)
 #   %examples   examples/
 #   %python     the python that runs lit
 #   %expect-exit N   run a command and require exit status N (e.g. 2 for usage)
@@ -44,6 +45,7 @@ else:
     config.substitutions.append(('%plan-opt', os.path.join(config.planc_tools_dir, 'plan-opt')))
     config.substitutions.append(('%planc', planc))
     config.substitutions.append(('%src-root', config.planc_src_root))
+    config.substitutions.append(('%obj-root', config.planc_obj_root))
     config.substitutions.append(('%stdlib', os.path.join(config.planc_src_root, 'lib', 'std')))
     config.substitutions.append(('%examples', os.path.join(config.planc_src_root, 'examples')))
     config.substitutions.append(('%python', config.python_executable))

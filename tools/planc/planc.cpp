@@ -13,6 +13,8 @@
 #include "compiler/Ledger.h"
 #include "compiler/MemoryCheck.h"
 #include "compiler/PlanDiagnostics.h"
+#include "compiler/LargeStack.h"
+#include "support/Version.h"
 #include "ir/MeshLayout.h"
 #include "ir/Printer.h"
 #include "exec/PlanPrinter.h"
@@ -25,8 +27,6 @@
 #include "llvm/Support/Process.h"
 #include "llvm/Support/raw_ostream.h"
 
-#include <pthread.h>
-
 #include <cstdlib>
 #include <cstring>
 #include <functional>
@@ -37,8 +37,6 @@
 using namespace planc;
 
 namespace {
-
-const char *kVersion = "0.1.0";
 
 const char *const kMainHelp =
 #include "HelpMain.inc"
@@ -120,7 +118,8 @@ int parseArgs(int argc, char **argv, Options &o) {
       return 0;
     }
     if (a == "--version") {
-      llvm::outs() << "planc version " << kVersion << "\n";
+      // The revision names the commit built from (cmake/WriteRevision.cmake).
+      llvm::outs() << "planc version " << versionNumber() << " (" << sourceRevision() << ")\n";
       return 0;
     }
     if (o.command.empty() && !a.empty() && a[0] != '-') {
@@ -461,28 +460,6 @@ int run(Options &o) {
   return runCheck(o, c, collected);
 }
 
-/// The frontend recurses over expressions and layer calls (both bounded); a
-/// large stack keeps hostile but legal nesting from overflowing it.
-int runOnBigStack(const std::function<int()> &body) {
-  struct Job {
-    const std::function<int()> *body;
-    int result = 1;
-  } job{&body};
-  pthread_attr_t attr;
-  pthread_attr_init(&attr);
-  pthread_attr_setstacksize(&attr, size_t(512) << 20);
-  pthread_t thread;
-  auto entry = [](void *p) -> void * {
-    auto *j = static_cast<Job *>(p);
-    j->result = (*j->body)();
-    return nullptr;
-  };
-  if (pthread_create(&thread, &attr, entry, &job) != 0) return body();
-  pthread_join(thread, nullptr);
-  pthread_attr_destroy(&attr);
-  return job.result;
-}
-
 } // namespace
 
 int main(int argc, char **argv) {
@@ -495,7 +472,9 @@ int main(int argc, char **argv) {
   const char *verifyEach = std::getenv("PLANC_VERIFY_EACH");
   o.passes.verifyEach = verifyEach && llvm::StringRef(verifyEach) == "1";
   o.run.verifyEach = o.passes.verifyEach;
-  int code = runOnBigStack([&] { return run(o); });
+  // Hostile but legal nesting recurses deeply (compiler/LargeStack.h).
+  int code = 1;
+  runOnLargeStack([&] { code = run(o); });
   llvm::outs().flush();
   llvm::errs().flush();
   return code;
