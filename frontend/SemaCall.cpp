@@ -263,17 +263,21 @@ void Elaborator::applyCallAnnotations(const CallAnnotations &annotations, SMRang
     }
     if (a->name == "recompute") {
       if (a->args.size() > 1) {
-        report(DiagID::err_annotation_args, a->fullRange) << a->name << "at most one policy: none, selective, full or auto";
+        report(DiagID::err_annotation_args, a->fullRange) << a->name << "at most one policy: none, selective or full";
         continue;
       }
       if (a->args.size() == 1) {
         auto *n = llvm::dyn_cast<ast::NameExpr>(a->args[0].value.get());
         std::string policy = n ? n->name : "";
-        if (policy != "none" && policy != "selective" && policy != "full" && policy != "auto") {
+        if (policy == "auto") {
+          // `auto` would choose from the memory budget; until then it is selective under another name.
+          report(DiagID::err_not_supported_yet, a->args[0].value->range)
+              << "recompute policy 'auto'" << "use selective or full";
+        } else if (policy != "none" && policy != "selective" && policy != "full") {
           auto d = report(DiagID::err_recompute_policy, a->args[0].value->range);
           SMRange r = a->args[0].value->range;
           d << (n ? policy : std::string(r.Start.getPointer(), r.End.getPointer() - r.Start.getPointer()));
-          d.suggest(policy, std::vector<std::string>{"none", "selective", "full", "auto"}, a->args[0].value->range);
+          d.suggest(policy, std::vector<std::string>{"none", "selective", "full"}, a->args[0].value->range);
         }
       }
     } else if (a->name == "precision") {
