@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "frontend/SemaImpl.h"
+#include "frontend/StdlibLayers.h"
 
 #include <set>
 
@@ -346,7 +347,12 @@ Value Elaborator::evalCall(const ast::CallExpr &call, Scope &scope, const std::s
     for (const BuiltinOp &op : builtinOps()) names.push_back(op.name);
     auto d = report(DiagID::err_unknown_callee, call.calleeRange);
     d << call.callee;
-    d.suggest(call.callee, names, call.calleeRange);
+    // A layer of the standard library that the plan did not import: the
+    // way out is the import, not the nearest name in scope.
+    if (std::string module = stdModuleDeclaring(call.callee); !module.empty())
+      d.note(DiagID::note_add_import, call.calleeRange, {call.callee, module});
+    else
+      d.suggest(call.callee, names, call.calleeRange);
     return Value::error();
   }
   applyCallAnnotations(annotations, call.range, &scope);
