@@ -145,11 +145,20 @@ std::string budgetOwner(const Compilation &c, const MemoryCheckResult &r) {
   return "device '" + c.getConfig().cluster.device.name + "'";
 }
 
+/// A fix that fits but would raise the low-headroom warning says so.
+std::string lowHeadroomText(const MemoryCheckResult &r) {
+  return "fits, less than " + std::to_string(int(std::lround(r.headroomFraction * 100))) + "% headroom";
+}
+
 void reportOverBudget(Compilation &c, const MemoryCheckResult &r, size_t shown) {
   const memory::StagePlan &peak = r.analysis.memory.peakStage();
   const ClusterConfig &cl = c.getConfig().cluster;
   const MemoryFix *top = r.fixes.empty() ? nullptr : &r.fixes.front();
   llvm::SMRange at = top ? top->decides : cl.deviceSource.range;
+  // A plan with no cluster or parallel block (or a fix whose setting it does
+  // not write) still has a place: the model whose size the budget is about.
+  if (!at.isValid()) at = cl.deviceSource.range;
+  if (!at.isValid()) at = c.getModel().nameRange;
   auto d = c.getDiagnostics().report(DiagID::err_memory_over_budget, at);
   d << formatBytes(peak.arena) << ranksText(peak.ranks) << formatBytes(r.budget) << budgetOwner(c, r);
   // The clang fix-it: the best fix, when it fits and the file holds its settings.
@@ -171,7 +180,8 @@ void reportOverBudget(Compilation &c, const MemoryCheckResult &r, size_t shown) 
   for (size_t i = 0; i < r.fixes.size() && i < shown; ++i) {
     const MemoryFix &f = r.fixes[i];
     d.note(DiagID::note_memory_fix, {},
-           {std::to_string(i + 1), f.change, formatBytes(f.peakArena), f.fits ? "fits" : "over", priceOf(f),
+           {std::to_string(i + 1), f.change, formatBytes(f.peakArena),
+            !f.fits ? "over" : f.lowHeadroom ? lowHeadroomText(r) : "fits", priceOf(f),
             describeFix(f)});
   }
 }
@@ -179,6 +189,7 @@ void reportOverBudget(Compilation &c, const MemoryCheckResult &r, size_t shown) 
 void reportLowHeadroom(Compilation &c, const MemoryCheckResult &r, double fraction) {
   const memory::StagePlan &peak = r.analysis.memory.peakStage();
   llvm::SMRange at = r.budgetFromOption ? llvm::SMRange() : c.getConfig().cluster.deviceSource.range;
+  if (!r.budgetFromOption && !at.isValid()) at = c.getModel().nameRange; // no cluster block: the model
   c.getDiagnostics().report(DiagID::warn_memory_headroom, at)
       << formatBytes(peak.arena) << ranksText(peak.ranks)
       << llvm::formatv("{0:P1}", double(peak.arena) / double(r.budget)).str() << formatBytes(r.budget)
@@ -222,7 +233,9 @@ llvm::Expected<MemoryCheckResult> planc::checkMemory(Compilation &c, const Memor
   r.analysis = std::move(*analysis);
   double baseSeconds = std::chrono::duration<double>(Clock::now() - start).count();
   r.budgetFromOption = options.budgetBytes.has_value();
-  r.budget = options.budgetBytes ? *options.budgetBytes : c.getConfig().cluster.device.memoryBytes;
+  r.deviceBytes = c.getConfig().cluster.device.memoryBytes;
+  r.budget = options.budgetBytes ? *options.budgetBytes : r.deviceBytes;
+  r.headroomFraction = options.headroomFraction;
   if (!r.budget || r.analysis.memory.stages.empty()) return r;
 
   const uint64_t peak = r.analysis.peakArena();
@@ -251,6 +264,7 @@ llvm::Expected<MemoryCheckResult> planc::checkMemory(Compilation &c, const Memor
       if (combined && changed->peakArena() >= f.peakArena) continue;
       f.peakArena = changed->peakArena();
       f.fits = f.peakArena <= r.budget;
+      f.lowHeadroom = f.fits && double(f.peakArena) > (1.0 - options.headroomFraction) * double(r.budget);
       f.extra.commBytes = changed->cost.commBytes - r.analysis.cost.commBytes;
       f.extra.recomputeFlops = changed->cost.recomputeFlops - r.analysis.cost.recomputeFlops;
       f.extra.bubble = changed->cost.bubble - r.analysis.cost.bubble;
@@ -301,7 +315,9 @@ void planc::printMemoryCheck(const MemoryCheckResult &r, llvm::raw_ostream &os) 
 }
 
 void planc::printMemoryCheckJson(const MemoryCheckResult &r, llvm::raw_ostream &os) {
-  nlohmann::json j = nlohmann::json::parse(ledgerJsonText(r.analysis.memory, r.budget));
+  // device_bytes is the device's memory; the budget (--budget or the same
+  // number) has its own field.
+  nlohmann::json j = nlohmann::json::parse(ledgerJsonText(r.analysis.memory, r.deviceBytes));
   const uint64_t peak = r.analysis.peakArena();
   j["budget"] = {{"bytes", r.budget}, {"source", budgetSource(r)}};
   j["verdict"] = spelling(r.verdict);
@@ -316,6 +332,7 @@ void planc::printMemoryCheckJson(const MemoryCheckResult &r, llvm::raw_ostream &
                           {"set", f.sets},
                           {"peak_arena_bytes", f.peakArena},
                           {"fits", f.fits},
+                          {"low_headroom", f.lowHeadroom},
                           {"changes_training", f.changesTraining},
                           {"extra_comm_bytes", f.extra.commBytes},
                           {"extra_recompute_flops", f.extra.recomputeFlops},

@@ -62,6 +62,7 @@ struct MemoryFix {
   // Measured on the changed plan:
   uint64_t peakArena = 0;
   bool fits = false;
+  bool lowHeadroom = false;        // fits, but with less headroom than the check wants
   PlanCost extra;                  // the changed plan's cost minus the current one's
 };
 
@@ -99,6 +100,8 @@ struct MemoryCheckOptions {
 struct MemoryCheckResult {
   PlanAnalysis analysis;
   uint64_t budget = 0;           // 0: unknown
+  uint64_t deviceBytes = 0;      // the device's memory (the budget unless --budget); 0: unknown
+  double headroomFraction = 0;   // below this share of the budget free, a fit is low on headroom
   bool budgetFromOption = false; // --budget rather than the device
   MemoryVerdict verdict = MemoryVerdict::Unknown;
   std::vector<MemoryFix> fixes;  // over budget: every valid fix, ranked
