@@ -274,6 +274,17 @@ void planc::checkConfig(const PlanConfig &config, DiagnosticEngine &diags) {
     noteSource(d, p.axisSource[unsigned(MeshAxis::DP)], "dp", dp);
     batchOk = false;
   }
+  // The memory check and the execution plan follow every micro-batch of the
+  // step: a step of millions of them (global_batch = 1e9) is a mistake that
+  // would take minutes to analyse, so it is refused like a huge repeat count.
+  if (batchOk && perStep > 0 && t.globalBatch / perStep > kMaxMicroBatchesPerStep) {
+    diags.report(DiagID::err_setting_value, t.globalBatchSource.range)
+        << "global_batch"
+        << ("at most " + std::to_string(kMaxMicroBatchesPerStep) + " micro-batches of micro_batch x dp = " +
+            std::to_string(t.microBatch) + " x " + std::to_string(dp) + " per step")
+        << (std::to_string(t.globalBatch) + ", " + std::to_string(t.globalBatch / perStep) + " micro-batches");
+    batchOk = false;
+  }
   bool scheduleOk = !bad({"parallel.pipeline"});
   if (batchOk && scheduleOk && perStep > 0 && p.microBatches != 0 &&
       p.microBatches != t.globalBatch / perStep) {
