@@ -207,6 +207,7 @@ llvm::Expected<PlanAnalysis> planc::analyzePlan(Compilation &c, bool verifyEach)
   const ir::Module &m = *compiled->module;
   const pipeline::ScheduleOptions &so = *compiled->scheduleOptions;
   PlanAnalysis a;
+  a.ops = m.ops.size();
   a.memory = std::move(*compiled->memory);
   a.cost.commBytes = commBytesPerStep(m, so.microBatches);
   a.cost.recomputeFlops = recomputeFlopsPerStep(m, so.microBatches);
@@ -248,6 +249,14 @@ llvm::Expected<MemoryCheckResult> planc::checkMemory(Compilation &c, const Memor
 
   r.verdict = MemoryVerdict::OverBudget;
   std::vector<MemoryFix> proposed = proposeMemoryFixes(c);
+  // Each candidate costs about what the plan's own analysis did, which grows
+  // with the placed step's ops: the search analyses at most kFixSearchOps ops
+  // in all (and at least one candidate), so that the check of a
+  // large plan stays within seconds. The changes proposed first are kept.
+  constexpr size_t kFixSearchOps = 25000, kMinCandidates = 1;
+  size_t allowed = std::max(kMinCandidates, kFixSearchOps / std::max<size_t>(1, r.analysis.ops));
+  if (proposed.size() > allowed) proposed.resize(allowed);
+  allowed -= proposed.size();
   // Each candidate costs about what the plan itself did: say so when the
   // wait is noticeable.
   if (options.progress && !proposed.empty() &&
@@ -278,6 +287,8 @@ llvm::Expected<MemoryCheckResult> planc::checkMemory(Compilation &c, const Memor
   for (size_t size = 2; size <= 3; ++size) {
     if (llvm::any_of(r.fixes, [](const MemoryFix &f) { return f.fits; })) break;
     std::vector<MemoryFix> combined = combineMemoryFixes(singles, 5, size);
+    if (combined.size() > allowed) combined.resize(allowed);
+    allowed -= combined.size();
     if (combined.empty()) break;
     if (options.progress && (options.progressAlways || baseSeconds * double(combined.size()) > 1.0)) {
       *options.progress << "planc: no single change fits; re-checking " << combined.size() << " combinations of "

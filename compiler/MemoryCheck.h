@@ -44,6 +44,7 @@ struct PlanCost {
 struct PlanAnalysis {
   memory::MemoryPlan memory;
   PlanCost cost;
+  size_t ops = 0; // of the placed step: what analysing the plan again costs
   uint64_t peakArena() const { return memory.stages.empty() ? 0 : memory.peakStage().arena; }
 };
 
