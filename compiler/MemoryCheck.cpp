@@ -144,11 +144,20 @@ std::string budgetOwner(const Compilation &c, const MemoryCheckResult &r) {
   return "device '" + c.getConfig().cluster.device.name + "'";
 }
 
+/// A fix that fits but would raise the low-headroom warning says so.
+std::string lowHeadroomText(const MemoryCheckResult &r) {
+  return "fits, less than " + std::to_string(int(std::lround(r.headroomFraction * 100))) + "% headroom";
+}
+
 void reportOverBudget(Compilation &c, const MemoryCheckResult &r, size_t shown) {
   const memory::StagePlan &peak = r.analysis.memory.peakStage();
   const ClusterConfig &cl = c.getConfig().cluster;
   const MemoryFix *top = r.fixes.empty() ? nullptr : &r.fixes.front();
   llvm::SMRange at = top ? top->decides : cl.deviceSource.range;
+  // A plan with no cluster or parallel block (or a fix whose setting it does
+  // not write) still has a place: the model whose size the budget is about.
+  if (!at.isValid()) at = cl.deviceSource.range;
+  if (!at.isValid()) at = c.getModel().nameRange;
   auto d = c.getDiagnostics().report(DiagID::err_memory_over_budget, at);
   d << formatBytes(peak.arena) << ranksText(peak.ranks) << formatBytes(r.budget) << budgetOwner(c, r);
   // The clang fix-it: the best fix, when it fits and the file holds its settings.
@@ -170,7 +179,8 @@ void reportOverBudget(Compilation &c, const MemoryCheckResult &r, size_t shown) 
   for (size_t i = 0; i < r.fixes.size() && i < shown; ++i) {
     const MemoryFix &f = r.fixes[i];
     d.note(DiagID::note_memory_fix, {},
-           {std::to_string(i + 1), f.change, formatBytes(f.peakArena), f.fits ? "fits" : "over", priceOf(f),
+           {std::to_string(i + 1), f.change, formatBytes(f.peakArena),
+            !f.fits ? "over" : f.lowHeadroom ? lowHeadroomText(r) : "fits", priceOf(f),
             describeFix(f)});
   }
 }
@@ -178,6 +188,7 @@ void reportOverBudget(Compilation &c, const MemoryCheckResult &r, size_t shown) 
 void reportLowHeadroom(Compilation &c, const MemoryCheckResult &r, double fraction) {
   const memory::StagePlan &peak = r.analysis.memory.peakStage();
   llvm::SMRange at = r.budgetFromOption ? llvm::SMRange() : c.getConfig().cluster.deviceSource.range;
+  if (!r.budgetFromOption && !at.isValid()) at = c.getModel().nameRange; // no cluster block: the model
   c.getDiagnostics().report(DiagID::warn_memory_headroom, at)
       << formatBytes(peak.arena) << ranksText(peak.ranks)
       << llvm::formatv("{0:P1}", double(peak.arena) / double(r.budget)).str() << formatBytes(r.budget)
@@ -195,6 +206,7 @@ llvm::Expected<PlanAnalysis> planc::analyzePlan(Compilation &c, bool verifyEach)
   const ir::Module &m = *compiled->module;
   const pipeline::ScheduleOptions &so = *compiled->scheduleOptions;
   PlanAnalysis a;
+  a.ops = m.ops.size();
   a.memory = std::move(*compiled->memory);
   a.cost.commBytes = commBytesPerStep(m, so.microBatches);
   a.cost.recomputeFlops = recomputeFlopsPerStep(m, so.microBatches);
@@ -221,7 +233,9 @@ llvm::Expected<MemoryCheckResult> planc::checkMemory(Compilation &c, const Memor
   r.analysis = std::move(*analysis);
   double baseSeconds = std::chrono::duration<double>(Clock::now() - start).count();
   r.budgetFromOption = options.budgetBytes.has_value();
-  r.budget = options.budgetBytes ? *options.budgetBytes : c.getConfig().cluster.device.memoryBytes;
+  r.deviceBytes = c.getConfig().cluster.device.memoryBytes;
+  r.budget = options.budgetBytes ? *options.budgetBytes : r.deviceBytes;
+  r.headroomFraction = options.headroomFraction;
   if (!r.budget || r.analysis.memory.stages.empty()) return r;
 
   const uint64_t peak = r.analysis.peakArena();
@@ -234,6 +248,14 @@ llvm::Expected<MemoryCheckResult> planc::checkMemory(Compilation &c, const Memor
 
   r.verdict = MemoryVerdict::OverBudget;
   std::vector<MemoryFix> proposed = proposeMemoryFixes(c);
+  // Each candidate costs about what the plan's own analysis did, which grows
+  // with the placed step's ops: the search analyses at most kFixSearchOps ops
+  // in all (and at least one candidate), so that the check of a
+  // large plan stays within seconds. The changes proposed first are kept.
+  constexpr size_t kFixSearchOps = 25000, kMinCandidates = 1;
+  size_t allowed = std::max(kMinCandidates, kFixSearchOps / std::max<size_t>(1, r.analysis.ops));
+  if (proposed.size() > allowed) proposed.resize(allowed);
+  allowed -= proposed.size();
   // Each candidate costs about what the plan itself did: say so when the
   // wait is noticeable.
   if (options.progress && !proposed.empty() &&
@@ -250,6 +272,7 @@ llvm::Expected<MemoryCheckResult> planc::checkMemory(Compilation &c, const Memor
       if (combined && changed->peakArena() >= f.peakArena) continue;
       f.peakArena = changed->peakArena();
       f.fits = f.peakArena <= r.budget;
+      f.lowHeadroom = f.fits && double(f.peakArena) > (1.0 - options.headroomFraction) * double(r.budget);
       f.extra.commBytes = changed->cost.commBytes - r.analysis.cost.commBytes;
       f.extra.recomputeFlops = changed->cost.recomputeFlops - r.analysis.cost.recomputeFlops;
       f.extra.bubble = changed->cost.bubble - r.analysis.cost.bubble;
@@ -263,6 +286,8 @@ llvm::Expected<MemoryCheckResult> planc::checkMemory(Compilation &c, const Memor
   for (size_t size = 2; size <= 3; ++size) {
     if (llvm::any_of(r.fixes, [](const MemoryFix &f) { return f.fits; })) break;
     std::vector<MemoryFix> combined = combineMemoryFixes(singles, 5, size);
+    if (combined.size() > allowed) combined.resize(allowed);
+    allowed -= combined.size();
     if (combined.empty()) break;
     if (options.progress && (options.progressAlways || baseSeconds * double(combined.size()) > 1.0)) {
       *options.progress << "planc: no single change fits; re-checking " << combined.size() << " combinations of "
@@ -300,7 +325,9 @@ void planc::printMemoryCheck(const MemoryCheckResult &r, llvm::raw_ostream &os) 
 }
 
 void planc::printMemoryCheckJson(const MemoryCheckResult &r, llvm::raw_ostream &os) {
-  nlohmann::json j = nlohmann::json::parse(ledgerJsonText(r.analysis.memory, r.budget));
+  // device_bytes is the device's memory; the budget (--budget or the same
+  // number) has its own field.
+  nlohmann::json j = nlohmann::json::parse(ledgerJsonText(r.analysis.memory, r.deviceBytes));
   const uint64_t peak = r.analysis.peakArena();
   j["budget"] = {{"bytes", r.budget}, {"source", budgetSource(r)}};
   j["verdict"] = spelling(r.verdict);
@@ -315,6 +342,7 @@ void planc::printMemoryCheckJson(const MemoryCheckResult &r, llvm::raw_ostream &
                           {"set", f.sets},
                           {"peak_arena_bytes", f.peakArena},
                           {"fits", f.fits},
+                          {"low_headroom", f.lowHeadroom},
                           {"changes_training", f.changesTraining},
                           {"extra_comm_bytes", f.extra.commBytes},
                           {"extra_recompute_flops", f.extra.recomputeFlops},

@@ -44,6 +44,7 @@ struct PlanCost {
 struct PlanAnalysis {
   memory::MemoryPlan memory;
   PlanCost cost;
+  size_t ops = 0; // of the placed step: what analysing the plan again costs
   uint64_t peakArena() const { return memory.stages.empty() ? 0 : memory.peakStage().arena; }
 };
 
@@ -62,6 +63,7 @@ struct MemoryFix {
   // Measured on the changed plan:
   uint64_t peakArena = 0;
   bool fits = false;
+  bool lowHeadroom = false;        // fits, but with less headroom than the check wants
   PlanCost extra;                  // the changed plan's cost minus the current one's
 };
 
@@ -99,6 +101,8 @@ struct MemoryCheckOptions {
 struct MemoryCheckResult {
   PlanAnalysis analysis;
   uint64_t budget = 0;           // 0: unknown
+  uint64_t deviceBytes = 0;      // the device's memory (the budget unless --budget); 0: unknown
+  double headroomFraction = 0;   // below this share of the budget free, a fit is low on headroom
   bool budgetFromOption = false; // --budget rather than the device
   MemoryVerdict verdict = MemoryVerdict::Unknown;
   std::vector<MemoryFix> fixes;  // over budget: every valid fix, ranked

@@ -164,7 +164,6 @@ struct ParallelConfig {
   uint64_t bucketBytes = 25ull << 20;  SettingSource bucketSource;
   bool overlapGradReduce = true;       // overlap DP gradient sync with backward
   bool overlapParamGather = true;      // ZeRO-3 prefetch
-  bool overlapP2P = true;              // pipeline send/recv with compute
 };
 
 struct PlanConfig {

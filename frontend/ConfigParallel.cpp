@@ -23,7 +23,7 @@ const KeySpec keys[] = {
     {"balance", "'balance = layers'"},
     {"recompute", "'recompute selective'"},
     {"bucket", "'bucket = 25 MiB'"},
-    {"overlap", "'overlap(grad_reduce = true, param_gather = true, p2p = true)'"},
+    {"overlap", "'overlap(grad_reduce = true, param_gather = true)'"},
 };
 
 const KeySpec &spec(StringRef key) { return keySpec(keys, key); }
@@ -72,6 +72,14 @@ void readMesh(const Entry &e, ParallelConfig &p, Reader &r) {
     const Field *f = get(args, name);
     MeshAxis axis = *parseMeshAxis(name);
     if (auto v = r.integer(f->value, f->name, 1, kMaxCount)) {
+      // No pass splits the sequence over cp or the experts over ep: a
+      // larger axis would only multiply the data-parallel replicas.
+      if ((axis == MeshAxis::CP || axis == MeshAxis::EP) && *v > 1) {
+        r.diags.report(DiagID::err_not_supported_yet, fieldRange(*f))
+            << ("mesh axis '" + name + "' = " + std::to_string(*v))
+            << "the mesh splits the work over dp, tp and pp only";
+        continue;
+      }
       p.axisSize[unsigned(axis)] = *v;
       p.axisSource[unsigned(axis)].range = f->fromOverride ? f->range : fieldRange(*f);
     }
@@ -118,8 +126,7 @@ void readOverlap(const Entry &e, ParallelConfig &p, Reader &r) {
   auto s = r.structured(e, key);
   if (!s) return;
   if (s->scalar) { // `overlap = false` switches every overlap off
-    if (auto b = r.boolean(s->scalar, "overlap"))
-      p.overlapGradReduce = p.overlapParamGather = p.overlapP2P = *b;
+    if (auto b = r.boolean(s->scalar, "overlap")) p.overlapGradReduce = p.overlapParamGather = *b;
     return;
   }
   if (!s->head.empty() && s->head != "overlap") {
@@ -131,8 +138,11 @@ void readOverlap(const Entry &e, ParallelConfig &p, Reader &r) {
     if (auto b = r.boolean(f->value, "grad_reduce")) p.overlapGradReduce = *b;
   if (const Field *f = get(args, "param_gather"))
     if (auto b = r.boolean(f->value, "param_gather")) p.overlapParamGather = *b;
+  // Pipeline send/recv are placed by the schedule; no pass overlaps them
+  // with compute, so `p2p` would be read by nothing.
   if (const Field *f = get(args, "p2p"))
-    if (auto b = r.boolean(f->value, "p2p")) p.overlapP2P = *b;
+    r.diags.report(DiagID::err_not_supported_yet, fieldRange(*f))
+        << "'overlap(p2p)'" << "pipeline send and receive are not overlapped with compute; remove 'p2p'";
 }
 
 } // namespace
@@ -165,7 +175,14 @@ void config::interpretParallel(const Block &block, ParallelConfig &p, Reader &r)
       }
   });
   r.with(block, "recompute", [&](const Entry &e) {
-    if (const ast::Expr *x = r.scalar(e, spec("recompute")))
+    const ast::Expr *x = r.scalar(e, spec("recompute"));
+    // `auto` would choose per layer from the memory budget; until that is
+    // written it is no policy, and not an unknown word either.
+    if (auto *n = llvm::dyn_cast_or_null<ast::NameExpr>(x); n && n->name == "auto") {
+      r.diags.report(DiagID::err_not_supported_yet, x->range) << "recompute policy 'auto'" << "use selective or full";
+      return;
+    }
+    if (x)
       if (auto k = r.choiceOf(x, "recompute", "recompute policy", kindNames<RecomputePolicy>())) {
         p.recompute = RecomputePolicy(*k);
         p.recomputeSource.range = e.source;
@@ -255,6 +272,17 @@ void planc::checkConfig(const PlanConfig &config, DiagnosticEngine &diags) {
     d << t.globalBatch << t.microBatch << dp;
     noteSource(d, t.microBatchSource, "micro_batch", t.microBatch);
     noteSource(d, p.axisSource[unsigned(MeshAxis::DP)], "dp", dp);
+    batchOk = false;
+  }
+  // The memory check and the execution plan follow every micro-batch of the
+  // step: a step of millions of them (global_batch = 1e9) is a mistake that
+  // would take minutes to analyse, so it is refused like a huge repeat count.
+  if (batchOk && perStep > 0 && t.globalBatch / perStep > kMaxMicroBatchesPerStep) {
+    diags.report(DiagID::err_setting_value, t.globalBatchSource.range)
+        << "global_batch"
+        << ("at most " + std::to_string(kMaxMicroBatchesPerStep) + " micro-batches of micro_batch x dp = " +
+            std::to_string(t.microBatch) + " x " + std::to_string(dp) + " per step")
+        << (std::to_string(t.globalBatch) + ", " + std::to_string(t.globalBatch / perStep) + " micro-batches");
     batchOk = false;
   }
   bool scheduleOk = !bad({"parallel.pipeline"});

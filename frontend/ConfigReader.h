@@ -44,6 +44,9 @@ using llvm::StringRef;
 constexpr int64_t kMaxCount = int64_t(1) << 20;
 /// Batch sizes and micro-batch counts.
 constexpr int64_t kMaxBatch = int64_t(1) << 40;
+/// Micro-batches in one optimizer step (global_batch / (micro_batch x dp)):
+/// published runs use a few hundred; the memory check follows each one.
+constexpr int64_t kMaxMicroBatchesPerStep = 2048;
 constexpr int64_t kMaxInt = std::numeric_limits<int64_t>::max();
 
 /// A key of a block and how it is written, for "'mesh' is written ..." messages.

@@ -121,6 +121,7 @@ protected:
     if (!allow(at)) return;
     diags.report(DiagID::err_missing_token, at)
         << describeExpected(getExpectedTokens(p), p->getVocabulary()) << describeToken(current);
+    stopPastLimit();
   }
 
 private:
@@ -143,6 +144,12 @@ private:
       return;
     }
     diags.report(DiagID::err_unexpected_token, at) << describeToken(token) << want;
+    stopPastLimit();
+  }
+  /// Past the error limit nothing more is reported, so recovering through the
+  /// rest of the file (100k broken lines) would be time spent for nothing.
+  void stopPastLimit() {
+    if (diags.hitErrorLimit()) throw antlr4::ParseCancellationException();
   }
   DiagnosticEngine &diags;
   const Positions &pos;
@@ -193,7 +200,11 @@ auto parseTwoStage(ParseSession &s, PlanErrorStrategy &strategy, Entry entry) ->
   s.parser.reset();
   s.parser.setErrorHandler(std::shared_ptr<antlr4::ANTLRErrorStrategy>(&strategy, [](auto *) {}));
   s.parser.getInterpreter<antlr4::atn::ParserATNSimulator>()->setPredictionMode(antlr4::atn::PredictionMode::LL);
-  return entry(s.parser);
+  try {
+    return entry(s.parser);
+  } catch (antlr4::ParseCancellationException &) {
+    return nullptr; // the error limit was reached (PlanErrorStrategy::stopPastLimit)
+  }
 }
 
 

@@ -28,8 +28,9 @@ struct ParseLimits {
   unsigned maxBracketDepth = 200;
   unsigned maxExprDepth = 400;
   /// A real plan has a few thousand tokens; millions mean a generated or
-  /// corrupted file, and the parser's time grows with them.
-  size_t maxTokens = 200000;
+  /// corrupted file, and the parser's time grows with them. 600,000 leaves
+  /// room for the 100k-statement plans of tests/e2e/scaling.py.
+  size_t maxTokens = 600000;
 };
 
 /// Parses the buffer `bufferId` of `sm`. Returns null if the text has syntax

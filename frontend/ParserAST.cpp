@@ -235,13 +235,8 @@ private:
     if (auto *r = dynamic_cast<PlanParser::RepeatStmtContext *>(ctx)) {
       auto s = std::make_unique<ast::RepeatItem>(pos.range(r));
       s->count = buildExpr(r->expr());
-      if (r->name()) {
-        s->label = r->name()->getText();
-        s->labelRange = pos.range(r->name());
-      }
-      s->annotations = buildAnnotations(r->annotation());
       // `repeat 12 as blocks @recompute { }`: the expression grammar takes a postfix
-      // `as name` and annotations, so those written after the count belong to the repeat.
+      // `as name` and annotations (Plan.g4 says why), and those belong to the repeat.
       std::vector<ast::Annotation> trailing;
       while (s->count) {
         if (auto *a = llvm::dyn_cast<ast::AnnotatedExpr>(s->count.get())) {

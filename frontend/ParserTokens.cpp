@@ -3,10 +3,15 @@
 // The parser is recursive descent: brackets and prefix operators nested
 // deep enough would exhaust its stack, so the token stream is checked first,
 // and its bracket errors are reported better than ANTLR's recovery would.
+// So are misspelled units: `80 GiBs` lexes as `80 GiB` and a name `s`, which
+// the parser could only report at some later token.
 //
 //===----------------------------------------------------------------------===//
 
 #include "frontend/ParserImpl.h"
+#include "support/Units.h"
+
+#include "llvm/ADT/StringExtras.h"
 
 #include <string>
 
@@ -19,6 +24,70 @@ bool isOpen(const std::string &t) { return t == "(" || t == "[" || t == "{"; }
 bool isClose(const std::string &t) { return t == ")" || t == "]" || t == "}"; }
 std::string closerOf(const std::string &open) { return open == "(" ? ")" : open == "[" ? "]" : "}"; }
 
+/// True when only spaces and tabs lie between `a` and `b`: the number and
+/// the word after it are one quantity as written.
+bool sameQuantity(SMRange a, SMRange b) {
+  const char *p = a.End.getPointer(), *end = b.Start.getPointer();
+  if (!p || !end || p > end) return false;
+  for (; p != end; ++p)
+    if (*p != ' ' && *p != '\t') return false;
+  return true;
+}
+
+bool glued(SMRange a, SMRange b) { return a.End.getPointer() == b.Start.getPointer(); }
+
+/// The unit a misspelling stands for: the same letters in another case
+/// (`gib`), or with a plural `s` (`GiBs`, `gbs`). None for any other word, so
+/// `global_batch = 4 micro_batch = 4` (commas are optional) stays a plan.
+const UnitInfo *unitMeant(llvm::StringRef written) {
+  std::string lower = written.lower();
+  for (const UnitInfo &u : allUnits()) {
+    std::string unit = llvm::StringRef(u.name).lower();
+    if (lower == unit || lower == unit + "s") return &u;
+  }
+  return nullptr;
+}
+
+/// A number followed on its line by a word that misspells a unit: reported
+/// at the word (with the unit's letters glued to a quantity, at all of them).
+/// Returns the number of tokens the misspelling spans after `i`, 0 for none.
+size_t checkUnit(const std::vector<antlr4::Token *> &all, size_t i, const Positions &pos, DiagnosticEngine &diags) {
+  antlr4::Token *number = all[i];
+  bool quantity = number->getType() == PlanLexer::QUANTITY;
+  if ((!quantity && number->getType() != PlanLexer::NUMBER) || i + 1 >= all.size()) return 0;
+  antlr4::Token *word = all[i + 1];
+  SMRange numberRange = pos.range(number), wordRange = pos.range(word);
+  if (word->getType() != PlanLexer::IDENT || !sameQuantity(numberRange, wordRange)) return 0;
+  // `gb/s`: the parts of a rate, when written without spaces.
+  size_t span = 1;
+  std::string written = word->getText();
+  if (i + 3 < all.size() && all[i + 2]->getText() == "/" && all[i + 3]->getType() == PlanLexer::IDENT &&
+      glued(wordRange, pos.range(all[i + 2])) && glued(pos.range(all[i + 2]), pos.range(all[i + 3]))) {
+    written += "/" + all[i + 3]->getText();
+    wordRange.End = pos.range(all[i + 3]).End;
+    span = 3;
+  }
+  SMRange at = wordRange;
+  const UnitInfo *lexed = nullptr;
+  if (quantity) {
+    // Letters glued to a unit make a longer word: `80 GiBs` is the unit `GiBs`.
+    if (!glued(numberRange, wordRange)) return 0;
+    const std::string text = number->getText();
+    for (const UnitInfo &u : allUnits())
+      if (llvm::StringRef(text).endswith(u.name) && (!lexed || llvm::StringRef(u.name).size() > llvm::StringRef(lexed->name).size()))
+        lexed = &u;
+    if (!lexed) return 0;
+    written = lexed->name + written;
+    at.Start = SMLoc::getFromPointer(numberRange.End.getPointer() - llvm::StringRef(lexed->name).size());
+  }
+  // `80 GiBx` still meant the unit the lexer found.
+  const UnitInfo *meant = unitMeant(written);
+  if (!meant) meant = lexed;
+  if (!meant) return 0;
+  diags.report(DiagID::err_misspelled_unit, at).fixit(at, meant->name) << written << meant->name;
+  return span;
+}
+
 } // namespace
 
 bool parser::checkTokens(antlr4::CommonTokenStream &tokens, const Positions &pos, DiagnosticEngine &diags,
@@ -26,7 +95,15 @@ bool parser::checkTokens(antlr4::CommonTokenStream &tokens, const Positions &pos
   bool ok = true;
   unsigned prefixRun = 0;
   std::vector<antlr4::Token *> open; // unclosed brackets, innermost last
-  for (antlr4::Token *t : tokens.getTokens()) {
+  const std::vector<antlr4::Token *> all = tokens.getTokens();
+  for (size_t i = 0; i < all.size(); ++i) {
+    antlr4::Token *t = all[i];
+    if (size_t span = checkUnit(all, i, pos, diags)) {
+      ok = false;
+      if (diags.hitErrorLimit()) return false;
+      i += span;
+      continue;
+    }
     if (t->getType() == antlr4::Token::EOF) {
       if (!open.empty() && ok) {
         std::string opener = open.back()->getText();

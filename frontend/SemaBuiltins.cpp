@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "frontend/SemaImpl.h"
+#include "frontend/StdlibLayers.h"
 
 #include <cmath>
 #include <set>
@@ -506,7 +507,10 @@ struct LayerLinter {
         for (const BuiltinOp &op : builtinOps()) names.push_back(op.name);
         auto d = sema.report(DiagID::err_unknown_callee, c->calleeRange);
         d << c->callee;
-        d.suggest(c->callee, names, c->calleeRange);
+        if (std::string module = stdModuleDeclaring(c->callee); !module.empty())
+          d.note(DiagID::note_add_import, c->calleeRange, {c->callee, module});
+        else
+          d.suggest(c->callee, names, c->calleeRange);
       }
       for (auto &arg : c->args) {
         // A bare name passed as an argument may be an enum value or a dtype of the callee.

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "frontend/SemaImpl.h"
+#include "frontend/StdlibLayers.h"
 
 #include <set>
 
@@ -263,17 +264,21 @@ void Elaborator::applyCallAnnotations(const CallAnnotations &annotations, SMRang
     }
     if (a->name == "recompute") {
       if (a->args.size() > 1) {
-        report(DiagID::err_annotation_args, a->fullRange) << a->name << "at most one policy: none, selective, full or auto";
+        report(DiagID::err_annotation_args, a->fullRange) << a->name << "at most one policy: none, selective or full";
         continue;
       }
       if (a->args.size() == 1) {
         auto *n = llvm::dyn_cast<ast::NameExpr>(a->args[0].value.get());
         std::string policy = n ? n->name : "";
-        if (policy != "none" && policy != "selective" && policy != "full" && policy != "auto") {
+        if (policy == "auto") {
+          // `auto` would choose from the memory budget; until then it is selective under another name.
+          report(DiagID::err_not_supported_yet, a->args[0].value->range)
+              << "recompute policy 'auto'" << "use selective or full";
+        } else if (policy != "none" && policy != "selective" && policy != "full") {
           auto d = report(DiagID::err_recompute_policy, a->args[0].value->range);
           SMRange r = a->args[0].value->range;
           d << (n ? policy : std::string(r.Start.getPointer(), r.End.getPointer() - r.Start.getPointer()));
-          d.suggest(policy, std::vector<std::string>{"none", "selective", "full", "auto"}, a->args[0].value->range);
+          d.suggest(policy, std::vector<std::string>{"none", "selective", "full"}, a->args[0].value->range);
         }
       }
     } else if (a->name == "precision") {
@@ -342,7 +347,12 @@ Value Elaborator::evalCall(const ast::CallExpr &call, Scope &scope, const std::s
     for (const BuiltinOp &op : builtinOps()) names.push_back(op.name);
     auto d = report(DiagID::err_unknown_callee, call.calleeRange);
     d << call.callee;
-    d.suggest(call.callee, names, call.calleeRange);
+    // A layer of the standard library that the plan did not import: the
+    // way out is the import, not the nearest name in scope.
+    if (std::string module = stdModuleDeclaring(call.callee); !module.empty())
+      d.note(DiagID::note_add_import, call.calleeRange, {call.callee, module});
+    else
+      d.suggest(call.callee, names, call.calleeRange);
     return Value::error();
   }
   applyCallAnnotations(annotations, call.range, &scope);

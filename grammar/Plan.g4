@@ -28,11 +28,16 @@ bodyItem    : letDecl | inputDecl | paramDecl | stmt ;
 letDecl     : 'let' letBinding (',' letBinding)* ;
 letBinding  : name '=' expr ;
 inputDecl   : 'input' name ':' tensorType annotation* ;
-paramDecl   : 'param' name ':' tensorType ('=' expr)? annotation* ;
+// After an initialiser, annotations are the expression's postfix ones (the AST
+// builder gives them to the param); a second `annotation*` there would make
+// every later statement lookahead of one ambiguous decision: quadratic time.
+paramDecl   : 'param' name ':' tensorType ('=' expr | annotation*) ;
 
 // An annotation applies to the call (or parenthesised expression) right before it.
+// A repeat's `as name` and annotations are the count expression's postfix ones,
+// for the same reason (the AST builder gives them to the repeat).
 stmt        : name (',' name)* '=' expr                         # assignStmt
-            | 'repeat' expr ('as' name)? annotation* '{' bodyItem* '}'  # repeatStmt
+            | 'repeat' expr '{' bodyItem* '}'                   # repeatStmt
             | 'if' expr '{' bodyItem* '}' elseClause?           # ifStmt
             | 'return' expr (',' expr)*                         # returnStmt
             ;

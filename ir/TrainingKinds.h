@@ -24,7 +24,8 @@ namespace planc {
 enum class OptimizerKind { SGD, Adam, AdamW, Adam8bit };
 enum class DecayKind { Constant, Linear, Cosine };
 enum class LossScaling { None, Static, Dynamic };
-enum class RecomputePolicy { None, Selective, Full, Auto };
+// No `auto` yet: choosing per layer from the memory budget is not written.
+enum class RecomputePolicy { None, Selective, Full };
 /// How a pipeline orders its micro-batches (analysis/PipelineSchedule.h).
 enum class ScheduleStyle { GPipe, OneFOneB, Interleaved, ZeroBubble };
 
@@ -54,7 +55,7 @@ template <> inline llvm::ArrayRef<llvm::StringRef> kindNames<LossScaling>() {
   return names;
 }
 template <> inline llvm::ArrayRef<llvm::StringRef> kindNames<RecomputePolicy>() {
-  static const llvm::StringRef names[] = {"none", "selective", "full", "auto"};
+  static const llvm::StringRef names[] = {"none", "selective", "full"};
   return names;
 }
 template <> inline llvm::ArrayRef<llvm::StringRef> kindNames<ScheduleStyle>() {

@@ -45,6 +45,10 @@ const std::vector<PassInfo> &planc::registeredPasses() {
 }
 
 llvm::Error planc::addDefaultTrainingPipeline(PassManager &pm) {
+  // Dead values first: a plan may compute what nothing reads (thousands of
+  // statements in a repeated layer), and every later pass, the partitioner
+  // and the memory planner would carry them.
+  if (llvm::Error e = pm.add("canonicalize")) return e;
   // Adapters rewrite the model as written (a no-op unless the plan asks for
   // them): first, so the matmuls still read their weights directly, and the
   // casts, gradients and updates of every later pass see the adapters as any

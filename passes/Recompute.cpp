@@ -9,11 +9,10 @@
 // Sections. An op with `phase = "backward"` is a backward op, one with
 // `phase = "optimizer"` an optimizer op, every other op a forward op.
 //
-// Policy. PartitionOptions::recompute (none, selective, full or auto; default
+// Policy. PartitionOptions::recompute (none, selective or full; default
 // none) is the plan-wide policy; a forward op's own `recompute` attribute
 // (from `@recompute` / `@recompute(policy)` in the plan) overrides it for the
-// values that op produces. `auto` is treated as `selective` here. Any other
-// string is an error. For a value V, the result of forward op O with policy P:
+// values that op produces. Any other string is an error. For a value V, the result of forward op O with policy P:
 //  - none: V is saved.
 //  - selective: V is recomputed iff it is in the attention core, decided by
 //    structure, in forward order:
@@ -141,9 +140,8 @@ llvm::Error analyze(const Module &m, const std::string &planPolicy, Analysis &a)
       p = op->getString("recompute");
       if (!isPolicy(p))
         return makeError("unknown recompute policy '" + p + "' on '" + spelling(op->kind) + "' at path \"" + op->path +
-                    "\"; expected none, selective, full or auto");
+                    "\"; expected none, selective or full");
     }
-    if (p == "auto") p = "selective";
     std::string layer = repeatedLayerOf(op->path);
     a.group[op] = layer.empty() ? op->path : layer;
     if (p == "none" || isPointToPoint(op->kind)) continue;

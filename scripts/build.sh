@@ -5,7 +5,7 @@
 #
 #   (default)  build/       g++, RelWithDebInfo, everything (planc, unit tests, ...)
 #   --asan     build-asan/  g++, -O1 -g with assertions, AddressSanitizer + UBSan
-#   --fuzz     build-fuzz/  clang 14, libFuzzer + ASan + UBSan; only the plan-fuzz target
+#   --fuzz     build-fuzz/  clang 14, libFuzzer + ASan + UBSan; only the fuzz targets (plan-fuzz, ir-fuzz)
 #   --quiet    the build log goes to <dir>/build.log; its tail is printed if the build fails
 #
 # CMake runs again only when the folder is not configured yet or the options
@@ -43,7 +43,7 @@ case $variant in
     args=(-DCMAKE_BUILD_TYPE=Debug "-DCMAKE_C_FLAGS_DEBUG=-O1 -g" "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -g"
           -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14
           -DPLANC_SANITIZE=OFF -DPLANC_FUZZ=ON -DPLANC_TESTS=OFF)
-    ((${#targets[@]})) || targets=(plan-fuzz) ;;
+    ((${#targets[@]})) || targets=(plan-fuzz ir-fuzz) ;;
 esac
 
 # ccache: key on paths relative to the checkout, so another clone of the

@@ -8,8 +8,10 @@
 #   e2e/*       the end-to-end scripts tests/e2e/*.sh (hostile inputs, mutated plans,
 #               the schedule SVG screenshot in headless Chromium, ...)
 #   asan unit, asan lit   the same two again, built with AddressSanitizer + UBSan
-#   fuzz        libFuzzer on the frontend for PLANC_FUZZ_SECONDS (default 120),
-#               seeded from examples/*.plan and lib/std/*.plan
+#   fuzz        libFuzzer for PLANC_FUZZ_SECONDS (default 120) in all, split over two
+#               targets: plan-fuzz (.plan text through the frontend and the memory
+#               check; seeds examples/*.plan, lib/std/*.plan) and ir-fuzz (textual IR
+#               through the parser and plan-opt's passes; seeds the lit suite's .ir files)
 #
 #   scripts/test.sh [--quick]     --quick skips the sanitizer build and the fuzzer
 #
@@ -119,18 +121,21 @@ lit_tests() { # BUILD_DIR
   timeout 1200 "$PYTHON" "$LIT" -sv "$1/tests/lit"
 }
 
-fuzz() {
-  local dir=build-fuzz
+# One libFuzzer target for some seconds: run_fuzzer NAME SECONDS DICT SEED_FILES...
+run_fuzzer() {
+  local name=$1 seconds=$2 dict=$3
+  shift 3
+  local dir=build-fuzz/$name
   local seeds=$dir/seeds corpus=$dir/corpus artifacts=$dir/artifacts log=$dir/fuzz.log
   rm -rf "$seeds" "$artifacts"
   mkdir -p "$seeds" "$corpus" "$artifacts"
-  cp examples/*.plan lib/std/*.plan "$seeds"/ || return 1
-  echo "fuzzing for $FUZZ_SECONDS s: corpus $corpus, seeds $seeds, log $log"
+  cp "$@" "$seeds"/ || return 1
+  echo "$name for $seconds s: corpus $corpus, seeds $seeds, log $log"
   # New inputs go to the first folder (kept between runs); the seeds are read only.
   local rc=0
-  timeout $((FUZZ_SECONDS + 300)) "$dir/bin/plan-fuzz" \
-    -max_total_time="$FUZZ_SECONDS" -timeout=10 -rss_limit_mb=4096 \
-    -dict=tests/fuzz/plan.dict -artifact_prefix="$artifacts/" -print_final_stats=1 \
+  timeout $((seconds + 300)) "build-fuzz/bin/$name" \
+    -max_total_time="$seconds" -timeout=10 -rss_limit_mb=4096 \
+    -dict="$dict" -artifact_prefix="$artifacts/" -print_final_stats=1 \
     "$corpus" "$seeds" >"$log" 2>&1 || rc=$?
   if ((rc == 0)); then
     grep -E '^(#[0-9]+[[:space:]]+DONE|stat::(number_of_executed_units|new_units_added|peak_rss_mb))' "$log" || true
@@ -140,9 +145,22 @@ fuzz() {
   local a
   for a in "$artifacts"/*; do
     [[ -e $a ]] || continue
-    echo "reproduce: $dir/bin/plan-fuzz $a"
+    echo "reproduce: build-fuzz/bin/$name $a"
   done
   return 1
+}
+
+# The fuzzing time is split: the .plan frontend and memory check get the larger
+# part, the textual IR and the passes the rest.
+fuzz() {
+  local plan_seconds=$((FUZZ_SECONDS * 2 / 3))
+  local ir_seconds=$((FUZZ_SECONDS - plan_seconds))
+  local rc=0
+  run_fuzzer plan-fuzz "$plan_seconds" tests/fuzz/plan.dict examples/*.plan lib/std/*.plan || rc=1
+  ((ir_seconds > 0)) || return $rc
+  mapfile -t ir_seeds < <(find tests/lit -name '*.ir')
+  run_fuzzer ir-fuzz "$ir_seconds" tests/fuzz/ir.dict "${ir_seeds[@]}" || rc=1
+  return $rc
 }
 
 # --- setup and the normal build ---------------------------------------------

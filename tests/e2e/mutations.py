@@ -2,12 +2,17 @@
 """Mutation test of `planc check`: broken plans get diagnostics, never crashes.
 
 Makes N deterministic mutants of seed plans (tokens deleted, duplicated,
-swapped, replaced; numbers changed to 0, -1, huge, 1e400, ...; text truncated;
-random bytes inserted, including invalid UTF-8 and NUL; brackets unbalanced),
-runs `planc check` on each with a time limit, and requires:
+swapped, replaced; numbers changed to 0, -1, huge, 1e400, ...; lines and
+bracketed blocks copied, up to 300 times, as tests/e2e/scaling.py does up to
+100k statements; text truncated; random bytes inserted, including invalid
+UTF-8 and NUL; brackets unbalanced), runs the whole `planc check` on each
+(the memory check included) with a time limit, and requires:
 
   * the exit status is 0 or 1: never a signal, never 2 (a usage error cannot
-    come from a file argument), never the time limit;
+    come from a file argument), never the time limit. The limit (--timeout,
+    5 s) is on the CPU time planc uses, so that a loaded machine does not fail
+    a mutant that a quiet one checks in time; a wall-clock limit twelve times
+    as long still catches a planc that waits without computing;
   * with status 1, stderr has at least one `file:line:col: error: ` line;
   * no sanitizer report on stderr (when run against a sanitizer build).
 
@@ -24,9 +29,12 @@ import argparse
 import collections
 import concurrent.futures
 import os
+import math
 import random
 import re
+import resource
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -145,6 +153,44 @@ def m_replace_ident(rng, tokens, pool):
     return True
 
 
+# --- mutations on lines: each returns the new text, or None if it could not apply.
+# A line or a block copied many times is how a generated plan goes wrong, and
+# the check must stay near-linear in it (copies past the error limit cost
+# nothing more).
+
+COPIES = (1, 1, 2, 3, 10, 100, 300)
+
+
+def t_duplicate_lines(rng, text):
+    lines = text.splitlines(keepends=True)
+    if not lines:
+        return None
+    start = rng.randrange(len(lines))
+    run = lines[start:start + rng.choice((1, 1, 2, 3))]
+    copies = rng.choice(COPIES)
+    return ''.join(lines[:start] + run * (copies + 1) + lines[start + len(run):])
+
+
+def t_duplicate_block(rng, text):
+    """Copies a bracketed block: from a line with '{' through its matching '}'."""
+    lines = text.splitlines(keepends=True)
+    opens = [i for i, line in enumerate(lines) if '{' in line]
+    if not opens:
+        return None
+    start = rng.choice(opens)
+    depth, end = 0, None
+    for i in range(start, len(lines)):
+        depth += lines[i].count('{') - lines[i].count('}')
+        if depth <= 0:
+            end = i
+            break
+    if end is None:
+        return None
+    block = lines[start:end + 1]
+    copies = rng.choice(COPIES[:-1])
+    return ''.join(lines[:end + 1] + block * copies + lines[end + 1:])
+
+
 # --- mutations on bytes: each returns the new bytes
 
 def b_truncate(rng, data):
@@ -173,11 +219,17 @@ TOKEN_MUTATIONS = {
     'delete': m_delete, 'duplicate': m_duplicate, 'swap': m_swap, 'number': m_number,
     'brackets': m_brackets, 'insert-token': m_insert_token, 'replace-ident': m_replace_ident,
 }
+LINE_MUTATIONS = {'dup-lines': t_duplicate_lines, 'dup-block': t_duplicate_block}
 BYTE_MUTATIONS = {'truncate': b_truncate, 'bytes': b_insert_bytes, 'flip': b_flip}
 WEIGHTS = {
     'delete': 4, 'duplicate': 3, 'swap': 3, 'number': 4, 'brackets': 3, 'insert-token': 2,
-    'replace-ident': 2, 'truncate': 2, 'bytes': 3, 'flip': 1,
+    'replace-ident': 2, 'dup-lines': 2, 'dup-block': 1, 'truncate': 2, 'bytes': 3, 'flip': 1,
 }
+ORDER = {'token': 0, 'line': 1, 'byte': 2}
+
+
+def stage(name):
+    return 'byte' if name in BYTE_MUTATIONS else 'line' if name in LINE_MUTATIONS else 'token'
 
 
 class Seed:
@@ -195,41 +247,59 @@ def make_mutant(seeds, pool, base_seed, index):
     names = list(WEIGHTS)
     chosen = rng.choices(names, weights=[WEIGHTS[n] for n in names],
                          k=rng.choice((1, 1, 1, 2, 2, 3)))
-    # Token mutations first (on text), then byte mutations (on the encoding).
-    chosen.sort(key=lambda n: n in BYTE_MUTATIONS)
+    # Token mutations first (on tokens), then line mutations (on the text),
+    # then byte mutations (on the encoding).
+    chosen.sort(key=lambda n: ORDER[stage(n)])
     tokens = [list(t) for t in seed.tokens]
     applied = []
     data = None
+    text = None
     for name in chosen:
         if name in TOKEN_MUTATIONS:
             if TOKEN_MUTATIONS[name](rng, tokens, pool):
                 applied.append(name)
+        elif name in LINE_MUTATIONS:
+            if text is None:
+                text = ''.join(t for _, t in tokens)
+            changed = LINE_MUTATIONS[name](rng, text)
+            if changed is not None:
+                text = changed
+                applied.append(name)
         else:
             if data is None:
-                data = ''.join(t for _, t in tokens).encode('utf-8')
+                data = (text if text is not None else ''.join(t for _, t in tokens)).encode('utf-8')
             data = BYTE_MUTATIONS[name](rng, data)
             applied.append(name)
     if data is None:
-        data = ''.join(t for _, t in tokens).encode('utf-8')
+        data = (text if text is not None else ''.join(t for _, t in tokens)).encode('utf-8')
     return seed, applied, data
+
+
+def cpu_limit(seconds):
+    """For preexec_fn: planc is killed (SIGXCPU) past `seconds` of CPU time."""
+    limit = max(1, math.ceil(seconds))
+    return lambda: resource.setrlimit(resource.RLIMIT_CPU, (limit, limit + 1))
 
 
 def run_planc(planc, path, timeout):
     """Returns (verdict, detail, returncode, stderr): verdict is 'rejected', 'valid' or 'FAIL'."""
     env = dict(os.environ, NO_COLOR='1')
     env.pop('TERM', None)
+    wall = max(60.0, 12 * timeout)
     try:
-        # --no-memory: the mutants exercise the frontend; partitioning and
-        # re-analysing every valid mutant of a large plan would not fit the
-        # time limit (the memory check has its own tests).
-        proc = subprocess.run([planc, 'check', '--no-memory', path], stdin=subprocess.DEVNULL,
+        # The whole check, the memory check included: a mutant that passes the
+        # frontend is partitioned and planned like any plan.
+        proc = subprocess.run([planc, 'check', path], stdin=subprocess.DEVNULL,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              timeout=timeout, env=env, cwd=os.path.dirname(path))
+                              timeout=wall, env=env, cwd=os.path.dirname(path),
+                              preexec_fn=cpu_limit(timeout))
     except subprocess.TimeoutExpired as e:
-        return 'FAIL', 'no exit within %g s' % timeout, None, e.stderr or b''
+        return 'FAIL', 'no exit within %g s of wall-clock time' % wall, None, e.stderr or b''
     except OSError as e:
         return 'FAIL', 'cannot run %s: %s' % (planc, e), None, b''
     rc, err = proc.returncode, proc.stderr
+    if rc in (-signal.SIGXCPU, -signal.SIGKILL):
+        return 'FAIL', 'more than %g s of CPU time' % timeout, rc, err
     if rc < 0:
         return 'FAIL', 'killed by signal %d' % -rc, rc, err
     if SANITIZER_RE.search(err):
@@ -250,7 +320,7 @@ def main():
     ap.add_argument('-n', '--count', type=int, default=3000, help='number of mutants (3000)')
     ap.add_argument('--seed', type=int, default=1, help='random seed (1)')
     ap.add_argument('-j', '--jobs', type=int, default=2, help='parallel runs (2)')
-    ap.add_argument('--timeout', type=float, default=5.0, help='seconds per run (5)')
+    ap.add_argument('--timeout', type=float, default=5.0, help='seconds of CPU time per run (5)')
     ap.add_argument('--only', type=int, action='append', metavar='I',
                     help='run only mutant I (repeatable)')
     ap.add_argument('--save-dir', help='where failing mutants are written (default: a new temp folder)')

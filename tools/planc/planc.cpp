@@ -15,6 +15,7 @@
 #include "compiler/PlanDiagnostics.h"
 #include "compiler/LargeStack.h"
 #include "support/Version.h"
+#include "ir/PlanError.h"
 #include "ir/MeshLayout.h"
 #include "ir/Printer.h"
 #include "exec/PlanPrinter.h"
@@ -426,6 +427,7 @@ int runCheck(const Options &o, Compilation &c, CollectingConsumer *collected) {
   // no ledger: the summary says why, and the plan's checks stand.
   std::optional<MemoryCheckResult> memory;
   std::string notPlanned;
+  bool internalError = false;
   if (ok && c.getProgram().model && !o.noMemory) {
     MemoryCheckOptions mo;
     mo.budgetBytes = o.budget;
@@ -434,12 +436,22 @@ int runCheck(const Options &o, Compilation &c, CollectingConsumer *collected) {
     mo.verifyEach = o.passes.verifyEach;
     auto checked = checkMemory(c, mo);
     if (checked) memory = std::move(*checked);
-    else notPlanned = llvm::toString(checked.takeError());
     ok = !c.getDiagnostics().hasErrors();
+    // A finding about the plan leaves it without a ledger; anything else is a
+    // compiler bug, and a check that met one has not passed.
+    if (!checked)
+      llvm::handleAllErrors(
+          checked.takeError(), [&](const ir::PlanError &p) { notPlanned = p.message(); },
+          [&](const llvm::ErrorInfoBase &e) {
+            notPlanned = e.message();
+            llvm::errs() << "planc: error: " << notPlanned << "\n";
+            ok = false;
+            internalError = true;
+          });
   }
   c.getDiagnostics().finish();
   if (o.verify) return verifyDiagnostics(collected->diagnostics, c.getSourceMgr(), llvm::errs()) ? 0 : 1;
-  if (!ok && !memory) return 1;
+  if (!ok && !memory && !internalError) return 1;
   if (o.memoryJson) {
     if (memory) printMemoryCheckJson(*memory, llvm::outs());
     else printMemoryNotPlannedJson(notPlanned.empty() ? "the plan has no model" : notPlanned, llvm::outs());
