@@ -386,7 +386,10 @@ struct PlanInterpreter::State {
     for (size_t p = 0; p < plan.programs.size(); ++p)
       for (const exec::OutputBinding &o : plan.programs[p].outputs) holders[o.name].push_back(int64_t(p));
     for (RankRun &r : ranks) {
-      for (const auto &[name, programs] : holders) {
+      for (const auto &holder : holders) {
+        // Named, not a structured binding: lambdas cannot capture those in C++17.
+        const std::string &name = holder.first;
+        const std::vector<int64_t> &programs = holder.second;
         RankRun *from = &r;
         if (!r.program || std::find_if(r.program->outputs.begin(), r.program->outputs.end(), [&](const exec::OutputBinding &o) {
                             return o.name == name;
