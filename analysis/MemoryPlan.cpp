@@ -269,6 +269,7 @@ private:
         info.perStep =
             !v->def || readOnce.count(v) || facts.workOfOp(*v->def) == Work::Optimizer || paramDerived.count(v);
         info.readOnce = readOnce.count(v) > 0;
+        info.kept = kept.count(v) > 0;
         info.category = v->def ? categoryOf(v, facts.workOfOp(*v->def)) : Category::Temporaries;
         values.push_back(info);
       }
@@ -444,6 +445,9 @@ private:
         placedStep.microBatch = s.mb;
         placedStep.work = s.work;
         placedStep.chunk = s.chunk;
+        placedStep.inputs.reserve(op.operands.size());
+        placedStep.outputs.reserve(op.results.size());
+        placedStep.accumulate.reserve(op.results.size());
         for (size_t k = 0; k < op.operands.size(); ++k) {
           int32_t v = op.operands[k];
           if (v >= 0) {
@@ -461,11 +465,13 @@ private:
       // An all-reduce of a buffer read by nothing after it reduces in place.
       if (op.op->kind == OpKind::AllReduce && op.operands[0] >= 0) {
         size_t from = slotOf(uint32_t(op.operands[0]), s.mb), to = slotOf(op.results[0], s.mb);
-        if (placed[from].live && lastUse[from] == i && !placed[to].live && !kept.count(op.op->operands[0])) {
+        if (placed[from].live && lastUse[from] == i && !placed[to].live && !values[size_t(op.operands[0])].kept) {
           takeOver(placed[from], placed[to], op.op->results[0], values[op.results[0]].perStep ? -1 : s.mb,
                    values[op.results[0]].category);
-          placedStep.outputs.push_back(placed[to].index);
-          placedStep.accumulate.push_back(false);
+          if (keep) {
+            placedStep.outputs.push_back(placed[to].index);
+            placedStep.accumulate.push_back(false);
+          }
           finish();
           continue;
         }
@@ -497,8 +503,10 @@ private:
             p.borrowed = true;
             record(p, op.op->results[k], slot, home->index);
           }
-          placedStep.outputs.push_back(p.index);
-          placedStep.accumulate.push_back(false);
+          if (keep) {
+            placedStep.outputs.push_back(p.index);
+            placedStep.accumulate.push_back(false);
+          }
           continue;
         }
         bool sum = p.live; // a sum over micro-batches, made by the first
@@ -507,8 +515,10 @@ private:
             notePeak(std::string(ir::spelling(op.op->kind)) + " %" + op.op->results[0]->name, op.op->path, s.mb, s.work);
           record(p, op.op->results[k], slot, -1);
         }
-        placedStep.outputs.push_back(p.index);
-        placedStep.accumulate.push_back(sum);
+        if (keep) {
+          placedStep.outputs.push_back(p.index);
+          placedStep.accumulate.push_back(sum);
+        }
       }
       finish();
       // The sums of reported gradients read in every micro-batch.
@@ -541,12 +551,12 @@ private:
         if (v < 0) continue;
         size_t k = slotOf(uint32_t(v), s.mb);
         const ValueInfo &info = values[size_t(v)];
-        if (lastUse[k] == i && !kept.count(info.v) && !(info.perStep && info.readOnce && s.work != Work::Optimizer))
+        if (lastUse[k] == i && !info.kept && !(info.perStep && info.readOnce && s.work != Work::Optimizer))
           release(placed[k]);
       }
       for (uint32_t r : op.results) {
         size_t k = slotOf(r, s.mb);
-        if (lastUse[k] == kNoUse && !values[r].readOnce && !kept.count(values[r].v))
+        if (lastUse[k] == kNoUse && !values[r].readOnce && !values[r].kept)
           release(placed[k]); // nothing reads it here
       }
     }
@@ -560,7 +570,7 @@ private:
   struct ValueInfo {
     const Value *v = nullptr;
     uint64_t bytes = 0;
-    bool perStep = false, readOnce = false;
+    bool perStep = false, readOnce = false, kept = false; // kept: lives to the end of the step
     Category category = Category::Temporaries;
   };
   struct OpInfo {

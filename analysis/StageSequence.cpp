@@ -15,19 +15,17 @@ using namespace planc::sequence;
 
 StageSequencer::StageSequencer(const Module &m, const pipeline::PipelineSchedule &schedule)
     : m(m), schedule(schedule), once(oncePerStepValues(m)) {
-  for (const auto &op : m.ops)
+  places.reserve(m.ops.size());
+  for (const auto &op : m.ops) {
     if (isPointToPoint(op->kind)) largestTag = std::max(largestTag, op->getInt("tag"));
+    places.push_back({!hasPipelineStage(*op), pipelineStageOf(*op), workOf(*op), virtualStageOf(*op),
+                      reducesOncePerStep(*op), !op->results.empty() && once.count(op->results[0]) > 0});
+  }
 }
 
 int64_t StageSequencer::tagOf(const Op &op, int microBatch) const {
   return op.getInt("tag") + (microBatch > 0 ? int64_t(microBatch) * largestTag : 0);
 }
-
-namespace {
-
-bool runsOn(const Op &op, int stage) { return !hasPipelineStage(op) || int(pipelineStageOf(op)) == stage; }
-
-} // namespace
 
 std::vector<SequencedOp> StageSequencer::sequence(int stage) const {
   const int mbs = schedule.options.microBatches;
@@ -42,21 +40,22 @@ std::vector<SequencedOp> StageSequencer::sequence(int stage) const {
   };
   std::map<std::pair<int, Work>, std::vector<Grouped>> groups;
   std::vector<const Op *> optimizer, buckets;
-  for (const auto &up : m.ops) {
-    const Op &op = *up;
-    if (!runsOn(op, stage)) continue;
-    Work w = workOf(op);
+  for (size_t i = 0; i < m.ops.size(); ++i) {
+    const Op &op = *m.ops[i];
+    const OpPlace &at = places[i];
+    if (!at.everyStage && int(at.stage) != stage) continue;
+    Work w = at.work;
     if (w == Work::Optimizer) {
       optimizer.push_back(&op);
       continue;
     }
-    if (mbs > 1 && reducesOncePerStep(op)) {
+    if (mbs > 1 && at.oncePerStep) {
       buckets.push_back(&op);
       continue;
     }
-    int vs = virtualStageOf(op);
-    bool stepWide = !op.results.empty() && once.count(op.results[0]);
-    groups[{vs < 0 ? stage : vs, w == Work::WeightGrad && !zeroBubble ? Work::Backward : w}].push_back({&op, w, stepWide});
+    int vs = at.virtualStage;
+    groups[{vs < 0 ? stage : vs, w == Work::WeightGrad && !zeroBubble ? Work::Backward : w}].push_back(
+        {&op, w, at.stepWide});
   }
   std::vector<SequencedOp> out;
   // Where each value of the last micro-batch (and each step-wide one) is

@@ -72,6 +72,18 @@ private:
   const pipeline::PipelineSchedule &schedule;
   std::unordered_set<const ir::Value *> once;
   int64_t largestTag = 0;
+  /// Per op of m, in module order: the placement sequencing reads, looked
+  /// up once rather than once per stage (attributes are string-keyed, and a
+  /// large model has tens of thousands of ops).
+  struct OpPlace {
+    bool everyStage;  // no pipeline_stage: runs on every stage
+    int64_t stage;
+    ir::Work work;
+    int virtualStage; // -1: none
+    bool oncePerStep; // a gradient reduction made once per step (reducesOncePerStep)
+    bool stepWide;    // its result is made once per step
+  };
+  std::vector<OpPlace> places;
 };
 
 } // namespace planc::sequence

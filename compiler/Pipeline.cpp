@@ -117,7 +117,10 @@ llvm::Expected<CompileResult> planc::compile(Compilation &c, const CompileOption
     return again;
   };
   PassManager pm(partitioning, passOptionsFromConfig(config));
-  if (llvm::Error e = addPartitionPipeline(pm)) return e;
+  // A plan that is built and checked gets the deadlock check on the plan
+  // (the same replay of the schedule, on what the ranks will run), once.
+  const bool planChecked = stop == CompileStage::ExecutionPlanned && options.checkPlan;
+  if (llvm::Error e = addPartitionPipeline(pm, /*deadlockCheck=*/!planChecked)) return e;
   if (llvm::Error e = pm.run(*m)) return e;
   reportRemarks(c, *m);
   if (stop == CompileStage::Partitioned) {
@@ -161,11 +164,7 @@ llvm::Expected<CompileResult> planc::compile(Compilation &c, const CompileOption
         return makeError(text);
       }
     }
-    // Only the totals stay: the plan holds the placements now.
-    for (memory::StagePlan &s : result.memory->stages) {
-      s.placements.clear();
-      s.program.clear();
-    }
+    // Only the totals stay in result.memory: the plan holds the placements.
     result.plan = std::move(*built);
   }
   result.module = std::move(m);

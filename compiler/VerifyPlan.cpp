@@ -97,7 +97,7 @@ llvm::Error swapTwoSends(exec::ExecutionPlan &plan) {
         exec::Step &b = p.steps[j];
         if (b.kind != OpKind::Send || b.attrs.count("peer_offset") == 0 || a.attrs.count("peer_offset") == 0 ||
             b.attrs.at("peer_offset") != a.attrs.at("peer_offset") ||
-            p.buffers[size_t(b.inputs[0])].local != p.buffers[size_t(a.inputs[0])].local)
+            p.buffers[size_t(b.inputs[0])].local() != p.buffers[size_t(a.inputs[0])].local())
           continue;
         std::swap(a.attrs["tag"], b.attrs["tag"]);
         return llvm::Error::success();

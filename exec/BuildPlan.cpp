@@ -9,6 +9,7 @@
 #include "ir/LocalBlocks.h"
 #include "ir/MeshLayout.h"
 #include "ir/OpDef.h"
+#include "ir/Placement.h"
 #include "support/Error.h"
 #include "support/Parallel.h"
 
@@ -37,7 +38,7 @@ int64_t batchRowBlocks(const Module &m) {
 
 class PlanBuilder {
 public:
-  PlanBuilder(const Module &m, const memory::MemoryPlan &placed, const sequence::StageSequencer &sequencer)
+  PlanBuilder(const Module &m, memory::MemoryPlan &placed, const sequence::StageSequencer &sequencer)
       : m(m), placed(placed), sequencer(sequencer), mesh(m.mesh), rowBlocks(batchRowBlocks(m)) {}
 
   llvm::Expected<ExecutionPlan> build() {
@@ -56,6 +57,10 @@ public:
     std::vector<std::string> errors(placed.stages.size());
     parallelFor(placed.stages.size(), [&](size_t i) {
       auto program = buildProgram(placed.stages[i]);
+      // What the program holds now: a large plan's placements are hundreds
+      // of megabytes.
+      std::vector<memory::PlacedBuffer>().swap(placed.stages[i].placements);
+      std::vector<memory::PlacedStep>().swap(placed.stages[i].program);
       if (program) programs[i] = std::move(*program);
       else errors[i] = llvm::toString(program.takeError());
     });
@@ -67,52 +72,59 @@ public:
   }
 
 private:
-  llvm::Expected<RankProgram> buildProgram(const memory::StagePlan &stage) {
+  llvm::Expected<RankProgram> buildProgram(memory::StagePlan &stage) {
     RankProgram p;
     p.stage = stage.stage;
     p.ranks = stage.ranks;
     p.arenaSize = stage.arena;
     p.buffers.reserve(stage.placements.size());
-    for (const memory::PlacedBuffer &pb : stage.placements) p.buffers.push_back(bufferOf(pb));
+    std::unordered_map<const Value *, std::shared_ptr<BufferValue>> values;
+    for (const memory::PlacedBuffer &pb : stage.placements) setBuffer(p.buffers.emplace_back(), pb, values);
     const int mbs = sequencer.microBatches();
     p.steps.reserve(stage.program.size());
     // An op's local attributes are the same in every micro-batch (what a
-    // micro-batch changes is set below): made once per op.
-    std::unordered_map<const Op *, AttrMap> local;
+    // micro-batch changes is set below): made once per op and shared. Where
+    // and when it runs is the step's own fields, so its placement
+    // attributes are left out.
+    std::unordered_map<const Op *, StepAttrs> local;
     for (size_t i = 0; i < stage.program.size(); ++i) {
-      const memory::PlacedStep &ps = stage.program[i];
+      memory::PlacedStep &ps = stage.program[i];
       if (!ps.op) {
         // The planner's copy of a reported gradient into its sum.
-        Step s;
+        Step &s = p.steps.emplace_back();
         s.kind = OpKind::Scale;
         s.attrs["factor"] = 1.0;
         s.microBatch = ps.microBatch;
         s.work = ps.work;
         s.chunk = ps.chunk;
-        s.inputs = ps.inputs;
-        s.outputs = ps.outputs;
-        if (ps.accumulate.size() == 1 && ps.accumulate[0]) s.accumulate = ps.accumulate;
+        s.inputs = std::move(ps.inputs);
+        s.outputs = std::move(ps.outputs);
+        if (ps.accumulate.size() == 1 && ps.accumulate[0]) s.accumulate = std::move(ps.accumulate);
         if (ps.copyOf) {
           s.loc = ps.copyOf->loc;
           s.path = ps.copyOf->path;
         }
-        p.steps.push_back(std::move(s));
         continue;
       }
       const Op &op = *ps.op;
-      Step s;
+      // Made in place: a large plan has hundreds of thousands of steps.
+      Step &s = p.steps.emplace_back();
       s.kind = op.kind;
       auto cached = local.find(&op);
-      if (cached == local.end()) cached = local.emplace(&op, localAttrs(op, mesh)).first;
+      if (cached == local.end()) {
+        AttrMap attrs = localAttrs(op, mesh);
+        clearPlacement(attrs);
+        cached = local.emplace(&op, StepAttrs(std::move(attrs))).first;
+      }
       s.attrs = cached->second;
       s.microBatch = ps.microBatch;
       s.work = ps.work;
       s.chunk = ps.chunk;
       s.stream = isCommunicationStep(op.kind) ? Stream::Communication : Stream::Compute;
-      s.inputs = ps.inputs;
-      s.outputs = ps.outputs;
-      s.accumulate = ps.accumulate;
-      if (std::none_of(s.accumulate.begin(), s.accumulate.end(), [](bool b) { return b; })) s.accumulate.clear();
+      s.inputs = std::move(ps.inputs);
+      s.outputs = std::move(ps.outputs);
+      s.accumulate = std::move(ps.accumulate);
+      if (std::find(s.accumulate.begin(), s.accumulate.end(), true) == s.accumulate.end()) s.accumulate.clear();
       s.loc = op.loc;
       s.path = op.path;
       for (size_t k = 0; k < s.inputs.size(); ++k)
@@ -129,7 +141,6 @@ private:
       if (mbs > 1 && op.kind == OpKind::Dropout)
         s.attrs["batch_split"] = std::vector<int64_t>{rowBlocks, int64_t(mbs), int64_t(std::max(ps.microBatch, 0))};
       if (isPointToPoint(op.kind)) s.attrs["tag"] = sequencer.tagOf(op, ps.microBatch);
-      p.steps.push_back(std::move(s));
     }
     bindOutputs(stage, p);
     if (mbs > 1) meanOfLoss(p, mbs);
@@ -137,14 +148,17 @@ private:
     return p;
   }
 
-  Buffer bufferOf(const memory::PlacedBuffer &pb) const {
+  /// `values`: the value each buffer holds, one per value of the program.
+  void setBuffer(Buffer &b, const memory::PlacedBuffer &pb,
+                 std::unordered_map<const Value *, std::shared_ptr<BufferValue>> &values) const {
     const Value *v = pb.value;
-    Buffer b;
-    b.name = pb.slot >= 0 ? v->name + ".mb" + std::to_string(pb.slot) : v->name;
-    b.value = v->name;
+    b.name.reserve(v->name.size() + 8);
+    b.name = v->name;
+    if (pb.slot >= 0) b.name.append(".mb").append(std::to_string(pb.slot));
+    std::shared_ptr<BufferValue> &held = values[v];
+    if (!held) held = std::make_shared<BufferValue>(BufferValue{v->name, v->type, localShape(v->type, mesh)});
+    b.setValue(held);
     b.slot = pb.slot;
-    b.type = v->type;
-    b.local = localShape(v->type, mesh);
     b.offset = pb.offset;
     b.size = pb.size;
     b.category = pb.category;
@@ -158,7 +172,6 @@ private:
       b.role = BufferRole::Input;
       b.path = v->name;
     }
-    return b;
   }
 
   /// The step's outputs this stage holds at its end.
@@ -243,7 +256,7 @@ private:
   }
 
   const Module &m;
-  const memory::MemoryPlan &placed;
+  memory::MemoryPlan &placed;
   const sequence::StageSequencer &sequencer;
   MeshLayout mesh;
   int64_t rowBlocks;
@@ -257,7 +270,7 @@ pipeline::ScheduleOptions scheduleOf(const Module &m) {
 
 } // namespace
 
-llvm::Expected<ExecutionPlan> exec::buildExecutionPlan(const Module &m, const memory::MemoryPlan &placed) {
+llvm::Expected<ExecutionPlan> exec::buildExecutionPlan(const Module &m, memory::MemoryPlan &placed) {
   auto schedule = pipeline::buildSchedule(scheduleOf(m));
   if (!schedule) return schedule.takeError();
   sequence::StageSequencer sequencer(m, *schedule);

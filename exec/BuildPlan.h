@@ -33,8 +33,10 @@
 
 namespace planc::exec {
 
-/// The plan of `m` from `placed`, planned on `m` with keepPlacements.
-llvm::Expected<ExecutionPlan> buildExecutionPlan(const ir::Module &m, const memory::MemoryPlan &placed);
+/// The plan of `m` from `placed`, planned on `m` with keepPlacements. The
+/// placements are moved into the plan: each stage of `placed` keeps its
+/// totals and is left with no placements and no program.
+llvm::Expected<ExecutionPlan> buildExecutionPlan(const ir::Module &m, memory::MemoryPlan &placed);
 
 /// Plans `m`'s memory with the placements kept and builds its plan.
 llvm::Expected<ExecutionPlan> buildExecutionPlan(const ir::Module &m, const memory::PlanOptions &options = {});

@@ -30,9 +30,30 @@ const char *exec::spelling(Stream s) {
   return "compute";
 }
 
+const ir::AttrMap &StepAttrs::map() const {
+  static const ir::AttrMap none;
+  return map_ ? *map_ : none;
+}
+
+ir::Attr &StepAttrs::operator[](const std::string &name) {
+  if (!map_) map_ = std::make_shared<ir::AttrMap>();
+  else if (map_.use_count() > 1) map_ = std::make_shared<ir::AttrMap>(*map_);
+  return (*map_)[name];
+}
+
+const BufferValue &Buffer::held() const {
+  static const BufferValue none;
+  return value_ ? *value_ : none;
+}
+
+BufferValue &Buffer::editValue() {
+  if (!value_) value_ = std::make_shared<BufferValue>();
+  else if (value_.use_count() > 1) value_ = std::make_shared<BufferValue>(*value_);
+  return *value_;
+}
+
 bool Buffer::operator==(const Buffer &o) const {
-  return name == o.name && value == o.value && slot == o.slot && type == o.type && local == o.local &&
-         offset == o.offset && size == o.size && category == o.category && role == o.role && path == o.path &&
+  return name == o.name && (value_ == o.value_ || held() == o.held()) && slot == o.slot && offset == o.offset && size == o.size && category == o.category && role == o.role && path == o.path &&
          aliasOf == o.aliasOf && firstStep == o.firstStep && lastStep == o.lastStep;
 }
 

@@ -56,6 +56,7 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -75,12 +76,19 @@ const char *spelling(Stream s);
 constexpr int64_t kBeforeSteps = -1;     // Buffer::firstStep of what is there when the step starts
 constexpr int64_t kAfterSteps = INT64_MAX; // Buffer::lastStep of what is kept after it
 
+/// What the buffers of one value in every micro-batch slot hold alike. A
+/// large plan has hundreds of thousands of buffers of a few thousand values;
+/// they share one of these.
+struct BufferValue {
+  std::string name;    // the value of the placed step
+  ir::TensorType type; // its global type with its sharding (where the block sits)
+  Shape local;         // the rank's block (ir/LocalBlocks.h localShape)
+  bool operator==(const BufferValue &o) const { return name == o.name && type == o.type && local == o.local; }
+};
+
 struct Buffer {
   std::string name;        // unique in its program: the value's name, ".mb<j>" for slot j
-  std::string value;       // the value of the placed step it holds
   int slot = -1;           // micro-batch; -1: one buffer for the whole step
-  ir::TensorType type;     // the value's global type with its sharding (where the block sits)
-  Shape local;             // the rank's block (ir/LocalBlocks.h localShape)
   uint64_t offset = 0;     // in the arena, bytes, a multiple of ExecutionPlan::alignment
   uint64_t size = 0;       // bytes it takes: the block's bytes padded to the alignment
   memory::Category category = memory::Category::Temporaries;
@@ -88,12 +96,55 @@ struct Buffer {
   std::string path;        // Param: the parameter's path (its checkpoint name); Input: the input's name
   int64_t aliasOf = -1;    // the buffer whose bytes it reuses in place, or -1
   int64_t firstStep = kBeforeSteps, lastStep = kAfterSteps;
+
+  const std::string &value() const { return held().name; }
+  const ir::TensorType &type() const { return held().type; }
+  const Shape &local() const { return held().local; }
+  const std::shared_ptr<BufferValue> &sharedValue() const { return value_; }
+  /// Holds `v`, shared with the other buffers of its value.
+  void setValue(std::shared_ptr<BufferValue> v) { value_ = std::move(v); }
+  void setValue(BufferValue v) { value_ = std::make_shared<BufferValue>(std::move(v)); }
+  /// The value this buffer holds, to change for it alone (a copy first
+  /// where other buffers share it).
+  BufferValue &editValue();
   bool operator==(const Buffer &o) const;
+
+private:
+  const BufferValue &held() const;
+  std::shared_ptr<BufferValue> value_;
+};
+
+/// A step's attributes. The steps of one op in every micro-batch share one
+/// map (a large plan has hundreds of thousands of steps of a few thousand
+/// ops); a step that changes an attribute gets its own copy first.
+class StepAttrs {
+public:
+  StepAttrs() = default;
+  StepAttrs(ir::AttrMap attrs) : map_(std::make_shared<ir::AttrMap>(std::move(attrs))) {}
+
+  const ir::AttrMap &map() const;
+  operator const ir::AttrMap &() const { return map(); }
+  ir::AttrMap::const_iterator find(const std::string &name) const { return map().find(name); }
+  ir::AttrMap::const_iterator begin() const { return map().begin(); }
+  ir::AttrMap::const_iterator end() const { return map().end(); }
+  size_t count(const std::string &name) const { return map().count(name); }
+  const ir::Attr &at(const std::string &name) const { return map().at(name); }
+  bool empty() const { return map().empty(); }
+  /// The attribute `name`, made if missing, in a map of this step's own.
+  ir::Attr &operator[](const std::string &name);
+  bool operator==(const StepAttrs &o) const { return map_ == o.map_ || map() == o.map(); }
+  bool operator!=(const StepAttrs &o) const { return !(*this == o); }
+  /// Whether another step shares this map (a printer may then reuse its text).
+  bool isShared() const { return map_ && map_.use_count() > 1; }
+  const void *identity() const { return map_.get(); }
+
+private:
+  std::shared_ptr<ir::AttrMap> map_;
 };
 
 struct Step {
   ir::OpKind kind = ir::OpKind::NumOps;
-  ir::AttrMap attrs;            // local, with the micro-batch's changes
+  StepAttrs attrs;              // local, with the micro-batch's changes
   int microBatch = -1;          // -1: once per step (the optimizer, values of parameters alone)
   ir::Work work = ir::Work::Forward;
   int chunk = 0;                // the model chunk (interleaved schedules), 0 otherwise

@@ -18,6 +18,8 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 
+#include <unordered_map>
+
 #include <climits>
 
 using namespace planc;
@@ -57,6 +59,7 @@ private:
 
   ExecutionPlan plan;
   int64_t rank = -1; // the rank form's rank
+  std::unordered_map<std::string, std::shared_ptr<BufferValue>> values; // the program's, by name
 };
 
 bool PlanParser::parsePlan() {
@@ -155,9 +158,10 @@ bool PlanParser::parseBuffer(RankProgram &p) {
   if (index != int64_t(p.buffers.size()))
     return error(indexTok, "expected buffer #" + llvm::Twine(p.buffers.size()) + " here, buffers are numbered in order");
   Buffer b;
+  BufferValue held;
   if (!parseName(b.name, "the buffer's name such as '%x.mb0'")) return false;
-  if (!expect(Token::Colon) || !parseType(b.type)) return false;
-  if (!expectWord("local") || !parseIntList(b.local)) return false;
+  if (!expect(Token::Colon) || !parseType(held.type)) return false;
+  if (!expectWord("local") || !parseIntList(held.local)) return false;
   if (!parseSlot(b.slot)) return false;
   if (!expectWord("at") || !parseU64(b.offset, "the buffer's offset in bytes")) return false;
   if (!expectWord("size") || !parseU64(b.size, "the buffer's size in bytes")) return false;
@@ -173,13 +177,18 @@ bool PlanParser::parseBuffer(RankProgram &p) {
   if (!role) return error(roleTok, "unknown buffer role '" + word + "' (param, input or internal)");
   b.role = *role;
   // The value is left out where it is the name without the slot's suffix.
-  b.value = b.name;
+  held.name = b.name;
   std::string suffix = ".mb" + std::to_string(b.slot);
-  if (b.slot >= 0 && llvm::StringRef(b.name).endswith(suffix)) b.value.resize(b.name.size() - suffix.size());
+  if (b.slot >= 0 && llvm::StringRef(b.name).endswith(suffix)) held.name.resize(b.name.size() - suffix.size());
   if (tok.isWord("value")) {
     consume();
-    if (!parseName(b.value, "the value's name such as '%x'")) return false;
+    if (!parseName(held.name, "the value's name such as '%x'")) return false;
   }
+  // The buffers of one value share what they hold, as the builder's do.
+  if (index == 0) values.clear();
+  std::shared_ptr<BufferValue> &shared = values[held.name];
+  if (!shared || !(*shared == held)) shared = std::make_shared<BufferValue>(std::move(held));
+  b.setValue(shared);
   if (tok.isWord("path")) {
     consume();
     if (!parseString(b.path, "a quoted path")) return false;
@@ -231,7 +240,11 @@ bool PlanParser::parseStep(RankProgram &p) {
   s.kind = *kind;
   consume();
   if (!parseRefList(s.inputs) || !expect(Token::Arrow) || !parseRefList(s.outputs)) return false;
-  if (tok.is(Token::LBrace) && !parseAttrDict(s.attrs)) return false;
+  if (tok.is(Token::LBrace)) {
+    ir::AttrMap attrs;
+    if (!parseAttrDict(attrs)) return false;
+    s.attrs = std::move(attrs);
+  }
   if (tok.isWord("accumulate")) {
     consume();
     std::vector<int64_t> which;

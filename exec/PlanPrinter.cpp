@@ -12,7 +12,7 @@
 #include "ir/Printer.h"
 #include "support/Parallel.h"
 
-#include <cstdio>
+#include <unordered_map>
 
 using namespace planc;
 using namespace planc::exec;
@@ -63,28 +63,53 @@ void printSlot(int64_t j, llvm::raw_ostream &os) {
 /// Whether `b` holds the value its name implies (impliedValue), without
 /// making a string: the common case of millions of buffers.
 bool holdsImpliedValue(const Buffer &b) {
-  llvm::StringRef name = b.name, value = b.value;
+  llvm::StringRef name = b.name, value = b.value();
   if (b.slot < 0) return value == name;
   if (!name.startswith(value)) return value == name;
-  char suffix[32];
-  snprintf(suffix, sizeof suffix, ".mb%d", b.slot);
-  if (name.drop_front(value.size()) == suffix) return true;
+  // The rest of the name is ".mb<slot>" exactly.
+  llvm::StringRef rest = name.drop_front(value.size());
+  unsigned slot = 0;
+  if (rest.consume_front(".mb") && !rest.empty() && (rest == "0" || rest.front() != '0') &&
+      !rest.getAsInteger(10, slot) && int64_t(slot) == b.slot)
+    return true;
   return value == impliedValue(b);
 }
 
-void printBuffer(size_t i, const Buffer &b, llvm::raw_ostream &os) {
+/// The text of the type and local block of values shared by many buffers
+/// (a value's in every micro-batch slot), made once.
+class ValueTexts {
+public:
+  void print(const Buffer &b, llvm::raw_ostream &os) {
+    const BufferValue *shared = b.sharedValue().get();
+    if (!shared || b.sharedValue().use_count() == 1) return printTypeAndLocal(b, os);
+    auto [it, made] = texts.try_emplace(shared);
+    if (made) {
+      llvm::raw_string_ostream text(it->second);
+      printTypeAndLocal(b, text);
+    }
+    os << it->second;
+  }
+
+private:
+  static void printTypeAndLocal(const Buffer &b, llvm::raw_ostream &os) {
+    ir::printType(b.type(), os);
+    os << " local ";
+    ir::printShape(b.local(), os);
+  }
+  std::unordered_map<const BufferValue *, std::string> texts;
+};
+
+void printBuffer(size_t i, const Buffer &b, ValueTexts &valueTexts, llvm::raw_ostream &os) {
   os << "  #" << i << " ";
   ir::printNameRef('%', b.name, os);
   os << " : ";
-  ir::printType(b.type, os);
-  os << " local ";
-  ir::printShape(b.local, os);
+  valueTexts.print(b, os);
   os << " ";
   printSlot(b.slot, os);
   os << " at " << b.offset << " size " << b.size << " " << categoryWord(b.category) << " " << spelling(b.role);
   if (!holdsImpliedValue(b)) {
     os << " value ";
-    ir::printNameRef('%', b.value, os);
+    ir::printNameRef('%', b.value(), os);
   }
   if (!b.path.empty()) {
     os << " path ";
@@ -108,8 +133,59 @@ void printRefs(const std::vector<int64_t> &refs, llvm::raw_ostream &os) {
   os << ")";
 }
 
+/// The text of what the steps of one op in every micro-batch have alike
+/// (their shared attributes, their place in the .plan), made once.
+class AttrTexts {
+public:
+  void print(const StepAttrs &attrs, llvm::raw_ostream &os) {
+    if (!attrs.isShared()) return ir::printAttrs(attrs, os);
+    auto [it, made] = texts.try_emplace(attrs.identity());
+    if (made) {
+      llvm::raw_string_ostream text(it->second);
+      ir::printAttrs(attrs, text);
+    }
+    os << it->second;
+  }
+
+  /// ` loc(...) path "..."`: the same for the steps of one op, which share
+  /// their attributes, so made once for them.
+  void printPlace(const Step &s, llvm::raw_ostream &os) {
+    if (!s.attrs.isShared()) return printPlaceOf(s, os);
+    auto [it, made] = places.try_emplace(s.attrs.identity());
+    Place &place = it->second;
+    if (!made && !(place.loc == s.loc && place.path == s.path)) return printPlaceOf(s, os);
+    if (made) {
+      place.loc = s.loc;
+      place.path = s.path;
+      llvm::raw_string_ostream text(place.text);
+      printPlaceOf(s, text);
+    }
+    os << place.text;
+  }
+
+private:
+  static void printPlaceOf(const Step &s, llvm::raw_ostream &os) {
+    if (s.loc.isKnown()) {
+      os << " loc(";
+      ir::printQuoted(s.loc.file, os);
+      os << ":" << s.loc.line << ":" << s.loc.column << ")";
+    }
+    if (!s.path.empty()) {
+      os << " path ";
+      ir::printQuoted(s.path, os);
+    }
+  }
+  struct Place {
+    ir::Location loc;
+    std::string path, text;
+  };
+  std::unordered_map<const void *, std::string> texts;
+  std::unordered_map<const void *, Place> places;
+};
+
 /// `rank` >= 0: the rank form, with the step's group and peer.
-void printStep(const ExecutionPlan &plan, size_t i, const Step &s, int64_t rank, llvm::raw_ostream &os) {
+void printStep(const ExecutionPlan &plan, size_t i, const Step &s, int64_t rank, AttrTexts &attrTexts,
+               llvm::raw_ostream &os) {
   os << "  " << i << ": " << ir::spelling(s.work) << " ";
   printSlot(s.microBatch, os);
   os << " c" << s.chunk << " "
@@ -119,7 +195,7 @@ void printStep(const ExecutionPlan &plan, size_t i, const Step &s, int64_t rank,
   printRefs(s.outputs, os);
   if (!s.attrs.empty()) {
     os << " ";
-    ir::printAttrs(s.attrs, os);
+    attrTexts.print(s.attrs, os);
   }
   bool accumulates = false;
   for (size_t k = 0; k < s.outputs.size(); ++k) accumulates |= s.accumulates(k);
@@ -142,15 +218,7 @@ void printStep(const ExecutionPlan &plan, size_t i, const Step &s, int64_t rank,
     printList(groupOf(plan, s, rank), os);
     if (s.kind == ir::OpKind::Send || s.kind == ir::OpKind::Recv) os << " peer " << peerOf(plan, s, rank);
   }
-  if (s.loc.isKnown()) {
-    os << " loc(";
-    ir::printQuoted(s.loc.file, os);
-    os << ":" << s.loc.line << ":" << s.loc.column << ")";
-  }
-  if (!s.path.empty()) {
-    os << " path ";
-    ir::printQuoted(s.path, os);
-  }
+  attrTexts.printPlace(s, os);
   os << "\n";
 }
 
@@ -166,8 +234,10 @@ void printProgram(const ExecutionPlan &plan, const RankProgram &p, int64_t rank,
   printList(p.ranks, os);
   if (rank >= 0) os << " rank " << rank;
   os << " arena " << p.arenaSize << " events " << p.events << " {\n";
-  for (size_t i = 0; i < p.buffers.size(); ++i) printBuffer(i, p.buffers[i], os);
-  for (size_t i = 0; i < p.steps.size(); ++i) printStep(plan, i, p.steps[i], rank, os);
+  ValueTexts valueTexts;
+  for (size_t i = 0; i < p.buffers.size(); ++i) printBuffer(i, p.buffers[i], valueTexts, os);
+  AttrTexts attrTexts;
+  for (size_t i = 0; i < p.steps.size(); ++i) printStep(plan, i, p.steps[i], rank, attrTexts, os);
   for (const OutputBinding &o : p.outputs) printOutput(o, os);
   os << "}\n";
 }
@@ -181,6 +251,7 @@ void exec::printPlan(const ExecutionPlan &plan, llvm::raw_ostream &os) {
   std::vector<std::string> texts(plan.programs.size());
   parallelFor(texts.size(), [&](size_t i) {
     llvm::raw_string_ostream text(texts[i]);
+    text.SetBuffered(); // a string stream is unbuffered: a call per piece otherwise
     printProgram(plan, plan.programs[i], /*rank=*/-1, text);
     text.flush();
   });

@@ -20,12 +20,12 @@ StepView exec::stepViewOf(const ExecutionPlan &plan) {
     for (size_t b = 0; b < p.buffers.size(); ++b) {
       const Buffer &buffer = p.buffers[b];
       if (buffer.role == BufferRole::Param) {
-        auto [it, fresh] = paramIds.try_emplace(buffer.value, 0);
-        if (fresh) it->second = view.addValue(buffer.type.shape, true, false);
+        auto [it, fresh] = paramIds.try_emplace(buffer.value(), 0);
+        if (fresh) it->second = view.addValue(buffer.type().shape, true, false);
         id[b] = it->second;
         if (!buffer.path.empty()) paramOfPath[buffer.path] = id[b];
       } else {
-        id[b] = view.addValue(buffer.type.shape, false, buffer.role == BufferRole::Input);
+        id[b] = view.addValue(buffer.type().shape, false, buffer.role == BufferRole::Input);
       }
     }
     for (const Step &s : p.steps) {
@@ -40,8 +40,8 @@ StepView exec::stepViewOf(const ExecutionPlan &plan) {
         if (in >= 0) n.operands.push_back(id[size_t(in)]);
       for (int64_t out : s.outputs)
         if (out >= 0) n.results.push_back(id[size_t(out)]);
-      if (s.kind == OpKind::Send && !s.inputs.empty() && s.inputs[0] >= 0) n.name = p.buffers[size_t(s.inputs[0])].value;
-      else if (!s.outputs.empty() && s.outputs[0] >= 0) n.name = p.buffers[size_t(s.outputs[0])].value;
+      if (s.kind == OpKind::Send && !s.inputs.empty() && s.inputs[0] >= 0) n.name = p.buffers[size_t(s.inputs[0])].value();
+      else if (!s.outputs.empty() && s.outputs[0] >= 0) n.name = p.buffers[size_t(s.outputs[0])].value();
       if (s.kind < OpKind::NumOps && isPointToPoint(s.kind))
         if (auto tag = s.attrs.find("tag"); tag != s.attrs.end())
           if (const int64_t *t = std::get_if<int64_t>(&tag->second)) n.tag = *t;

@@ -23,8 +23,8 @@ using namespace planc;
 using namespace planc::exec;
 
 uint64_t exec::blockBytes(const Buffer &b) {
-  uint64_t n = ir::byteSize(b.type.dtype);
-  for (int64_t d : b.local) {
+  uint64_t n = ir::byteSize(b.type().dtype);
+  for (int64_t d : b.local()) {
     if (d <= 0) return 0;
     if (__builtin_mul_overflow(n, uint64_t(d), &n)) return std::numeric_limits<uint64_t>::max();
   }
@@ -92,7 +92,7 @@ std::vector<bool> chainsThatEnd(const RankProgram &p) {
       path.push_back(j);
       j = p.buffers[size_t(j)].aliasOf;
     }
-    char result = !inRange(j, p.buffers.size()) ? Ends : state[size_t(j)] == OnPath ? Cycles : state[size_t(j)];
+    char result = !inRange(j, p.buffers.size()) ? char(Ends) : state[size_t(j)] == OnPath ? char(Cycles) : state[size_t(j)];
     for (int64_t k : path) state[size_t(k)] = result;
   }
   std::vector<bool> ends(p.buffers.size());
@@ -159,9 +159,18 @@ void checkOverlaps(const RankProgram &p, const std::vector<bool> &ends, Report &
     if (b.size > 0 && b.size <= p.arenaSize && b.offset <= p.arenaSize - b.size && validLive(b, p.steps.size()))
       order.push_back(int64_t(i));
   }
-  std::vector<int64_t> byEnd = order;
-  std::sort(order.begin(), order.end(), [&](int64_t a, int64_t b) { return lo(p.buffers[a]) < lo(p.buffers[b]); });
-  std::sort(byEnd.begin(), byEnd.end(), [&](int64_t a, int64_t b) { return hi(p.buffers[a]) < hi(p.buffers[b]); });
+  // Ordered by the step a life starts (ends) at, a counting sort: the keys
+  // are steps -1 ..= n, and a large plan has hundreds of thousands of buffers.
+  auto byStep = [&](auto key) {
+    std::vector<size_t> start(size_t(n) + 3, 0);
+    for (int64_t i : order) ++start[size_t(key(p.buffers[size_t(i)]) + 2)];
+    for (size_t k = 1; k < start.size(); ++k) start[k] += start[k - 1];
+    std::vector<int64_t> sorted(order.size());
+    for (int64_t i : order) sorted[start[size_t(key(p.buffers[size_t(i)]) + 1)]++] = i;
+    return sorted;
+  };
+  std::vector<int64_t> byEnd = byStep(hi);
+  order = byStep(lo);
 
   using Key = std::pair<uint64_t, int64_t>; // (offset, buffer)
   std::set<Key> live;
@@ -249,14 +258,28 @@ void checkDataflow(const RankProgram &p, Report &r) {
 // ---- (d) events and waits
 void checkEvents(const RankProgram &p, Report &r) {
   if (p.events < 0) r.program("has " + llvm::Twine(p.events) + " events");
-  // Keyed by event: a plan's count of events need not be small to be read.
   size_t events = size_t(std::max<int64_t>(p.events, 0));
-  std::unordered_map<int64_t, int64_t> recordedAt; // the step recording each event
-  std::unordered_map<int64_t, int64_t> waitedAt;   // the latest step waiting for it
-  auto at = [](const std::unordered_map<int64_t, int64_t> &m, int64_t e) {
-    auto it = m.find(e);
-    return it == m.end() ? int64_t(-1) : it->second;
+  // By event: a table where the count is that of a built plan (one per
+  // communication step), a map for a parsed plan that declares far more.
+  struct ByEvent {
+    explicit ByEvent(size_t events, size_t steps) {
+      if (events <= steps + 4096) dense.assign(events, -1);
+    }
+    int64_t at(int64_t e) const {
+      if (!dense.empty() || sparse.empty()) return size_t(e) < dense.size() ? dense[size_t(e)] : int64_t(-1);
+      auto it = sparse.find(e);
+      return it == sparse.end() ? int64_t(-1) : it->second;
+    }
+    void set(int64_t e, int64_t step) {
+      if (size_t(e) < dense.size()) dense[size_t(e)] = step;
+      else sparse[e] = step;
+    }
+    std::vector<int64_t> dense;
+    std::unordered_map<int64_t, int64_t> sparse;
   };
+  ByEvent recordedAt(events, p.steps.size()); // the step recording each event
+  ByEvent waitedAt(events, p.steps.size());   // the latest step waiting for it
+  auto at = [](const ByEvent &m, int64_t e) { return m.at(e); };
   std::vector<int64_t> commWriter(p.buffers.size(), -1); // the communication step that wrote a buffer last
   for (size_t i = 0; i < p.steps.size(); ++i) {
     const Step &s = p.steps[i];
@@ -267,7 +290,7 @@ void checkEvents(const RankProgram &p, Report &r) {
     for (int64_t e : s.waits) {
       if (!inRange(e, events) || at(recordedAt, e) < 0 || at(recordedAt, e) >= int64_t(i))
         r.step(i, "waits for e" + llvm::Twine(e) + ", which no earlier step records");
-      else waitedAt[e] = int64_t(i);
+      else waitedAt.set(e, int64_t(i));
     }
     for (int64_t in : s.inputs) {
       if (!inRange(in, p.buffers.size()) || commWriter[size_t(in)] < 0) continue;
@@ -285,7 +308,7 @@ void checkEvents(const RankProgram &p, Report &r) {
         r.step(i, "records e" + llvm::Twine(s.event) + ", which " + describeStep(p, size_t(at(recordedAt, s.event))) +
                       " records already");
       } else {
-        recordedAt[s.event] = int64_t(i);
+        recordedAt.set(s.event, int64_t(i));
       }
     } else if (s.event != -1) {
       r.step(i, "records event e" + llvm::Twine(s.event) + " on the compute stream");

@@ -2,14 +2,23 @@
 
 #include "exec/PlanWords.h"
 
+#include <algorithm>
+#include <array>
+
 using namespace planc;
 using namespace planc::exec;
 
-std::string exec::categoryWord(memory::Category c) {
-  std::string word = memory::spelling(c);
-  for (char &ch : word)
-    if (ch == ' ') ch = '_';
-  return word;
+llvm::StringRef exec::categoryWord(memory::Category c) {
+  // Made once: the printer writes one per buffer.
+  static const std::array<std::string, memory::kNumCategories> words = [] {
+    std::array<std::string, memory::kNumCategories> all;
+    for (size_t i = 0; i < all.size(); ++i) {
+      all[i] = memory::spelling(memory::Category(i));
+      std::replace(all[i].begin(), all[i].end(), ' ', '_');
+    }
+    return all;
+  }();
+  return size_t(c) < words.size() ? llvm::StringRef(words[size_t(c)]) : llvm::StringRef();
 }
 
 std::optional<memory::Category> exec::parseCategoryWord(llvm::StringRef word) {
@@ -21,7 +30,7 @@ std::optional<memory::Category> exec::parseCategoryWord(llvm::StringRef word) {
 std::string exec::categoryWords() {
   std::string list;
   for (size_t c = 0; c < memory::kNumCategories; ++c)
-    list += (c ? ", " : "") + categoryWord(memory::Category(c));
+    list += (c ? ", " : "") + categoryWord(memory::Category(c)).str();
   return list;
 }
 

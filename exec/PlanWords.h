@@ -18,7 +18,7 @@
 namespace planc::exec {
 
 /// memory::spelling with '_' for ' ': "optimizer_state".
-std::string categoryWord(memory::Category c);
+llvm::StringRef categoryWord(memory::Category c);
 std::optional<memory::Category> parseCategoryWord(llvm::StringRef word);
 
 /// "other", "loss", "param_gradient", "param_update", "state_update".

@@ -149,6 +149,10 @@ AttrMap ir::placementAttrs(const Op &op) {
   return attrs;
 }
 
+void ir::clearPlacement(AttrMap &attrs) {
+  for (const char *name : {kPipelineStage, kVirtualStage, kWork, kMicroBatch, kPhase}) attrs.erase(name);
+}
+
 std::string ir::placementProblem(const Op &op, const Module &m) {
   auto it = op.attrs.find(kPhase);
   if (it != op.attrs.end()) {

@@ -89,6 +89,9 @@ void matchMicroBatchAndWork(const Op &from, Op &to);
 /// Every placement attribute of the op (phase, stages, work, micro-batch),
 /// to stamp on ops made in its place.
 AttrMap placementAttrs(const Op &op);
+/// `attrs` less every placement attribute: what an op computes, without
+/// where and when it runs (the execution plan says that by its own fields).
+void clearPlacement(AttrMap &attrs);
 
 /// The first thing wrong with the op's placement in `m` (a misspelt phase
 /// or work, a stage outside the pp mesh, a virtual stage on another rank, a

@@ -127,10 +127,34 @@ void ir::printShape(llvm::ArrayRef<int64_t> shape, llvm::raw_ostream &os) {
   os << ']';
 }
 
+/// As toString(Sharding) spells it, written to the stream: a large
+/// execution plan prints a sharded type on most of its million lines.
+static void printSharding(const Sharding &s, llvm::raw_ostream &os) {
+  if (s.isReplicated()) return;
+  bool first = true;
+  auto axes = [&](const std::vector<MeshAxis> &list) {
+    for (size_t i = 0; i < list.size(); ++i) os << (i ? "+" : "") << spelling(list[i]);
+  };
+  os << '{';
+  for (size_t d = 0; d < s.dims.size(); ++d) {
+    if (s.dims[d].empty()) continue;
+    os << (first ? "" : ", ") << "shard(" << d << ", ";
+    axes(s.dims[d]);
+    os << ')';
+    first = false;
+  }
+  if (!s.partial.empty()) {
+    os << (first ? "" : ", ") << "partial(";
+    axes(s.partial);
+    os << ')';
+  }
+  os << '}';
+}
+
 void ir::printType(const TensorType &t, llvm::raw_ostream &os) {
   os << spelling(t.dtype);
   printShape(t.shape, os);
-  if (!t.sharding.isReplicated()) os << toString(t.sharding);
+  printSharding(t.sharding, os);
 }
 
 void ir::printAttr(const Attr &a, llvm::raw_ostream &os) {

@@ -25,6 +25,9 @@ using namespace planc::ir;
 
 namespace {
 
+/// How a message names the op being checked, made only when one is.
+using Who = llvm::function_ref<std::string()>;
+
 
 std::string plural(size_t n, llvm::StringRef word) {
   return std::to_string(n) + " " + word.str() + (n == 1 ? "" : "s");
@@ -117,22 +120,23 @@ private:
   void checkType(const Value &v, const Location &loc) {
     const TensorType &t = v.type;
     const Sharding &s = t.sharding;
-    std::string who = valueRef(v) + " : " + toString(t);
+    // Named only in a message: most values have none.
+    auto who = [&] { return valueRef(v) + " : " + toString(t); };
     for (int64_t d : t.shape)
-      if (d < 0) return problem(loc, who + " has a negative dimension");
+      if (d < 0) return problem(loc, who() + " has a negative dimension");
     if (s.dims.size() != t.rank())
-      return problem(loc, who + " has a sharding for " + plural(s.dims.size(), "dimension") + " but rank " +
+      return problem(loc, who() + " has a sharding for " + plural(s.dims.size(), "dimension") + " but rank " +
                               std::to_string(t.rank()));
     bool used[kNumMeshAxes] = {};
     auto useAxis = [&](MeshAxis a) {
       if (unsigned(a) >= kNumMeshAxes) {
-        problem(loc, who + " names an invalid mesh axis");
+        problem(loc, who() + " names an invalid mesh axis");
         return false;
       }
-      if (used[unsigned(a)]) problem(loc, who + " uses mesh axis '" + spelling(a) + "' twice");
+      if (used[unsigned(a)]) problem(loc, who() + " uses mesh axis '" + spelling(a) + "' twice");
       used[unsigned(a)] = true;
       if (m.mesh[unsigned(a)] == 1)
-        problem(loc, who + " is split over '" + spelling(a) + "', which has size 1 in the mesh");
+        problem(loc, who() + " is split over '" + spelling(a) + "', which has size 1 in the mesh");
       return true;
     };
     for (size_t d = 0; d < s.dims.size(); ++d) {
@@ -149,7 +153,7 @@ private:
       if (overflow || devices < 1 || t.shape[d] % exact != 0) {
         std::string axes;
         for (MeshAxis a : s.dims[d]) axes += (axes.empty() ? "" : "+") + std::string(spelling(a));
-        problem(loc, who + ": dimension " + std::to_string(d) + " (" + std::to_string(t.shape[d]) +
+        problem(loc, who() + ": dimension " + std::to_string(d) + " (" + std::to_string(t.shape[d]) +
                          ") does not divide evenly over " + axes + " (" +
                          (overflow ? std::string("too many") : std::to_string(devices)) + " devices)");
       }
@@ -161,21 +165,21 @@ private:
   void checkOp(const Op &op) {
     const Location &loc = op.loc;
     if (op.kind >= OpKind::NumOps) return problem(loc, "an op has the invalid kind " + std::to_string(unsigned(op.kind)));
-    std::string who = describe(op);
+    auto who = [&] { return describe(op); }; // only for a message
 
     bool operandsOk = true;
     int wantOperands = operandCount(op.kind);
     if (wantOperands >= 0 && op.operands.size() != size_t(wantOperands)) {
-      problem(loc, who + " has " + plural(op.operands.size(), "operand") + "; it takes " + std::to_string(wantOperands));
+      problem(loc, who() + " has " + plural(op.operands.size(), "operand") + "; it takes " + std::to_string(wantOperands));
       operandsOk = false;
     }
     for (size_t i = 0; i < op.operands.size(); ++i) {
       const Value *v = op.operands[i];
       if (!v) {
-        problem(loc, "operand " + std::to_string(i) + " of " + who + " is null");
+        problem(loc, "operand " + std::to_string(i) + " of " + who() + " is null");
         operandsOk = false;
       } else if (!defined.count(v)) {
-        problem(loc, valueRef(*v) + " is used by " + who + " before it is defined");
+        problem(loc, valueRef(*v) + " is used by " + who() + " before it is defined");
         operandsOk = false;
       }
     }
@@ -183,37 +187,37 @@ private:
     bool resultsOk = true;
     unsigned wantResults = resultCount(op.kind);
     if (op.results.size() != wantResults) {
-      problem(loc, who + " has " + plural(op.results.size(), "result") + "; it gives " + std::to_string(wantResults));
+      problem(loc, who() + " has " + plural(op.results.size(), "result") + "; it gives " + std::to_string(wantResults));
       resultsOk = false;
     }
     for (size_t i = 0; i < op.results.size(); ++i) {
       const Value *r = op.results[i];
       if (!r) {
-        problem(loc, "result " + std::to_string(i) + " of " + who + " is null");
+        problem(loc, "result " + std::to_string(i) + " of " + who() + " is null");
         resultsOk = false;
         continue;
       }
       if (r->kind != Value::Kind::Result || r->def != &op || r->resultIndex != i) {
-        problem(loc, "result " + valueRef(*r) + " of " + who + " does not point back at its op as result " +
+        problem(loc, "result " + valueRef(*r) + " of " + who() + " does not point back at its op as result " +
                          std::to_string(i));
         resultsOk = false;
       }
     }
 
     checkAxisAttr(op, who);
-    if (std::string wrong = placementProblem(op, m); !wrong.empty()) problem(loc, who + ": " + wrong);
+    if (std::string wrong = placementProblem(op, m); !wrong.empty()) problem(loc, who() + ": " + wrong);
     if (operandsOk && resultsOk) checkResultTypes(op, who);
     // Define the results last: an op cannot use its own results.
     for (const Value *r : op.results)
       if (r) define(*r, loc);
   }
 
-  void checkResultTypes(const Op &op, const std::string &who) {
+  void checkResultTypes(const Op &op, Who who) {
     std::vector<TensorType> inferred;
     std::string error = inferResultTypes(op.kind, op.operands, op.attrs, inferred);
-    if (!error.empty()) return problem(op.loc, who + ": " + error);
+    if (!error.empty()) return problem(op.loc, who() + ": " + error);
     if (inferred.size() != op.results.size())
-      return problem(op.loc, who + ": its type rule gives " + plural(inferred.size(), "result") + " for " +
+      return problem(op.loc, who() + ": its type rule gives " + plural(inferred.size(), "result") + " for " +
                                  std::to_string(op.results.size()));
     // Shardings are the partitioner's to choose, so only shape and dtype
     // must match the rule (checkType() judges the sharding on its own) --
@@ -230,25 +234,25 @@ private:
         want = TensorType(want.shape, want.dtype);
         declared = TensorType(declared.shape, declared.dtype);
       }
-      problem(op.loc, "result " + valueRef(*op.results[i]) + " of " + who + " is declared " + toString(declared) +
+      problem(op.loc, "result " + valueRef(*op.results[i]) + " of " + who() + " is declared " + toString(declared) +
                           " but the op gives " + toString(want));
     }
   }
 
   /// Collectives communicate over a mesh axis of more than one device. (The
   /// op's type rule has already checked that `axis` names a mesh axis.)
-  void checkAxisAttr(const Op &op, const std::string &who) {
+  void checkAxisAttr(const Op &op, Who who) {
     auto it = op.attrs.find("axis");
     if (it == op.attrs.end()) return;
     const std::string *axisName = std::get_if<std::string>(&it->second);
     std::optional<MeshAxis> axis = axisName ? parseMeshAxis(*axisName) : std::nullopt;
     if (axis && m.mesh[unsigned(*axis)] == 1)
-      problem(op.loc, who + " communicates over '" + *axisName + "', which has size 1 in the mesh");
+      problem(op.loc, who() + " communicates over '" + *axisName + "', which has size 1 in the mesh");
   }
 
   /// What a collective needs of its operand's sharding: a partial sum over
   /// the axis to reduce, or the axis on the dim to gather or exchange.
-  void checkCollectiveOperand(const Op &op, const std::string &who) {
+  void checkCollectiveOperand(const Op &op, Who who) {
     const CollectiveRule *rule = collectiveRule(op.kind);
     if (!rule || op.operands.empty()) return;
     std::optional<MeshAxis> axis = parseMeshAxis(op.getString("axis"));
@@ -258,14 +262,14 @@ private:
     std::string operand = "operand " + valueRef(x) + " : " + toString(x.type);
     if (rule->needsPartial) {
       if (!llvm::is_contained(s.partial, *axis))
-        problem(op.loc, who + ": " + operand + " is not a partial sum over '" + spelling(*axis) + "'");
+        problem(op.loc, who() + ": " + operand + " is not a partial sum over '" + spelling(*axis) + "'");
       return;
     }
     if (!rule->dimAttr) return;
     int64_t dim = op.getInt(rule->dimAttr);
     if (dim < 0) dim += int64_t(x.type.rank());
     if (dim < 0 || size_t(dim) >= s.dims.size() || !llvm::is_contained(s.dims[dim], *axis))
-      problem(op.loc, who + ": " + operand + " is not split over '" + spelling(*axis) + "' along dimension " +
+      problem(op.loc, who() + ": " + operand + " is not split over '" + spelling(*axis) + "' along dimension " +
                           std::to_string(op.getInt(rule->dimAttr)) + " (" + rule->dimAttr + ")");
   }
 

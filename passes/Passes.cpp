@@ -70,7 +70,7 @@ llvm::Error planc::addDefaultTrainingPipeline(PassManager &pm) {
   return pm.add("canonicalize");
 }
 
-llvm::Error planc::addPartitionPipeline(PassManager &pm) {
+llvm::Error planc::addPartitionPipeline(PassManager &pm, bool deadlockCheck) {
   // Recompute first: the clones it puts into backward are partitioned like
   // any op, so they get the same layouts and collectives as the originals.
   if (llvm::Error e = pm.add("recompute")) return e;
@@ -88,5 +88,5 @@ llvm::Error planc::addPartitionPipeline(PassManager &pm) {
   // Stages last: they split ops that already have their layouts.
   if (llvm::Error e = pm.add("pipeline")) return e;
   // Checked on the rolled step with the schedule: cheap for any model size.
-  return pm.add("check-deadlock");
+  return deadlockCheck ? pm.add("check-deadlock") : llvm::Error::success();
 }

@@ -98,8 +98,10 @@ llvm::Error addDefaultTrainingPipeline(PassManager &pm);
 
 /// The passes that partition a training step over its mesh (recompute, ZeRO
 /// layouts, sharding propagation with collective insertion, pipeline stages,
-/// the deadlock check), in order.
-llvm::Error addPartitionPipeline(PassManager &pm);
+/// the deadlock check), in order. `deadlockCheck` false leaves the check out,
+/// for a compile that builds the execution plan, whose verifier proves the
+/// same message order on the plan itself (exec/PlanVerifier.h).
+llvm::Error addPartitionPipeline(PassManager &pm, bool deadlockCheck = true);
 
 } // namespace planc
 

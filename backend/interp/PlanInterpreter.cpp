@@ -88,7 +88,7 @@ struct PlanInterpreter::State {
 
   static std::unique_ptr<ScratchProgram> makeScratch(const RankProgram &p) {
     auto s = std::make_unique<ScratchProgram>();
-    for (const Buffer &b : p.buffers) s->values.push_back(s->module.addInput(b.name, b.type));
+    for (const Buffer &b : p.buffers) s->values.push_back(s->module.addInput(b.name, b.type()));
     for (const Step &step : p.steps) {
       if (step.kind >= OpKind::NumOps || exec::isCommunicationStep(step.kind)) {
         s->ops.push_back(nullptr);
@@ -101,7 +101,7 @@ struct PlanInterpreter::State {
       for (int64_t in : step.inputs)
         operands.push_back(in >= 0 && size_t(in) < s->values.size() ? s->values[size_t(in)] : any);
       std::vector<TensorType> types;
-      for (int64_t out : step.outputs) types.push_back(p.buffers[size_t(out)].type);
+      for (int64_t out : step.outputs) types.push_back(p.buffers[size_t(out)].type());
       s->ops.push_back(s->module.append(step.kind, std::move(operands), std::move(types), step.attrs));
     }
     return s;
@@ -111,14 +111,14 @@ struct PlanInterpreter::State {
 
   Tensor decode(RankRun &r, int64_t buffer) {
     const Buffer &b = r.program->buffers[size_t(buffer)];
-    Tensor t(b.local, b.type.dtype);
-    runtime::decodeBuffer(toElementType(b.type.dtype), bytesOf(r, buffer), t.data.size(), t.data.data());
+    Tensor t(b.local(), b.type().dtype);
+    runtime::decodeBuffer(toElementType(b.type().dtype), bytesOf(r, buffer), t.data.size(), t.data.data());
     return t;
   }
 
   void encode(RankRun &r, int64_t buffer, const Tensor &t) {
     const Buffer &b = r.program->buffers[size_t(buffer)];
-    runtime::encodeBuffer(toElementType(b.type.dtype), t.data.data(), t.data.size(), bytesOf(r, buffer));
+    runtime::encodeBuffer(toElementType(b.type().dtype), t.data.data(), t.data.size(), bytesOf(r, buffer));
   }
 
   llvm::Error failAt(const RankRun &r, size_t i, const std::string &message) const {
@@ -142,7 +142,7 @@ struct PlanInterpreter::State {
       in.push_back(&inputs[k]);
     }
     std::vector<Tensor> outs;
-    for (int64_t o : s.outputs) outs.emplace_back(r.program->buffers[size_t(o)].local, r.program->buffers[size_t(o)].type.dtype);
+    for (int64_t o : s.outputs) outs.emplace_back(r.program->buffers[size_t(o)].local(), r.program->buffers[size_t(o)].type().dtype);
     EvalContext ctx;
     ctx.seed = seed;
     ctx.mesh = &mesh;
@@ -158,8 +158,8 @@ struct PlanInterpreter::State {
         roundToDType(outs[k]);
       }
       // The padding of an uneven split must stay 0 (ir/LocalBlocks.h).
-      if (isPadded(b.type, mesh))
-        if (std::string e = checkPaddingIsZero(outs[k], b.type, mesh, r.rank); !e.empty())
+      if (isPadded(b.type(), mesh))
+        if (std::string e = checkPaddingIsZero(outs[k], b.type(), mesh, r.rank); !e.empty())
           return failAt(r, i, "it leaves a value in the padding: " + e);
       encode(r, s.outputs[k], outs[k]);
     }
@@ -186,7 +186,7 @@ struct PlanInterpreter::State {
       if ((send ? s.inputs.size() : s.outputs.size()) != 1) return failAt(r, i, "a message moves one buffer");
       int64_t buffer = send ? s.inputs[0] : s.outputs[0];
       const Buffer &b = r.program->buffers[size_t(buffer)];
-      uint64_t bytes = elementsOf(b.local) * runtime::byteSize(toElementType(b.type.dtype));
+      uint64_t bytes = elementsOf(b.local()) * runtime::byteSize(toElementType(b.type().dtype));
       int64_t tag = intAttr("tag", 0);
       request = send ? comm.send(peer, tag, bytesOf(r, buffer), bytes, error)
                      : comm.recv(peer, tag, bytesOf(r, buffer), bytes, error);
@@ -195,12 +195,12 @@ struct PlanInterpreter::State {
         return failAt(r, i, "a collective reads one buffer and writes one");
       const Buffer &from = r.program->buffers[size_t(s.inputs[0])], &to = r.program->buffers[size_t(s.outputs[0])];
       runtime::CollectiveCall call;
-      call.type = toElementType(from.type.dtype);
+      call.type = toElementType(from.type().dtype);
       call.group = exec::groupOf(plan, s, r.rank);
-      call.shape.assign(from.local.begin(), from.local.end());
+      call.shape.assign(from.local().begin(), from.local().end());
       auto dim = [&](const char *name) {
         int64_t d = intAttr(name, 0);
-        return int(d < 0 ? d + int64_t(from.local.size()) : d);
+        return int(d < 0 ? d + int64_t(from.local().size()) : d);
       };
       switch (s.kind) {
       case OpKind::AllReduce: {
@@ -218,7 +218,7 @@ struct PlanInterpreter::State {
       case OpKind::AllGather:
         call.kind = runtime::CollectiveKind::AllGather;
         call.dim = dim("dim");
-        call.gatheredRows = size_t(call.dim) < to.local.size() ? to.local[size_t(call.dim)] : 0;
+        call.gatheredRows = size_t(call.dim) < to.local().size() ? to.local()[size_t(call.dim)] : 0;
         break;
       case OpKind::AllToAll:
         call.kind = runtime::CollectiveKind::AllToAll;
@@ -271,7 +271,7 @@ struct PlanInterpreter::State {
         if (!err.empty()) return failAt(r, r.next, err);
       }
       if (llvm::Error e = exec::isCommunicationStep(s.kind) ? communicate(r, r.next) : compute(r, r.next, seed))
-        return std::move(e);
+        return e;
       ++r.next;
       moved = true;
     }
@@ -332,7 +332,7 @@ struct PlanInterpreter::State {
           while (from >= 0 && size_t(from) != b) from = p.buffers[size_t(from)].aliasOf;
           if (from == int64_t(b)) break; // in place
           const Buffer &src = p.buffers[size_t(o.buffer)];
-          if (src.size == home.size && src.type.dtype == home.type.dtype)
+          if (src.size == home.size && src.type().dtype == home.type().dtype)
             std::memmove(bytesOf(r, int64_t(b)), bytesOf(r, o.buffer), size_t(home.size));
           break;
         }
@@ -350,28 +350,28 @@ struct PlanInterpreter::State {
         const Buffer &buf = r.program->buffers[b];
         if (buf.role != role || buf.aliasOf >= 0) continue;
         const char *what = role == exec::BufferRole::Param ? "parameter" : "input";
-        auto it = feeds[size_t(r.rank)].find(buf.value);
+        auto it = feeds[size_t(r.rank)].find(buf.value());
         if (it == feeds[size_t(r.rank)].end())
-          return makeError(std::string("no value fed for ") + what + " '%" + buf.value + "' on rank " +
+          return makeError(std::string("no value fed for ") + what + " '%" + buf.value() + "' on rank " +
                            std::to_string(r.rank));
         Tensor t = it->second;
         if (buf.slot >= 0) {
           // Micro-batch j's rows of the rank's whole batch.
-          int64_t rows = buf.local.empty() ? 1 : buf.local[0];
+          int64_t rows = buf.local().empty() ? 1 : buf.local()[0];
           if (t.shape.empty() || t.shape[0] < (buf.slot + 1) * rows)
-            return makeError(std::string(what) + " '%" + buf.value + "' on rank " + std::to_string(r.rank) + " has shape " +
+            return makeError(std::string(what) + " '%" + buf.value() + "' on rank " + std::to_string(r.rank) + " has shape " +
                              toString(t.shape) + ", too few rows for micro-batch " + std::to_string(buf.slot) + " of " +
                              std::to_string(rows));
           uint64_t row = elementsOf(Shape(t.shape.begin() + 1, t.shape.end()));
-          Tensor slot(buf.local, buf.type.dtype);
+          Tensor slot(buf.local(), buf.type().dtype);
           std::copy_n(t.data.begin() + long(uint64_t(buf.slot * rows) * row), slot.data.size(), slot.data.begin());
           t = std::move(slot);
         }
-        if (t.shape != buf.local)
-          return makeError(std::string(what) + " '%" + buf.value + "' is " + toString(buf.type) + ", local shape " +
-                           toString(buf.local) + ", but rank " + std::to_string(r.rank) + " is fed shape " +
+        if (t.shape != buf.local())
+          return makeError(std::string(what) + " '%" + buf.value() + "' is " + toString(buf.type()) + ", local shape " +
+                           toString(buf.local()) + ", but rank " + std::to_string(r.rank) + " is fed shape " +
                            toString(t.shape));
-        t.dtype = buf.type.dtype;
+        t.dtype = buf.type().dtype;
         roundToDType(t);
         encode(r, int64_t(b), t);
       }
@@ -419,7 +419,7 @@ llvm::Expected<Tensor> PlanInterpreter::param(int64_t rank, const std::string &v
   RankRun &r = state->ranks[size_t(rank)];
   if (r.program)
     for (size_t b = 0; b < r.program->buffers.size(); ++b)
-      if (r.program->buffers[b].role == exec::BufferRole::Param && r.program->buffers[b].value == value)
+      if (r.program->buffers[b].role == exec::BufferRole::Param && r.program->buffers[b].value() == value)
         return state->decode(r, int64_t(b));
   return makeError("rank " + std::to_string(rank) + " holds no parameter '%" + value + "'");
 }

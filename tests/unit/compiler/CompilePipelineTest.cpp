@@ -126,7 +126,7 @@ TEST(CompilePipelineTest, PartitionedStagesLowerOneMicroBatchOfEveryDpRank) {
   for (const exec::Buffer &b : executable.plan->programs[0].buffers)
     if (b.role == exec::BufferRole::Input && b.path == "tokens") {
       slots.insert(b.slot);
-      EXPECT_EQ(b.type.shape[0], 2);
+      EXPECT_EQ(b.type().shape[0], 2);
     }
   EXPECT_EQ(slots, (std::set<int>{0, 1, 2, 3}));
   // The memory plan keeps the totals only; the placements are the plan's.

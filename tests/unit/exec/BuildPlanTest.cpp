@@ -140,7 +140,7 @@ TEST(BuildPlanTest, MicroBatchesChangeTheSeedTagsAndLoss) {
       if (s.kind == ir::OpKind::Recv && s.microBatch >= 0) EXPECT_TRUE(recvTags.insert(std::get<int64_t>(s.attrs.at("tag"))).second);
       if (s.work == ir::Work::Forward && s.microBatch >= 0) forwardMicroBatches.insert(s.microBatch);
       if (s.kind == ir::OpKind::Fill && s.attrs.count("value") && !s.outputs.empty() &&
-          p.buffers[size_t(s.outputs[0])].value == "grad.loss") {
+          p.buffers[size_t(s.outputs[0])].value() == "grad.loss") {
         ++seeds;
         EXPECT_DOUBLE_EQ(std::get<double>(s.attrs.at("value")), 0.25);
       }

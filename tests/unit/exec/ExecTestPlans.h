@@ -26,9 +26,7 @@ inline Buffer buffer(std::string name, ir::TensorType type, Shape local, int slo
   Buffer b;
   b.name = std::move(name);
   b.slot = slot;
-  b.value = slot >= 0 ? b.name.substr(0, b.name.rfind(".mb")) : b.name;
-  b.type = std::move(type);
-  b.local = std::move(local);
+  b.setValue(BufferValue{slot >= 0 ? b.name.substr(0, b.name.rfind(".mb")) : b.name, std::move(type), std::move(local)});
   b.offset = offset;
   b.size = 64;
   b.category = category;

@@ -45,10 +45,10 @@ TEST(ExecutionPlanTest, EqualityComparesEveryField) {
       {"program.arenaSize", [](ExecutionPlan &p) { p.programs[0].arenaSize += 64; }},
       {"program.events", [](ExecutionPlan &p) { p.programs[0].events += 1; }},
       {"buffer.name", [&](ExecutionPlan &p) { buf(p).name = "y"; }},
-      {"buffer.value", [&](ExecutionPlan &p) { buf(p).value = "y"; }},
+      {"buffer.value", [&](ExecutionPlan &p) { buf(p).editValue().name = "y"; }},
       {"buffer.slot", [&](ExecutionPlan &p) { buf(p).slot = 1; }},
-      {"buffer.type", [&](ExecutionPlan &p) { buf(p).type.dtype = ir::DType::BF16; }},
-      {"buffer.local", [&](ExecutionPlan &p) { buf(p).local = {2, 4}; }},
+      {"buffer.type", [&](ExecutionPlan &p) { buf(p).editValue().type.dtype = ir::DType::BF16; }},
+      {"buffer.local", [&](ExecutionPlan &p) { buf(p).editValue().local = {2, 4}; }},
       {"buffer.offset", [&](ExecutionPlan &p) { buf(p).offset += 64; }},
       {"buffer.size", [&](ExecutionPlan &p) { buf(p).size += 64; }},
       {"buffer.category", [&](ExecutionPlan &p) { buf(p).category = memory::Category::Temporaries; }},
@@ -90,6 +90,34 @@ TEST(ExecutionPlanTest, ProgramOfARankIsItsStages) {
   EXPECT_EQ(plan.programOf(1).stage, 1);
   EXPECT_EQ(plan.programOf(2).stage, 0);
   EXPECT_EQ(plan.programOf(3).stage, 1);
+}
+
+TEST(ExecutionPlanTest, SharedAttributesAndValuesChangeForOneStepOrBufferAlone) {
+  ExecutionPlan plan = pipelinePlan();
+  RankProgram &p = plan.programs[0];
+  // Two steps sharing one map, two buffers one value: a change to one is
+  // that one's alone (copy on write), and equality still sees the content.
+  p.steps[1].attrs = p.steps[0].attrs;
+  Step &a = p.steps[0], &b = p.steps[1];
+  ASSERT_EQ(a.attrs.identity(), b.attrs.identity());
+  EXPECT_TRUE(a.attrs.isShared());
+  b.attrs["tag"] = int64_t(7);
+  EXPECT_NE(a.attrs.identity(), b.attrs.identity());
+  EXPECT_EQ(a.attrs.count("tag"), 0u);
+  EXPECT_EQ(std::get<int64_t>(b.attrs.at("tag")), 7);
+  StepAttrs copy(a.attrs.map());
+  EXPECT_TRUE(copy == a.attrs); // equal content, not the same map
+
+  p.buffers[1].setValue(p.buffers[0].sharedValue());
+  ASSERT_EQ(p.buffers[0].sharedValue(), p.buffers[1].sharedValue());
+  p.buffers[1].editValue().local = {99};
+  EXPECT_NE(p.buffers[0].local(), p.buffers[1].local());
+  EXPECT_EQ(p.buffers[1].local(), Shape{99});
+  EXPECT_EQ(p.buffers[1].value(), p.buffers[0].value());
+  // A buffer with no value reads as an empty one rather than failing.
+  Buffer none;
+  EXPECT_EQ(none.value(), "");
+  EXPECT_TRUE(none.local().empty());
 }
 
 } // namespace

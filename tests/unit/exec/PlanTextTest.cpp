@@ -77,6 +77,27 @@ TEST(PlanTextTest, RoundTripsThroughText) {
   EXPECT_EQ(toText(parseOrFail(kPipelineText)), kPipelineText);
 }
 
+TEST(PlanTextTest, ParsedBuffersOfOneValueShareIt) {
+  ExecutionPlan plan = pipelinePlan();
+  // %h in a second slot, and a buffer of %h that holds another block.
+  std::vector<Buffer> &buffers = plan.programs[0].buffers;
+  buffers.push_back(buffer("h.mb1", rowsOverDp(), {1, 4}, 1, 320, memory::Category::Activations,
+                           BufferRole::Internal, 0, 1));
+  buffers.push_back(buffer("h.mb2", rowsOverDp(), {2, 4}, 2, 384, memory::Category::Activations,
+                           BufferRole::Internal, 0, 1));
+  auto parsed = parsePlan(toText(plan), "plan.txt");
+  ASSERT_TRUE(bool(parsed)) << llvm::toString(parsed.takeError());
+  EXPECT_TRUE(*parsed == plan);
+  const std::vector<Buffer> &back = parsed->programs[0].buffers;
+  const Buffer &mb0 = back[2], &mb1 = back[back.size() - 2], &mb2 = back.back();
+  ASSERT_EQ(mb0.name, "h.mb0");
+  EXPECT_EQ(mb0.sharedValue(), mb1.sharedValue());
+  EXPECT_NE(mb0.sharedValue(), mb2.sharedValue());
+  EXPECT_EQ(mb2.value(), "h");
+  // Programs do not share: stage 1's %h.mb0 is its own.
+  EXPECT_NE(parsed->programs[1].buffers[1].sharedValue(), mb0.sharedValue());
+}
+
 TEST(PlanTextTest, RoundTripsOddValuesToo) {
   // Fields away from their defaults, names that need quotes, a value that is
   // not the name without its slot, negative numbers the printer spells with
@@ -88,7 +109,7 @@ TEST(PlanTextTest, RoundTripsOddValuesToo) {
   plan.alignment = 256;
   Buffer &b = plan.programs[0].buffers[2];
   b.name = "h with space.mb0";
-  b.value = "other";
+  b.editValue().name = "other";
   b.path = "a \"quoted\" path";
   Step &s = plan.programs[0].steps[0];
   s.kind = ir::OpKind::StageMerge;

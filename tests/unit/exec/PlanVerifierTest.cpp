@@ -134,6 +134,24 @@ TEST(PlanVerifierTest, EventsOfTheWrongSteps) {
   EXPECT_TRUE(has(m, "stage 1: step 4 (send): records e1, which step 3 (mul) records already")) << all(m);
 }
 
+TEST(PlanVerifierTest, EventsDeclaredFarBeyondTheSteps) {
+  // A parsed plan may declare many more events than it has steps: they are
+  // looked up, not tabled, with the same findings.
+  ExecutionPlan plan = pipelinePlan();
+  RankProgram &p = plan.programs[0];
+  p.events = int64_t(1) << 40;
+  const int64_t far = (int64_t(1) << 40) - 1;
+  for (Step &s : p.steps) {
+    if (s.event >= 0) s.event = far - s.event;
+    for (int64_t &w : s.waits) w = far - w;
+  }
+  EXPECT_TRUE(checkPlan(plan).empty()) << all(checkPlan(plan));
+  p.steps[3].waits = {far - 5};
+  EXPECT_TRUE(has(checkPlan(plan), "stage 0: step 3 (matmul): waits for e" + std::to_string(far - 5) +
+                                       ", which no earlier step records"))
+      << all(checkPlan(plan));
+}
+
 TEST(PlanVerifierTest, SwappedSendTagsMismatch) {
   EXPECT_EQ(all(checkPlan(pingPlan(1, 0))),
             "stage 1 step 0 (recv) expects tag 0 (16 bytes) from stage 0 but takes the message of stage 0 step 0 "
@@ -141,7 +159,7 @@ TEST(PlanVerifierTest, SwappedSendTagsMismatch) {
             "stage 1 step 1 (recv) expects tag 1 (16 bytes) from stage 0 but takes the message of stage 0 step 1 "
             "(send), tag 0 (16 bytes)\n");
   ExecutionPlan plan = pingPlan(0, 1);
-  plan.programs[1].buffers[1].local = {2};
+  plan.programs[1].buffers[1].editValue().local = {2};
   EXPECT_EQ(all(checkPlan(plan)), "stage 1 step 1 (recv) expects tag 1 (8 bytes) from stage 0 but takes the message "
                                   "of stage 0 step 1 (send), tag 1 (16 bytes)\n");
 }
