@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ir/ops/DimRule.h"
+#include "ir/ops/Formula.h"
 #include "ir/ops/OpSupport.h"
 
 #include <cmath>
@@ -29,40 +30,12 @@ std::string inferActivationGrad(llvm::ArrayRef<TensorType> ops, const AttrMap &,
   return "";
 }
 
-/// dx = dy * F'(v), with v the forward input or result as the op says.
-template <double (*Derivative)(double)>
-void evalActivationGrad(EvalContext &, const Op &, llvm::ArrayRef<const Tensor *> in,
+/// dx = dy * f'(v): the op's formula (ir/ops/Formula.h), which the code
+/// generators render too.
+void evalActivationGrad(EvalContext &, const Op &op, llvm::ArrayRef<const Tensor *> in,
                         llvm::MutableArrayRef<Tensor> out) {
-  const std::vector<double> &v = in[0]->data, &dy = in[1]->data;
-  std::vector<double> &dx = out[0].data;
-  for (size_t i = 0; i < dx.size(); ++i) dx[i] = dy[i] * Derivative(v[i]);
+  evalFormula(*formulaOf(op.kind), op.attrs, in, out[0]);
 }
-
-constexpr double kGeluC = 0.044715;
-
-// d/dx 0.5 x (1 + tanh(u)), u = sqrt(2/pi) (x + c x^3):
-// 0.5 (1 + tanh u) + 0.5 x (1 - tanh^2 u) sqrt(2/pi) (1 + 3 c x^2).
-double geluDerivative(double x) {
-  const double k = std::sqrt(2.0 / M_PI);
-  double t = std::tanh(k * (x + kGeluC * x * x * x));
-  return 0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * k * (1.0 + 3.0 * kGeluC * x * x);
-}
-
-double sigmoidOf(double x) {
-  if (x >= 0) return 1.0 / (1.0 + std::exp(-x));
-  double e = std::exp(x);
-  return e / (1.0 + e);
-}
-
-// d/dx x s(x) = s (1 + x (1 - s)).
-double siluDerivative(double x) {
-  double s = sigmoidOf(x);
-  return s * (1.0 + x * (1.0 - s));
-}
-double sigmoidDerivativeFromY(double y) { return y * (1.0 - y); }
-double tanhDerivativeFromY(double y) { return 1.0 - y * y; }
-// 0 at x = 0, as torch's threshold_backward.
-double reluDerivative(double x) { return x > 0 ? 1.0 : 0.0; }
 
 double flopsGeluGrad(const Op &op) { return 14 * resultNumel(op); }
 double flopsSiluGrad(const Op &op) { return 8 * resultNumel(op); }
@@ -73,11 +46,11 @@ double flopsOne(const Op &op) { return resultNumel(op); }
 } // namespace
 
 void ir::registerActivationGradOps(OpDef *t) {
-  define(t, OpKind::GeluGrad, inferActivationGrad, evalActivationGrad<geluDerivative>, nullptr, flopsGeluGrad);
-  define(t, OpKind::SiluGrad, inferActivationGrad, evalActivationGrad<siluDerivative>, nullptr, flopsSiluGrad);
-  define(t, OpKind::SigmoidGrad, inferActivationGrad, evalActivationGrad<sigmoidDerivativeFromY>, nullptr, flopsThree);
-  define(t, OpKind::TanhGrad, inferActivationGrad, evalActivationGrad<tanhDerivativeFromY>, nullptr, flopsThree);
-  define(t, OpKind::ReluGrad, inferActivationGrad, evalActivationGrad<reluDerivative>, nullptr, flopsOne);
+  define(t, OpKind::GeluGrad, inferActivationGrad, evalActivationGrad, nullptr, flopsGeluGrad);
+  define(t, OpKind::SiluGrad, inferActivationGrad, evalActivationGrad, nullptr, flopsSiluGrad);
+  define(t, OpKind::SigmoidGrad, inferActivationGrad, evalActivationGrad, nullptr, flopsThree);
+  define(t, OpKind::TanhGrad, inferActivationGrad, evalActivationGrad, nullptr, flopsThree);
+  define(t, OpKind::ReluGrad, inferActivationGrad, evalActivationGrad, nullptr, flopsOne);
 
   // Linear in dy, but a partial dy is reduced here (Megatron's layout: the
   // backward all-reduce sits where the forward's operand was whole).

@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ir/ops/DimRule.h"
+#include "ir/ops/Formula.h"
 #include "ir/ops/OpSupport.h"
 
 #include <cmath>
@@ -20,6 +21,12 @@ using namespace planc;
 using namespace planc::ir;
 
 namespace {
+
+/// The reference kernel of every op here: its formula (ir/ops/Formula.h),
+/// the description the code generators render too.
+void evalByFormula(EvalContext &, const Op &op, llvm::ArrayRef<const Tensor *> in, llvm::MutableArrayRef<Tensor> out) {
+  evalFormula(*formulaOf(op.kind), op.attrs, in, out[0]);
+}
 
 //===----------------------------------------------------------------------===//
 // Unary: shape and dtype of the operand
@@ -66,62 +73,6 @@ std::string inferScale(llvm::ArrayRef<TensorType> ops, const AttrMap &attrs, std
 }
 std::string inferAddScalar(llvm::ArrayRef<TensorType> ops, const AttrMap &attrs, std::vector<TensorType> &res) {
   return inferWithScalar(ops, attrs, res, "value", false);
-}
-
-double sigmoid(double x) {
-  // Never exponentiates a large positive number.
-  if (x >= 0) return 1.0 / (1.0 + std::exp(-x));
-  double e = std::exp(x);
-  return e / (1.0 + e);
-}
-
-// GELU, tanh approximation (Hendrycks and Gimpel; GPT-2's `gelu`):
-// 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))).
-constexpr double kGeluC = 0.044715;
-const double kSqrt2OverPi = std::sqrt(2.0 / M_PI);
-
-double gelu(double x) { return 0.5 * x * (1.0 + std::tanh(kSqrt2OverPi * (x + kGeluC * x * x * x))); }
-
-template <double (*F)(double)>
-void evalUnary(EvalContext &, const Op &, llvm::ArrayRef<const Tensor *> in, llvm::MutableArrayRef<Tensor> out) {
-  const std::vector<double> &x = in[0]->data;
-  std::vector<double> &y = out[0].data;
-  for (size_t i = 0; i < x.size(); ++i) y[i] = F(x[i]);
-}
-
-double negF(double x) { return -x; }
-double expF(double x) { return std::exp(x); }
-double logF(double x) { return std::log(x); }
-double sqrtF(double x) { return std::sqrt(x); }
-double rsqrtF(double x) { return 1.0 / std::sqrt(x); }
-double tanhF(double x) { return std::tanh(x); }
-double reluF(double x) { return x < 0 ? 0.0 : x; } // NaN stays NaN, as torch.relu
-double siluF(double x) { return x * sigmoid(x); }
-double absF(double x) { return std::fabs(x); }
-
-/// pow, scale, add_scalar: one scalar attribute.
-template <double (*F)(double, double)>
-void evalWithScalar(EvalContext &, const Op &op, llvm::ArrayRef<const Tensor *> in, llvm::MutableArrayRef<Tensor> out,
-                    const char *name) {
-  double c = AttrReader(op.attrs).getFloat(name);
-  const std::vector<double> &x = in[0]->data;
-  std::vector<double> &y = out[0].data;
-  for (size_t i = 0; i < x.size(); ++i) y[i] = F(x[i], c);
-}
-
-double powF(double x, double e) { return std::pow(x, e); }
-double scaleF(double x, double f) { return x * f; }
-double addScalarF(double x, double v) { return x + v; }
-
-void evalPow(EvalContext &ctx, const Op &op, llvm::ArrayRef<const Tensor *> in, llvm::MutableArrayRef<Tensor> out) {
-  evalWithScalar<powF>(ctx, op, in, out, "exponent");
-}
-void evalScale(EvalContext &ctx, const Op &op, llvm::ArrayRef<const Tensor *> in, llvm::MutableArrayRef<Tensor> out) {
-  evalWithScalar<scaleF>(ctx, op, in, out, "factor");
-}
-void evalAddScalar(EvalContext &ctx, const Op &op, llvm::ArrayRef<const Tensor *> in,
-                   llvm::MutableArrayRef<Tensor> out) {
-  evalWithScalar<addScalarF>(ctx, op, in, out, "value");
 }
 
 //===----------------------------------------------------------------------===//
@@ -222,26 +173,6 @@ std::string inferBinary(llvm::ArrayRef<TensorType> ops, const AttrMap &, std::ve
   return "";
 }
 
-template <double (*F)(double, double)>
-void evalBinary(EvalContext &, const Op &, llvm::ArrayRef<const Tensor *> in, llvm::MutableArrayRef<Tensor> out) {
-  const Tensor &a = *in[0], &b = *in[1];
-  Tensor &y = out[0];
-  if (a.shape == b.shape) { // the common case, without index arithmetic
-    for (size_t i = 0; i < y.data.size(); ++i) y.data[i] = F(a.data[i], b.data[i]);
-    return;
-  }
-  IndexWalker w(y.shape, {broadcastStrides(a.shape, y.shape), broadcastStrides(b.shape, y.shape)});
-  if (w.count() == 0) return;
-  size_t i = 0;
-  do y.data[i++] = F(a.data[w.offset(0)], b.data[w.offset(1)]);
-  while (w.next());
-}
-
-double addF(double a, double b) { return a + b; }
-double subF(double a, double b) { return a - b; }
-double mulF(double a, double b) { return a * b; }
-double divF(double a, double b) { return a / b; }
-
 // Each operand's gradient is computed at the broadcast shape, then summed
 // back to the operand's own shape.
 void gradAdd(Builder &b, const Op &op, llvm::ArrayRef<Value *> d, std::vector<Value *> &dx) {
@@ -303,25 +234,25 @@ std::optional<DimLabels> labelsDiv(const Op &op) {
 } // namespace
 
 void ir::registerElementwiseOps(OpDef *t) {
-  define(t, OpKind::Neg, inferNumericUnary, evalUnary<negF>, gradNeg, flopsOne);
-  define(t, OpKind::Exp, inferFloatUnary, evalUnary<expF>, gradExp, flopsOne);
-  define(t, OpKind::Log, inferFloatUnary, evalUnary<logF>, gradLog, flopsOne);
-  define(t, OpKind::Sqrt, inferFloatUnary, evalUnary<sqrtF>, gradSqrt, flopsOne);
-  define(t, OpKind::Rsqrt, inferFloatUnary, evalUnary<rsqrtF>, gradRsqrt, flopsTwo);
-  define(t, OpKind::Tanh, inferFloatUnary, evalUnary<tanhF>, gradTanh, flopsOne);
-  define(t, OpKind::Relu, inferFloatUnary, evalUnary<reluF>, gradRelu, flopsOne);
-  define(t, OpKind::Gelu, inferFloatUnary, evalUnary<gelu>, gradGelu, flopsGelu);
-  define(t, OpKind::Silu, inferFloatUnary, evalUnary<siluF>, gradSilu, flopsSilu);
-  define(t, OpKind::Sigmoid, inferFloatUnary, evalUnary<sigmoid>, gradSigmoid, flopsSigmoid);
-  define(t, OpKind::Abs, inferNumericUnary, evalUnary<absF>, gradAbs, flopsOne);
-  define(t, OpKind::Pow, inferPow, evalPow, gradPow, flopsOne);
-  define(t, OpKind::Scale, inferScale, evalScale, gradScale, flopsOne);
-  define(t, OpKind::AddScalar, inferAddScalar, evalAddScalar, gradAddScalar, flopsOne);
+  define(t, OpKind::Neg, inferNumericUnary, evalByFormula, gradNeg, flopsOne);
+  define(t, OpKind::Exp, inferFloatUnary, evalByFormula, gradExp, flopsOne);
+  define(t, OpKind::Log, inferFloatUnary, evalByFormula, gradLog, flopsOne);
+  define(t, OpKind::Sqrt, inferFloatUnary, evalByFormula, gradSqrt, flopsOne);
+  define(t, OpKind::Rsqrt, inferFloatUnary, evalByFormula, gradRsqrt, flopsTwo);
+  define(t, OpKind::Tanh, inferFloatUnary, evalByFormula, gradTanh, flopsOne);
+  define(t, OpKind::Relu, inferFloatUnary, evalByFormula, gradRelu, flopsOne);
+  define(t, OpKind::Gelu, inferFloatUnary, evalByFormula, gradGelu, flopsGelu);
+  define(t, OpKind::Silu, inferFloatUnary, evalByFormula, gradSilu, flopsSilu);
+  define(t, OpKind::Sigmoid, inferFloatUnary, evalByFormula, gradSigmoid, flopsSigmoid);
+  define(t, OpKind::Abs, inferNumericUnary, evalByFormula, gradAbs, flopsOne);
+  define(t, OpKind::Pow, inferPow, evalByFormula, gradPow, flopsOne);
+  define(t, OpKind::Scale, inferScale, evalByFormula, gradScale, flopsOne);
+  define(t, OpKind::AddScalar, inferAddScalar, evalByFormula, gradAddScalar, flopsOne);
 
-  define(t, OpKind::Add, inferBinary, evalBinary<addF>, gradAdd, flopsOne);
-  define(t, OpKind::Sub, inferBinary, evalBinary<subF>, gradSub, flopsOne);
-  define(t, OpKind::Mul, inferBinary, evalBinary<mulF>, gradMul, flopsOne);
-  define(t, OpKind::Div, inferBinary, evalBinary<divF>, gradDiv, flopsOne);
+  define(t, OpKind::Add, inferBinary, evalByFormula, gradAdd, flopsOne);
+  define(t, OpKind::Sub, inferBinary, evalByFormula, gradSub, flopsOne);
+  define(t, OpKind::Mul, inferBinary, evalByFormula, gradMul, flopsOne);
+  define(t, OpKind::Div, inferBinary, evalByFormula, gradDiv, flopsOne);
 
   for (OpKind k : {OpKind::Exp, OpKind::Log, OpKind::Sqrt, OpKind::Rsqrt, OpKind::Tanh, OpKind::Relu, OpKind::Gelu,
                    OpKind::Silu, OpKind::Sigmoid, OpKind::Abs, OpKind::Pow, OpKind::AddScalar})

@@ -1,0 +1,267 @@
+//===- backend/c/CFamily.cpp - kernels as C-family source ------------------===//
+
+#include "backend/c/CFamily.h"
+
+#include "ir/Printer.h"
+
+#include <cmath>
+#include <cstdio>
+
+using namespace planc;
+using namespace planc::backend;
+using namespace planc::ir;
+
+namespace {
+
+bool hasGeneratedLoads(DType t) {
+  return t == DType::F32 || t == DType::F64 || t == DType::BF16 || t == DType::F16;
+}
+
+/// The C type a buffer of `t` is read through.
+const char *storageType(DType t) {
+  switch (t) {
+  case DType::F64: return "double";
+  case DType::BF16:
+  case DType::F16: return "uint16_t";
+  default: return "float";
+  }
+}
+
+std::string load(DType t, const std::string &ptr, const std::string &index) {
+  std::string at = ptr + "[" + index + "]";
+  switch (t) {
+  case DType::BF16: return "planc_bf16_to_f32(" + at + ")";
+  case DType::F16: return "planc_f16_to_f32(" + at + ")";
+  default: return at;
+  }
+}
+
+std::string stored(DType t, const std::string &value) {
+  switch (t) {
+  case DType::BF16: return "planc_f32_to_bf16(" + value + ")";
+  case DType::F16: return "planc_f32_to_f16(" + value + ")";
+  default: return value;
+  }
+}
+
+int64_t numelOf(const Shape &s) {
+  int64_t n = 1;
+  for (int64_t d : s) n *= d;
+  return n;
+}
+
+/// The C expression of an operand's element offset for result index `i`:
+/// NumPy broadcasting, the operand's shape aligned at the right.
+std::string offsetExpr(const Shape &operand, const Shape &out) {
+  if (operand == out) return "i";
+  if (numelOf(operand) == 1) return "0";
+  const size_t rank = out.size(), lead = rank - operand.size();
+  std::vector<int64_t> outStride(rank, 1), stride(rank, 0);
+  for (size_t d = rank; d-- > 1;) outStride[d - 1] = outStride[d] * out[d];
+  int64_t s = 1;
+  for (size_t d = rank; d-- > lead;) {
+    int64_t dim = operand[d - lead];
+    stride[d] = dim == 1 ? 0 : s;
+    s *= dim;
+  }
+  std::string e;
+  for (size_t d = 0; d < rank; ++d) {
+    if (stride[d] == 0) continue;
+    std::string idx = "i";
+    if (outStride[d] != 1) idx = "(" + idx + " / " + std::to_string(outStride[d]) + ")";
+    if (d > 0) idx = "(" + idx + " % " + std::to_string(out[d]) + ")";
+    if (stride[d] != 1) idx += " * " + std::to_string(stride[d]);
+    e += (e.empty() ? "" : " + ") + idx;
+  }
+  return e.empty() ? "0" : e;
+}
+
+std::string shapeComment(const KernelBuffer &b) {
+  std::string s = spelling(b.dtype);
+  s += toString(b.shape);
+  return s;
+}
+
+std::string fn(const char *f32, const char *f64, bool isF64) { return isF64 ? f64 : f32; }
+
+} // namespace
+
+std::string backend::floatLiteral(double v, bool f64) {
+  if (std::isnan(v)) return f64 ? "(double)NAN" : "NAN";
+  if (std::isinf(v)) return std::string(v < 0 ? "-" : "") + (f64 ? "(double)INFINITY" : "INFINITY");
+  char buf[64];
+  if (f64) std::snprintf(buf, sizeof buf, "%a", v);
+  else std::snprintf(buf, sizeof buf, "%af", double(float(v)));
+  return buf;
+}
+
+std::string backend::cIdentifier(llvm::StringRef s) {
+  std::string out;
+  for (unsigned char c : s) {
+    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) {
+      out += char(c);
+    } else if (c == '_') {
+      out += "__"; // so that "_x2E" from "." and a literal "_x2E" differ
+    } else {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "_x%02X", c);
+      out += buf;
+    }
+  }
+  if (out.empty() || (out[0] >= '0' && out[0] <= '9')) out = "v" + out;
+  return out;
+}
+
+std::string backend::cComment(llvm::StringRef s) {
+  std::string out;
+  for (unsigned char c : s) {
+    if (c < 0x20 || c >= 0x7f) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02X", c);
+      out += buf;
+    } else if (c == '/' && !out.empty() && out.back() == '*') {
+      out += " /"; // never "*/"
+    } else if (c == '*' && !out.empty() && out.back() == '/') {
+      out += " *"; // never "/*" either
+    } else if (c == '?' && !out.empty() && out.back() == '?') {
+      out += " ?"; // no trigraph "??x"
+    } else if (c == '\\') {
+      out += "\\\\"; // a trailing backslash would splice the next line
+    } else {
+      out += char(c);
+    }
+  }
+  return out;
+}
+
+std::string backend::renderFormula(const Formula &f, llvm::ArrayRef<double> attrValues,
+                                   llvm::ArrayRef<std::string> inputs, bool f64, llvm::StringRef indent,
+                                   llvm::raw_ostream &os) {
+  const char *type = f64 ? "double" : "float";
+  std::vector<const char *> names = f.attrs();
+  auto attrOf = [&](const char *name) {
+    for (size_t k = 0; k < names.size() && k < attrValues.size(); ++k)
+      if (llvm::StringRef(names[k]) == name) return attrValues[k];
+    return 0.0;
+  };
+  auto t = [](int node) { return "t" + std::to_string(node); };
+  for (size_t i = 0; i < f.nodes.size(); ++i) {
+    const FormulaNode &n = f.nodes[i];
+    std::string a = n.a >= 0 ? t(n.a) : "", b = n.b >= 0 ? t(n.b) : "", c = n.c >= 0 ? t(n.c) : "";
+    std::string e;
+    switch (n.op) {
+    case FormulaOp::Input: e = inputs[size_t(n.index)]; break;
+    case FormulaOp::Const: e = floatLiteral(n.value, f64); break;
+    case FormulaOp::Attr: e = floatLiteral(attrOf(n.attr), f64); break;
+    case FormulaOp::Neg: e = "-" + a; break;
+    case FormulaOp::Exp: e = fn("expf(", "exp(", f64) + a + ")"; break;
+    case FormulaOp::Log: e = fn("logf(", "log(", f64) + a + ")"; break;
+    case FormulaOp::Sqrt: e = fn("sqrtf(", "sqrt(", f64) + a + ")"; break;
+    case FormulaOp::Tanh: e = fn("tanhf(", "tanh(", f64) + a + ")"; break;
+    case FormulaOp::Abs: e = fn("fabsf(", "fabs(", f64) + a + ")"; break;
+    case FormulaOp::Add: e = a + " + " + b; break;
+    case FormulaOp::Sub: e = a + " - " + b; break;
+    case FormulaOp::Mul: e = a + " * " + b; break;
+    case FormulaOp::Div: e = a + " / " + b; break;
+    case FormulaOp::Pow: e = fn("powf(", "pow(", f64) + a + ", " + b + ")"; break;
+    case FormulaOp::Less: e = std::string("(") + a + " < " + b + ") ? 1 : 0"; break;
+    case FormulaOp::LessEq: e = std::string("(") + a + " <= " + b + ") ? 1 : 0"; break;
+    case FormulaOp::Select: e = a + " != 0 ? " + b + " : " + c; break;
+    }
+    os << indent << "const " << type << " " << t(int(i)) << " = " << e << ";";
+    if (n.op != FormulaOp::Input && n.op != FormulaOp::Const) os << " // " << spelling(n.op);
+    if (n.op == FormulaOp::Attr) os << " " << cComment(n.attr);
+    os << "\n";
+  }
+  return t(f.result);
+}
+
+std::string backend::makeElementwiseKernel(OpKind kind, const AttrMap &attrs, const std::vector<KernelBuffer> &inputs,
+                                           const KernelBuffer &output, ElementwiseKernel &k) {
+  const Formula *f = formulaOf(kind);
+  if (!f) return "no formula";
+  if (inputs.size() != f->inputs) return "takes " + std::to_string(f->inputs) + " operands";
+  for (const KernelBuffer &b : inputs)
+    if (!hasGeneratedLoads(b.dtype)) return std::string("dtype ") + spelling(b.dtype) + " has no generated loads yet";
+  if (!hasGeneratedLoads(output.dtype))
+    return std::string("dtype ") + spelling(output.dtype) + " has no generated stores yet";
+  for (const KernelBuffer &b : inputs)
+    if (b.shape.size() > output.shape.size()) return "an operand of higher rank than the result";
+  k.kind = kind;
+  k.formula = f;
+  k.attrValues = attrValues(*f, attrs);
+  k.inputs = inputs;
+  k.output = output;
+  return "";
+}
+
+void backend::renderPrelude(Flavor flavor, llvm::raw_ostream &os) {
+  const char *fnq = flavor == Flavor::Cuda ? "static __host__ __device__ inline" : "static inline";
+  os << "#include <cmath>\n#include <cstdint>\n#include <cstring>\n\n";
+  os << "// 16-bit floats: bfloat16 and IEEE half from and to f32, round to nearest even.\n";
+  os << fnq << " float planc_bf16_to_f32(uint16_t h) {\n"
+     << "  uint32_t u = uint32_t(h) << 16;\n  float f;\n  memcpy(&f, &u, 4);\n  return f;\n}\n";
+  os << fnq << " uint16_t planc_f32_to_bf16(float f) {\n"
+     << "  uint32_t u;\n  memcpy(&u, &f, 4);\n"
+     << "  if ((u & 0x7fffffffu) > 0x7f800000u) return uint16_t((u >> 16) | 0x40u); // NaN stays a (quiet) NaN\n"
+     << "  u += 0x7fffu + ((u >> 16) & 1u);\n  return uint16_t(u >> 16);\n}\n";
+  os << fnq << " float planc_f16_to_f32(uint16_t h) {\n"
+     << "  uint32_t sign = uint32_t(h & 0x8000u) << 16, e = (h >> 10) & 0x1fu, m = h & 0x3ffu, u;\n"
+     << "  if (e == 0) {\n"
+     << "    float f = ldexpf(float(m), -24); // zero or subnormal\n"
+     << "    return sign ? -f : f;\n"
+     << "  }\n"
+     << "  u = e == 31 ? (sign | 0x7f800000u | (m << 13)) : (sign | ((e + 112u) << 23) | (m << 13));\n"
+     << "  float f;\n  memcpy(&f, &u, 4);\n  return f;\n}\n";
+  os << fnq << " uint16_t planc_f32_to_f16(float f) {\n"
+     << "  uint32_t u;\n  memcpy(&u, &f, 4);\n"
+     << "  uint32_t sign = (u >> 16) & 0x8000u, a = u & 0x7fffffffu;\n"
+     << "  if (a > 0x7f800000u) return uint16_t(sign | 0x7e00u); // NaN\n"
+     << "  if (a >= 0x477ff000u) return uint16_t(sign | 0x7c00u); // 65520 and up round to infinity\n"
+     << "  if (a < 0x38800000u) { // below 2^-14: a multiple of 2^-24\n"
+     << "    float af;\n    memcpy(&af, &a, 4);\n"
+     << "    float scaled = af * 16777216.0f;\n"
+     << "    uint32_t m = uint32_t(scaled);\n    float rest = scaled - float(m);\n"
+     << "    if (rest > 0.5f || (rest == 0.5f && (m & 1u))) ++m;\n"
+     << "    return uint16_t(sign | m);\n  }\n"
+     << "  uint32_t h = (((a >> 23) - 112u) << 10) | ((a >> 13) & 0x3ffu), rest = a & 0x1fffu;\n"
+     << "  if (rest > 0x1000u || (rest == 0x1000u && (h & 1u))) ++h; // a carry moves into the exponent\n"
+     << "  return uint16_t(sign | h);\n}\n\n";
+}
+
+void backend::renderElementwiseKernel(const ElementwiseKernel &k, Flavor flavor, llvm::raw_ostream &os) {
+  const bool f64 = k.output.dtype == DType::F64;
+  const int64_t n = numelOf(k.output.shape);
+  os << "// kernel " << k.name << ": " << spelling(k.kind) << ", elementwise";
+  if (k.accumulate) os << ", accumulating";
+  os << "\n";
+  if (!k.comment.empty()) os << "// " << cComment(k.comment) << "\n";
+  os << (flavor == Flavor::Cuda ? "__global__ void " : "static void ") << k.name << "(";
+  for (size_t j = 0; j < k.inputs.size(); ++j) os << "const void *in" << j << "_, ";
+  os << "void *out_) {\n";
+  for (size_t j = 0; j < k.inputs.size(); ++j)
+    os << "  const " << storageType(k.inputs[j].dtype) << " *in" << j << " = (const "
+       << storageType(k.inputs[j].dtype) << " *)in" << j << "_; // " << shapeComment(k.inputs[j]) << "\n";
+  os << "  " << storageType(k.output.dtype) << " *out = (" << storageType(k.output.dtype) << " *)out_; // "
+     << shapeComment(k.output) << "\n";
+  os << "  const int64_t n = " << n << ";\n";
+  std::string indent = "    ";
+  if (flavor == Flavor::Cuda) {
+    os << "  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;\n  if (i >= n) return;\n";
+    indent = "  ";
+  } else {
+    os << "#pragma omp parallel for simd schedule(static)\n  for (int64_t i = 0; i < n; ++i) {\n";
+  }
+  std::vector<std::string> inputs;
+  for (size_t j = 0; j < k.inputs.size(); ++j) {
+    std::string x = load(k.inputs[j].dtype, "in" + std::to_string(j), offsetExpr(k.inputs[j].shape, k.output.shape));
+    if (f64 && k.inputs[j].dtype != DType::F64) x = "double(" + x + ")";
+    if (!f64 && k.inputs[j].dtype == DType::F64) x = "float(" + x + ")";
+    inputs.push_back(x);
+  }
+  std::string result = renderFormula(*k.formula, k.attrValues, inputs, f64, indent, os);
+  if (k.accumulate) result = load(k.output.dtype, "out", "i") + " + " + result;
+  os << indent << "out[i] = " << stored(k.output.dtype, result) << ";\n";
+  if (flavor == Flavor::Cpu) os << "  }\n";
+  os << "}\n\n";
+}

@@ -1,0 +1,93 @@
+//===- backend/c/CFamily.h - kernels as C-family source, for CPU and CUDA -*- C++ -*-===//
+//
+// The renderer both code generators share: a kernel description (today the
+// elementwise class, ir/ops/Formula.h) becomes C-family source that is valid
+// C++ for the CPU backend and CUDA C++ for the GPU backend. What differs is
+// the flavour: the CPU flavour is a function with an OpenMP loop whose body
+// the compiler can vectorise; the CUDA flavour a __global__ function with one
+// thread per element. Everything else is shared:
+//
+//  - expressions: one `const float tN = ...;` per formula node (SSA, so a
+//    value used twice is computed once), computed in f32, constants as exact
+//    hexadecimal literals, the math of <cmath>'s f32 functions (expf, tanhf);
+//  - loads and stores per dtype: f32 and f64 as they are; bf16 and f16 from
+//    and to their 16 bits with round-to-nearest-even (the prelude's helpers,
+//    __host__ __device__ in the CUDA flavour); f64 is computed in f64;
+//  - broadcasting as NumPy does it, each operand's offset from the result's
+//    index by its broadcast strides (constants the compiler folds);
+//  - a banner comment naming the kernel's op, and a shape comment on every
+//    buffer it reads or writes.
+//
+// Nothing of the plan's text reaches the source but through cIdentifier()
+// and cComment(), which make any string safe as an identifier or inside a
+// comment.
+//
+//===----------------------------------------------------------------------===//
+#ifndef PLANC_BACKEND_C_CFAMILY_H
+#define PLANC_BACKEND_C_CFAMILY_H
+
+#include "ir/IR.h"
+#include "ir/ops/Formula.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+#include <string>
+#include <vector>
+
+namespace planc::backend {
+
+enum class Flavor { Cpu, Cuda };
+
+/// One operand or the result of an elementwise kernel.
+struct KernelBuffer {
+  ir::DType dtype = ir::DType::F32;
+  Shape shape; // an operand's own shape (broadcast to the result's)
+};
+
+/// An elementwise kernel: the formula of `kind` over its operands' elements.
+struct ElementwiseKernel {
+  std::string name;                 // the function's name (a C identifier)
+  ir::OpKind kind = ir::OpKind::NumOps;
+  const ir::Formula *formula = nullptr;
+  std::vector<double> attrValues;   // in Formula::attrs() order
+  std::vector<KernelBuffer> inputs; // one per formula input
+  KernelBuffer output;
+  bool accumulate = false;          // out += result
+  std::string comment;              // a line for the banner (escaped on output)
+};
+
+/// The elementwise kernel of an op kind with a formula on these buffers;
+/// "" and `k` filled, or a reason it has none ("no formula", "dtype i32").
+std::string makeElementwiseKernel(ir::OpKind kind, const ir::AttrMap &attrs, const std::vector<KernelBuffer> &inputs,
+                                  const KernelBuffer &output, ElementwiseKernel &k);
+
+/// The helpers every translation unit of this flavour needs once (the
+/// 16-bit float conversions, the includes).
+void renderPrelude(Flavor flavor, llvm::raw_ostream &os);
+
+/// The kernel as a function `k.name(const void *in0, ..., void *out)`: for
+/// the CPU a static function with an OpenMP loop, for CUDA a __global__
+/// function of one thread per element.
+void renderElementwiseKernel(const ElementwiseKernel &k, Flavor flavor, llvm::raw_ostream &os);
+
+/// The formula's body: a statement per node reading `inputs` (C expressions
+/// of type float, or double where `f64`), each line prefixed by `indent`.
+/// Returns the name holding the result.
+std::string renderFormula(const ir::Formula &f, llvm::ArrayRef<double> attrValues,
+                          llvm::ArrayRef<std::string> inputs, bool f64, llvm::StringRef indent,
+                          llvm::raw_ostream &os);
+
+/// An exact C literal of `v` (hexadecimal; INFINITY, NAN where needed), of
+/// type float unless `f64`.
+std::string floatLiteral(double v, bool f64);
+
+/// `s` as a C identifier: letters, digits and '_' kept, anything else
+/// "_xHH", a leading digit prefixed; never empty.
+std::string cIdentifier(llvm::StringRef s);
+/// `s` safe inside a /* */ or // comment: no "*/", no line breaks, no
+/// trigraphs, no control characters, ASCII only.
+std::string cComment(llvm::StringRef s);
+
+} // namespace planc::backend
+
+#endif

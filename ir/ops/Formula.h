@@ -1,0 +1,105 @@
+//===- ir/ops/Formula.h - an elementwise op as a scalar formula -*- C++ -*-===//
+//
+// The kernel description of the elementwise ops: result element i as a
+// formula of element i of each operand (after broadcasting), the op's scalar
+// attributes and constants. One description, two readers:
+//
+//  - the interpreter's reference kernel of each such op evaluates it, in f64
+//    (evalFormula below, used by ir/ops/Elementwise.cpp and friends);
+//  - the code generators render it as C-family source (backend/CFamily.h),
+//    for the CPU now and CUDA next.
+//
+// so the oracle and the code generator cannot drift apart. A formula is a
+// list of nodes in SSA form: each node reads only earlier ones, so a value
+// used twice (tanh(u) in gelu's derivative) is computed once, in the
+// renderer's code as in the evaluator. The order of arithmetic is the one the
+// node list spells: evaluating in f64 gives the numbers the hand-written
+// kernels gave, bit for bit.
+//
+//===----------------------------------------------------------------------===//
+#ifndef PLANC_IR_OPS_FORMULA_H
+#define PLANC_IR_OPS_FORMULA_H
+
+#include "ir/IR.h"
+#include "ir/Tensor.h"
+
+#include "llvm/ADT/ArrayRef.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace planc::ir {
+
+enum class FormulaOp : uint8_t {
+  Input,  // operand `index`
+  Const,  // `value`
+  Attr,   // the op's float attribute `attr`
+  Neg, Exp, Log, Sqrt, Tanh, Abs,   // of a
+  Add, Sub, Mul, Div, Pow,          // a op b
+  Less, LessEq,                     // a < b, a <= b: 1 or 0
+  Select,                           // a != 0 ? b : c
+};
+/// The spelling in docs and --emit output: "exp", "add", "select".
+const char *spelling(FormulaOp op);
+/// Operands a node of `op` reads (0 for Input, Const, Attr).
+unsigned arity(FormulaOp op);
+
+struct FormulaNode {
+  FormulaOp op = FormulaOp::Const;
+  int a = -1, b = -1, c = -1; // earlier nodes
+  int index = 0;              // Input: the operand
+  double value = 0;           // Const
+  const char *attr = nullptr; // Attr: a name with static storage
+};
+
+struct Formula {
+  std::vector<FormulaNode> nodes;
+  int result = -1;    // the node that is the result
+  unsigned inputs = 0; // operands read
+  /// Attributes the formula reads, in node order (no repeats).
+  std::vector<const char *> attrs() const;
+};
+
+/// Writes a formula node by node; each call returns the new node's index.
+class FormulaBuilder {
+public:
+  int input(int index);
+  int constant(double value);
+  int attr(const char *name);
+  int unary(FormulaOp op, int a);
+  int binary(FormulaOp op, int a, int b);
+  int select(int cond, int ifTrue, int ifFalse);
+  int neg(int a) { return unary(FormulaOp::Neg, a); }
+  int exp(int a) { return unary(FormulaOp::Exp, a); }
+  int tanh(int a) { return unary(FormulaOp::Tanh, a); }
+  int add(int a, int b) { return binary(FormulaOp::Add, a, b); }
+  int sub(int a, int b) { return binary(FormulaOp::Sub, a, b); }
+  int mul(int a, int b) { return binary(FormulaOp::Mul, a, b); }
+  int div(int a, int b) { return binary(FormulaOp::Div, a, b); }
+  Formula done(int result);
+
+private:
+  int push(FormulaNode n);
+  Formula f;
+};
+
+/// The formula of an elementwise op kind, or null for an op that has none
+/// (not elementwise, or elementwise in a way a formula does not say: cast's
+/// rounding, dropout's random mask, a causal mask by position).
+const Formula *formulaOf(OpKind kind);
+
+/// The values of the formula's attributes on `attrs`, in Formula::attrs()
+/// order; a missing one is 0 (the op's verifier has required it).
+std::vector<double> attrValues(const Formula &f, const AttrMap &attrs);
+
+/// Evaluates `f` in f64 on `in` (broadcast to out's shape as NumPy does)
+/// into `out`: the reference kernel of every op with a formula.
+void evalFormula(const Formula &f, const AttrMap &attrs, llvm::ArrayRef<const Tensor *> in, Tensor &out);
+
+/// One element: the formula at inputs `x` (one value per operand).
+double evalFormulaAt(const Formula &f, llvm::ArrayRef<double> attrValues, llvm::ArrayRef<double> x);
+
+} // namespace planc::ir
+
+#endif
