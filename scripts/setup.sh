@@ -21,8 +21,9 @@ PACKAGES=(
   # headless browser: tests/e2e/schedule-svg-screenshot.sh renders the
   # schedule Gantt chart (--emit=schedule-svg) and checks the screenshot
   chromium
-  # Later work adds the CPU runtime here:
-  # libopenmpi-dev openmpi-bin libopenblas-dev (not needed yet).
+  # the CPU backend's GEMMs: generated kernels call OpenBLAS's cblas_sgemm
+  libopenblas-dev
+  # Later work adds MPI here: libopenmpi-dev openmpi-bin (not needed yet).
 )
 
 missing=()

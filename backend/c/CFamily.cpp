@@ -50,10 +50,10 @@ int64_t numelOf(const Shape &s) {
   return n;
 }
 
-/// The C expression of an operand's element offset for result index `i`:
-/// NumPy broadcasting, the operand's shape aligned at the right.
-std::string offsetExpr(const Shape &operand, const Shape &out) {
-  if (operand == out) return "i";
+} // namespace
+
+std::string backend::broadcastOffset(const Shape &operand, const Shape &out, const std::string &i) {
+  if (operand == out) return i;
   if (numelOf(operand) == 1) return "0";
   const size_t rank = out.size(), lead = rank - operand.size();
   std::vector<int64_t> outStride(rank, 1), stride(rank, 0);
@@ -67,7 +67,7 @@ std::string offsetExpr(const Shape &operand, const Shape &out) {
   std::string e;
   for (size_t d = 0; d < rank; ++d) {
     if (stride[d] == 0) continue;
-    std::string idx = "i";
+    std::string idx = i;
     if (outStride[d] != 1) idx = "(" + idx + " / " + std::to_string(outStride[d]) + ")";
     if (d > 0) idx = "(" + idx + " % " + std::to_string(out[d]) + ")";
     if (stride[d] != 1) idx += " * " + std::to_string(stride[d]);
@@ -76,15 +76,14 @@ std::string offsetExpr(const Shape &operand, const Shape &out) {
   return e.empty() ? "0" : e;
 }
 
-std::string shapeComment(const KernelBuffer &b) {
-  std::string s = spelling(b.dtype);
-  s += toString(b.shape);
-  return s;
-}
+namespace {
+
 
 std::string fn(const char *f32, const char *f64, bool isF64) { return isF64 ? f64 : f32; }
 
 } // namespace
+
+std::string backend::shapeComment(const KernelBuffer &b) { return spelling(b.dtype) + toString(b.shape); }
 
 std::string backend::floatLiteral(double v, bool f64) {
   if (std::isnan(v)) return f64 ? "(double)NAN" : "NAN";
@@ -254,7 +253,7 @@ void backend::renderElementwiseKernel(const ElementwiseKernel &k, Flavor flavor,
   }
   std::vector<std::string> inputs;
   for (size_t j = 0; j < k.inputs.size(); ++j) {
-    std::string x = load(k.inputs[j].dtype, "in" + std::to_string(j), offsetExpr(k.inputs[j].shape, k.output.shape));
+    std::string x = load(k.inputs[j].dtype, "in" + std::to_string(j), broadcastOffset(k.inputs[j].shape, k.output.shape, "i"));
     if (f64 && k.inputs[j].dtype != DType::F64) x = "double(" + x + ")";
     if (!f64 && k.inputs[j].dtype == DType::F64) x = "float(" + x + ")";
     inputs.push_back(x);

@@ -77,6 +77,15 @@ std::string renderFormula(const ir::Formula &f, llvm::ArrayRef<double> attrValue
                           llvm::ArrayRef<std::string> inputs, bool f64, llvm::StringRef indent,
                           llvm::raw_ostream &os);
 
+/// The C expression of the element offset, in an operand of shape
+/// `operand`, of index `i` of the result of shape `out`: NumPy broadcasting,
+/// the operand's shape aligned at the right (its size-1 and missing dims
+/// stride 0).
+std::string broadcastOffset(const Shape &operand, const Shape &out, const std::string &i);
+
+/// "f32[4, 64]": the comment on a buffer's pointer.
+std::string shapeComment(const KernelBuffer &b);
+
 /// An exact C literal of `v` (hexadecimal; INFINITY, NAN where needed), of
 /// type float unless `f64`.
 std::string floatLiteral(double v, bool f64);
