@@ -11,6 +11,7 @@
 #include "backend/interp/TensorAdapters.h"
 #include "runtime/ElementBits.h"
 
+#include "CompiledProgram.h"
 #include "OpTestHelpers.h"
 
 #include "llvm/Support/FileSystem.h"
@@ -33,13 +34,6 @@ struct GemmCase {
   Tensor a, b, c0; // c0: C before (accumulate)
   Tensor want;
 };
-
-std::vector<char> bytesOf(const Tensor &t) {
-  runtime::ElementType e = interp::toElementType(t.dtype);
-  std::vector<char> bytes(t.data.size() * runtime::byteSize(e));
-  runtime::encodeBuffer(e, t.data.data(), t.data.size(), bytes.data());
-  return bytes;
-}
 
 TEST(GemmTest, CompiledCallsEqualTheInterpretersMatmul) {
   std::mt19937_64 rng(7);
@@ -74,56 +68,34 @@ TEST(GemmTest, CompiledCallsEqualTheInterpretersMatmul) {
   add({4, 6}, {6, 8}, false, false, DType::F32, true);
   add({3, 4, 6}, {3, 8, 6}, false, true, DType::F64, true);
 
-  llvm::SmallString<128> dir;
-  ASSERT_FALSE(llvm::sys::fs::createUniqueDirectory("planc-gemm", dir));
-  const std::string d(dir);
+  planc::testing::ScratchDir dir;
+  const std::string &d = dir.path;
   std::string text;
   llvm::raw_string_ostream os(text);
   renderGemmPrelude(os);
-  os << "#include <cstdint>\n#include <fstream>\n#include <iterator>\n#include <string>\n#include <vector>\n";
+  os << "#include <cstdint>\n" << planc::testing::kReadFileHelper;
   for (const GemmCase &g : cases) renderGemmKernel(g.kernel, os);
-  os << "static std::vector<char> readFile(const std::string &p) {\n"
-        "  std::ifstream f(p, std::ios::binary);\n"
-        "  return std::vector<char>(std::istreambuf_iterator<char>(f), {});\n}\n"
-        "int main(int, char **argv) {\n  std::string dir = argv[1];\n";
+  os << "int main(int, char **argv) {\n  std::string dir = argv[1];\n";
   for (size_t k = 0; k < cases.size(); ++k) {
     std::string p = "dir + \"/" + std::to_string(k);
     os << "  {\n    std::vector<char> a = readFile(" << p << ".a\"), b = readFile(" << p << ".b\"), c = readFile(" << p
-       << ".c\");\n    " << cases[k].kernel.name << "(a.data(), b.data(), c.data());\n"
-       << "    std::ofstream(" << p << ".out\", std::ios::binary).write(c.data(), long(c.size()));\n  }\n";
-    for (auto [suffix, t] : {std::pair<const char *, const Tensor *>{".a", &cases[k].a}, {".b", &cases[k].b},
-                             {".c", &cases[k].c0}}) {
-      std::vector<char> bytes = bytesOf(*t);
-      std::ofstream(d + "/" + std::to_string(k) + suffix, std::ios::binary).write(bytes.data(), long(bytes.size()));
-    }
+       << ".c\");\n    " << cases[k].kernel.name << "(a.data(), b.data(), c.data());\n    writeFile(" << p
+       << ".out\", c);\n  }\n";
+    planc::testing::writeTensor(d + "/" + std::to_string(k) + ".a", cases[k].a);
+    planc::testing::writeTensor(d + "/" + std::to_string(k) + ".b", cases[k].b);
+    planc::testing::writeTensor(d + "/" + std::to_string(k) + ".c", cases[k].c0);
   }
   os << "  return 0;\n}\n";
   os.flush();
-  std::ofstream(d + "/gemm.cpp") << text;
-
-  auto cxx = llvm::sys::findProgramByName(PLANC_TEST_CXX);
-  ASSERT_TRUE(bool(cxx));
-  std::string err, exe = d + "/gemm";
-  ASSERT_EQ(llvm::sys::ExecuteAndWait(*cxx, {*cxx, "-std=c++17", "-O2", "-Wall", "-Werror", "-o", exe, d + "/gemm.cpp",
-                                             "-lopenblas"},
-                                      llvm::None, {}, 0, 0, &err),
-            0)
-      << err << "\n" << text;
-  ASSERT_EQ(llvm::sys::ExecuteAndWait(exe, {exe, d}, llvm::None, {}, 0, 0, &err), 0) << err;
-
+  ASSERT_TRUE(planc::testing::compileAndRun(text, d, {"-lopenblas"}));
   for (size_t k = 0; k < cases.size(); ++k) {
     const GemmCase &g = cases[k];
-    runtime::ElementType e = interp::toElementType(g.want.dtype);
-    std::ifstream f(d + "/" + std::to_string(k) + ".out", std::ios::binary);
-    std::vector<char> bytes((std::istreambuf_iterator<char>(f)), {});
-    ASSERT_EQ(bytes.size(), g.want.data.size() * runtime::byteSize(e)) << g.kernel.name;
-    std::vector<double> got(g.want.data.size());
-    runtime::decodeBuffer(e, bytes.data(), got.size(), got.data());
+    Tensor got = planc::testing::readTensor(d + "/" + std::to_string(k) + ".out", g.want);
+    ASSERT_EQ(got.data.size(), g.want.data.size()) << g.kernel.name;
     const double tol = g.want.dtype == DType::F64 ? 1e-13 : 1e-5 * double(g.kernel.k);
-    for (size_t i = 0; i < got.size(); ++i)
-      ASSERT_NEAR(got[i], g.want.data[i] + g.c0.data[i], tol) << g.kernel.name << " element " << i;
+    for (size_t i = 0; i < got.data.size(); ++i)
+      ASSERT_NEAR(got.data[i], g.want.data[i] + g.c0.data[i], tol) << g.kernel.name << " element " << i;
   }
-  llvm::sys::fs::remove_directories(dir);
 }
 
 TEST(GemmTest, SaysWhyAMatmulHasNoLibraryCall) {

@@ -1,0 +1,168 @@
+//===- backend/c/Layout.cpp - data movement as strided gathers -------------===//
+
+#include "backend/c/Layout.h"
+
+#include "runtime/ElementBits.h"
+
+using namespace planc;
+using namespace planc::backend;
+using namespace planc::ir;
+
+namespace {
+
+std::vector<int64_t> rowMajorStrides(const Shape &s) {
+  std::vector<int64_t> st(s.size(), 1);
+  for (size_t d = s.size(); d-- > 1;) st[d - 1] = st[d] * s[d];
+  return st;
+}
+
+int64_t intAttr(const AttrMap &attrs, const char *name, int64_t otherwise = 0) {
+  auto it = attrs.find(name);
+  return it != attrs.end() && std::holds_alternative<int64_t>(it->second) ? std::get<int64_t>(it->second) : otherwise;
+}
+
+/// The runtime's element type of a dtype, for encoding fill values.
+runtime::ElementType elementOf(DType t) {
+  switch (t) {
+  case DType::F64: return runtime::ElementType::F64;
+  case DType::F32: return runtime::ElementType::F32;
+  case DType::BF16: return runtime::ElementType::BF16;
+  case DType::F16: return runtime::ElementType::F16;
+  case DType::F8E4M3: return runtime::ElementType::F8E4M3;
+  case DType::F8E5M2: return runtime::ElementType::F8E5M2;
+  case DType::I32: return runtime::ElementType::I32;
+  case DType::I64: return runtime::ElementType::I64;
+  case DType::U8: return runtime::ElementType::U8;
+  case DType::U16: return runtime::ElementType::U16;
+  case DType::U32: return runtime::ElementType::U32;
+  case DType::Bool: return runtime::ElementType::Bool;
+  }
+  return runtime::ElementType::F32;
+}
+
+const char *bitsType(DType t) {
+  switch (byteSize(t)) {
+  case 1: return "uint8_t";
+  case 2: return "uint16_t";
+  case 8: return "uint64_t";
+  default: return "uint32_t";
+  }
+}
+
+int64_t normalized(int64_t dim, size_t rank) { return dim < 0 ? dim + int64_t(rank) : dim; }
+
+} // namespace
+
+std::string backend::makeLayoutKernel(OpKind kind, const AttrMap &attrs, const KernelBuffer *input,
+                                      const KernelBuffer &output, LayoutKernel &k) {
+  k = LayoutKernel();
+  k.kind = kind;
+  k.output = output;
+  const size_t rank = output.shape.size();
+  if (kind == OpKind::Fill) {
+    k.hasInput = false;
+    auto it = attrs.find("value");
+    double v = 0;
+    if (it != attrs.end()) {
+      if (const double *d = std::get_if<double>(&it->second)) v = *d;
+      else if (const int64_t *i = std::get_if<int64_t>(&it->second)) v = double(*i);
+    }
+    k.fillBits = runtime::encodeElement(elementOf(output.dtype), v);
+    return "";
+  }
+  if (!input) return "takes one operand";
+  if (input->dtype != output.dtype) return "changes the dtype";
+  k.input = *input;
+  std::vector<int64_t> in = rowMajorStrides(input->shape);
+  switch (kind) {
+  case OpKind::Reshape:
+    // The same elements in the same order: the identity gather.
+    k.strides = rowMajorStrides(output.shape);
+    return "";
+  case OpKind::BroadcastTo: {
+    if (input->shape.size() > rank) return "an operand of higher rank than the result";
+    k.strides.assign(rank, 0);
+    const size_t lead = rank - input->shape.size();
+    for (size_t d = lead; d < rank; ++d) k.strides[d] = input->shape[d - lead] == 1 ? 0 : in[d - lead];
+    return "";
+  }
+  case OpKind::Transpose: {
+    auto it = attrs.find("perm");
+    if (it == attrs.end() || !std::holds_alternative<std::vector<int64_t>>(it->second)) return "no perm";
+    const std::vector<int64_t> &perm = std::get<std::vector<int64_t>>(it->second);
+    if (perm.size() != rank || input->shape.size() != rank) return "a perm of another rank";
+    for (int64_t p : perm) k.strides.push_back(in[size_t(normalized(p, rank))]);
+    return "";
+  }
+  case OpKind::Slice: {
+    if (input->shape.size() != rank) return "a result of another rank";
+    k.strides = in;
+    int64_t dim = normalized(intAttr(attrs, "dim"), rank);
+    k.base = intAttr(attrs, "start") * in[size_t(dim)];
+    return "";
+  }
+  case OpKind::Pad: {
+    if (input->shape.size() != rank) return "a result of another rank";
+    k.strides = in;
+    int64_t dim = normalized(intAttr(attrs, "dim"), rank), before = intAttr(attrs, "before");
+    k.window = int(dim);
+    k.lo = before;
+    k.hi = before + input->shape[size_t(dim)];
+    k.base = -before * in[size_t(dim)];
+    k.fillBits = 0; // zeros, in every dtype's bits
+    return "";
+  }
+  default: return "not data movement";
+  }
+}
+
+void backend::renderLayoutKernel(const LayoutKernel &k, Flavor flavor, llvm::raw_ostream &os) {
+  const char *type = bitsType(k.output.dtype);
+  int64_t n = 1;
+  for (int64_t d : k.output.shape) n *= d;
+  os << "// kernel " << k.name << ": " << spelling(k.kind) << ", data movement\n";
+  if (!k.comment.empty()) os << "// " << cComment(k.comment) << "\n";
+  os << (flavor == Flavor::Cuda ? "__global__ void " : "static void ") << k.name << "(";
+  if (k.hasInput) os << "const void *in_, ";
+  os << "void *out_) {\n";
+  if (k.hasInput)
+    os << "  const " << type << " *in = (const " << type << " *)in_; // " << shapeComment(k.input) << "\n";
+  os << "  " << type << " *out = (" << type << " *)out_; // " << shapeComment(k.output) << "\n";
+  os << "  const int64_t n = " << n << ";\n";
+  std::string indent = "    ";
+  if (flavor == Flavor::Cuda) {
+    os << "  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;\n  if (i >= n) return;\n";
+    indent = "  ";
+  } else {
+    os << "#pragma omp parallel for simd schedule(static)\n  for (int64_t i = 0; i < n; ++i) {\n";
+  }
+  const std::string fill = std::to_string(k.fillBits) + "u";
+  if (!k.hasInput) {
+    os << indent << "out[i] = " << type << "(" << fill << ");\n";
+  } else {
+    // The coordinates of i, each times its input stride.
+    const Shape &out = k.output.shape;
+    std::vector<int64_t> outStride = rowMajorStrides(out);
+    std::string offset = k.base ? std::to_string(k.base) : "";
+    std::string windowCoord;
+    for (size_t d = 0; d < out.size(); ++d) {
+      std::string c = "i";
+      if (outStride[d] != 1) c = "(" + c + " / " + std::to_string(outStride[d]) + ")";
+      if (d > 0) c = "(" + c + " % " + std::to_string(out[d]) + ")";
+      if (int(d) == k.window) windowCoord = c;
+      if (k.strides[d] == 0) continue;
+      std::string term = k.strides[d] == 1 ? c : c + " * " + std::to_string(k.strides[d]);
+      offset += (offset.empty() ? "" : " + ") + term;
+    }
+    if (offset.empty()) offset = "0";
+    if (k.window >= 0) {
+      os << indent << "const int64_t c = " << windowCoord << ";\n";
+      os << indent << "out[i] = c >= " << k.lo << " && c < " << k.hi << " ? in[" << offset << "] : " << type << "("
+         << fill << ");\n";
+    } else {
+      os << indent << "out[i] = in[" << offset << "];\n";
+    }
+  }
+  if (flavor == Flavor::Cpu) os << "  }\n";
+  os << "}\n\n";
+}
