@@ -195,7 +195,7 @@ std::string backend::makeElementwiseKernel(OpKind kind, const AttrMap &attrs, co
 }
 
 void backend::renderPrelude(Flavor flavor, llvm::raw_ostream &os) {
-  const char *fnq = flavor == Flavor::Cuda ? "static __host__ __device__ inline" : "static inline";
+  const char *fnq = flavor == Flavor::Cuda ? "[[maybe_unused]] static __host__ __device__ inline" : "[[maybe_unused]] static inline";
   os << "#include <cmath>\n#include <cstdint>\n#include <cstring>\n\n";
   os << "// 16-bit floats: bfloat16 and IEEE half from and to f32, round to nearest even.\n";
   os << fnq << " float planc_bf16_to_f32(uint16_t h) {\n"
@@ -235,7 +235,7 @@ void backend::renderElementwiseKernel(const ElementwiseKernel &k, Flavor flavor,
   if (k.accumulate) os << ", accumulating";
   os << "\n";
   if (!k.comment.empty()) os << "// " << cComment(k.comment) << "\n";
-  os << (flavor == Flavor::Cuda ? "__global__ void " : "static void ") << k.name << "(";
+  os << (flavor == Flavor::Cuda ? "__global__ void " : "[[maybe_unused]] static void ") << k.name << "(";
   for (size_t j = 0; j < k.inputs.size(); ++j) os << "const void *in" << j << "_, ";
   os << "void *out_) {\n";
   for (size_t j = 0; j < k.inputs.size(); ++j)

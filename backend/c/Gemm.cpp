@@ -44,7 +44,7 @@ void backend::renderGemmKernel(const GemmKernel &g, llvm::raw_ostream &os) {
   if (g.accumulate) os << ", accumulating";
   os << "\n";
   if (!g.comment.empty()) os << "// " << cComment(g.comment) << "\n";
-  os << "static void " << g.name << "(const void *a_, const void *b_, void *c_) {\n";
+  os << "[[maybe_unused]] static void " << g.name << "(const void *a_, const void *b_, void *c_) {\n";
   os << "  const " << type << " *a = (const " << type << " *)a_; // " << shapeComment(g.a) << "\n";
   os << "  const " << type << " *b = (const " << type << " *)b_; // " << shapeComment(g.b) << "\n";
   os << "  " << type << " *c = (" << type << " *)c_; // " << shapeComment(g.c) << "\n";

@@ -122,7 +122,7 @@ void backend::renderLayoutKernel(const LayoutKernel &k, Flavor flavor, llvm::raw
   for (int64_t d : k.output.shape) n *= d;
   os << "// kernel " << k.name << ": " << spelling(k.kind) << ", data movement\n";
   if (!k.comment.empty()) os << "// " << cComment(k.comment) << "\n";
-  os << (flavor == Flavor::Cuda ? "__global__ void " : "static void ") << k.name << "(";
+  os << (flavor == Flavor::Cuda ? "__global__ void " : "[[maybe_unused]] static void ") << k.name << "(";
   if (k.hasInput) os << "const void *in_, ";
   os << "void *out_) {\n";
   if (k.hasInput)

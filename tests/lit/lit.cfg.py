@@ -12,6 +12,9 @@
 #   %obj-root   the build folder (what `cmake --install` installs from)
 #   %examples   examples/
 #   %python     the python that runs lit
+#   %cxx        the C++ compiler that builds planc (generated kernels are
+#               compiled with it); feature `nvcc` when CUDA's compiler is at
+#               $CUDA_HOME/bin/nvcc (or /usr/local/cuda), with %nvcc its path
 #   %expect-exit N   run a command and require exit status N (e.g. 2 for usage)
 #   FileCheck, not, count   LLVM 14's tools. `not` is the real binary, not lit's
 #               builtin: the builtin counts a crash as a failure to negate, so
@@ -49,6 +52,11 @@ else:
     config.substitutions.append(('%stdlib', os.path.join(config.planc_src_root, 'lib', 'std')))
     config.substitutions.append(('%examples', os.path.join(config.planc_src_root, 'examples')))
     config.substitutions.append(('%python', config.python_executable))
+    config.substitutions.append(('%cxx', getattr(config, 'cxx', 'c++')))
+    nvcc = os.path.join(os.environ.get('CUDA_HOME', '/usr/local/cuda'), 'bin', 'nvcc')
+    if os.path.exists(nvcc):
+        config.available_features.add('nvcc')
+        config.substitutions.append(('%nvcc', nvcc))
     # `%expect-exit N cmd args...`: runs cmd, passes its output through, and
     # succeeds only if it exited with status N (not on a crash).
     config.substitutions.append(('%expect-exit', '%s %s' % (

@@ -19,6 +19,7 @@
 #include "ir/MeshLayout.h"
 #include "ir/Printer.h"
 #include "exec/PlanPrinter.h"
+#include "backend/c/ProgramKernels.h"
 #include "ir/Verifier.h"
 #include "analysis/CommSummary.h"
 #include "passes/PassManager.h"
@@ -233,9 +234,12 @@ int parseArgs(int argc, char **argv, Options &o) {
   if (o.command.empty()) return usage("no command; the commands are check, emit, run and verify");
   if (o.file.empty()) return usage("no input file");
   if (o.command == "emit") {
-    const char *forms = "tokens, ast, ir, ir-train, ir-partitioned, exec, comm, memory, mesh, schedule and schedule-svg";
+    const char *forms =
+        "tokens, ast, ir, ir-train, ir-partitioned, exec, kernels, kernels-cuda, comm, memory, mesh, schedule and "
+        "schedule-svg";
     if (o.emit.empty()) return usage(std::string("emit needs --emit=<form>; the forms are ") + forms);
     if (o.emit != "tokens" && o.emit != "ast" && o.emit != "ir" && o.emit != "ir-train" && o.emit != "exec" &&
+        o.emit != "kernels" && o.emit != "kernels-cuda" &&
         o.emit != "ir-partitioned" && o.emit != "comm" && o.emit != "memory" && o.emit != "mesh" &&
         o.emit != "schedule" &&
         o.emit != "schedule-svg")
@@ -244,7 +248,8 @@ int parseArgs(int argc, char **argv, Options &o) {
         o.emit != "comm" && o.emit != "ir-partitioned")
       return usage("--time-passes and --print-after-all go with --emit=ir-train, ir-partitioned, exec or comm");
     if (o.memoryJson && o.emit != "memory") return usage("--json goes with --emit=memory (or with check)");
-    if (o.emit != "exec" && o.rank >= 0) return usage("--rank goes with --emit=exec");
+    if (o.emit != "exec" && o.emit != "kernels" && o.emit != "kernels-cuda" && o.rank >= 0)
+      return usage("--rank goes with --emit=exec, kernels and kernels-cuda");
   } else if (!o.emit.empty()) {
     return usage("--emit belongs to the emit command");
   }
@@ -298,7 +303,8 @@ int emitMemory(Compilation &c, bool json, bool verifyEach) {
 /// --emit=ir-partitioned, comm and exec: views of the partitioned step.
 int emitPartitioned(const Options &o, Compilation &c) {
   MeshLayout mesh(c.getConfig().parallel.axisSize);
-  if (o.emit == "exec" && o.rank >= mesh.numRanks()) {
+  const bool kernels = o.emit == "kernels" || o.emit == "kernels-cuda";
+  if ((o.emit == "exec" || kernels) && o.rank >= mesh.numRanks()) {
     llvm::errs() << "planc: error: --rank " << o.rank << " is out of range: the mesh has " << mesh.numRanks()
                  << (mesh.numRanks() == 1 ? " rank (0)" : " ranks (0-" + std::to_string(mesh.numRanks() - 1) + ")")
                  << "\n";
@@ -307,7 +313,7 @@ int emitPartitioned(const Options &o, Compilation &c) {
   CompileOptions options;
   options.passes = o.passes;
   options.stopAfter = o.emit == "ir-partitioned" ? CompileStage::Partitioned
-                      : o.emit == "exec"         ? CompileStage::ExecutionPlanned
+                      : o.emit == "exec" || kernels ? CompileStage::ExecutionPlanned
                                                  : CompileStage::Scheduled;
   auto step = compile(c, options);
   if (!step) return failAfterCheck(c, step.takeError());
@@ -323,8 +329,17 @@ int emitPartitioned(const Options &o, Compilation &c) {
     printCommSummary(summarizeStepComm(part, layout, sequencer), llvm::outs());
     return 0;
   }
-  if (o.rank >= 0) exec::printRankProgram(*step->plan, o.rank, llvm::outs());
-  else exec::printPlan(*step->plan, llvm::outs());
+  if (kernels) {
+    // One rank's program (rank 0's unless --rank says), as the backends
+    // will render it.
+    const exec::RankProgram &program = step->plan->programOf(std::max<int64_t>(o.rank, 0));
+    backend::renderProgramKernels(*step->plan, program,
+                                  o.emit == "kernels-cuda" ? backend::Flavor::Cuda : backend::Flavor::Cpu, llvm::outs());
+  } else if (o.rank >= 0) {
+    exec::printRankProgram(*step->plan, o.rank, llvm::outs());
+  } else {
+    exec::printPlan(*step->plan, llvm::outs());
+  }
   // The process ends next: freeing a large plan's millions of buffers and
   // steps one by one would cost a fifth of the run. Buried, as clang's
   // -disable-free does, the result stays reachable, so LeakSanitizer does
@@ -385,7 +400,8 @@ int runEmit(const Options &o, Compilation &c) {
     c.getDiagnostics().finish();
     return emitMemory(c, o.memoryJson, o.passes.verifyEach);
   }
-  if (o.emit == "comm" || o.emit == "exec" || o.emit == "ir-partitioned") {
+  if (o.emit == "comm" || o.emit == "exec" || o.emit == "ir-partitioned" || o.emit == "kernels" ||
+      o.emit == "kernels-cuda") {
     if (!ok || !c.check()) return 1;
     c.getDiagnostics().finish();
     return emitPartitioned(o, c);

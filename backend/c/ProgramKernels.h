@@ -1,0 +1,49 @@
+//===- backend/c/ProgramKernels.h - the kernel of every step of a rank's program -*- C++ -*-===//
+//
+// Which kernel description each step of an execution plan's program gets
+// (its op's class), and the source of every step whose class is rendered
+// today. The classes, in the order a step is tried:
+//
+//   communication  a call on the runtime's communicator (exec/Groups.h rules)
+//   elementwise    a formula (ir/ops/Formula.h); cast is a load and a store
+//   gemm           matmul as library GEMM calls (Gemm.h)
+//   layout         data movement as a strided gather (Layout.h)
+//   reduction      softmax, norms, cross-entropy, sums: not rendered yet
+//   library        hand-written kernels (the optimizer updates, embedding
+//                  gather and scatter, masks, dropout, ...): not rendered yet
+//
+// A step of a rendered class whose buffers the renderer cannot take (a
+// dtype without generated loads) says why. `planc emit --emit=kernels`
+// prints this for one rank's program, with a count per class.
+//
+//===----------------------------------------------------------------------===//
+#ifndef PLANC_BACKEND_C_PROGRAMKERNELS_H
+#define PLANC_BACKEND_C_PROGRAMKERNELS_H
+
+#include "backend/c/CFamily.h"
+#include "exec/ExecutionPlan.h"
+
+namespace planc::backend {
+
+enum class KernelClass { Communication, Elementwise, Gemm, Layout, Reduction, Library };
+const char *spelling(KernelClass c);
+KernelClass kernelClassOf(ir::OpKind kind);
+
+struct StepKernel {
+  KernelClass kind = KernelClass::Library;
+  bool rendered = false;
+  std::string name;   // the function's name, when rendered
+  std::string reason; // why not, otherwise
+};
+
+/// The kernels of `program` in `flavor`: the prelude, then one function per
+/// step rendered (named after the step index and op, "s12_gelu"), each with
+/// a banner naming the step's micro-batch, op and layer path; a closing
+/// comment counts the steps per class and how many are rendered. Returns
+/// the choice made for every step.
+std::vector<StepKernel> renderProgramKernels(const exec::ExecutionPlan &plan, const exec::RankProgram &program,
+                                             Flavor flavor, llvm::raw_ostream &os);
+
+} // namespace planc::backend
+
+#endif
