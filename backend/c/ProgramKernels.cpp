@@ -3,6 +3,7 @@
 #include "backend/c/ProgramKernels.h"
 #include "backend/c/Gemm.h"
 #include "backend/c/Layout.h"
+#include "backend/c/RowReduction.h"
 
 #include "exec/Groups.h"
 #include "ir/OpDef.h"
@@ -98,10 +99,8 @@ std::vector<StepKernel> backend::renderProgramKernels(const exec::ExecutionPlan 
     const std::string name = "s" + std::to_string(i) + "_" + cIdentifier(ir::spelling(s.kind));
     bool inputsOk = true;
     for (int64_t in : s.inputs) inputsOk &= in >= 0 && size_t(in) < program.buffers.size();
-    if (!inputsOk || s.outputs.size() != 1 || s.outputs[0] < 0 || size_t(s.outputs[0]) >= program.buffers.size()) {
-      if (k.kind != KernelClass::Communication && k.kind != KernelClass::Reduction && k.kind != KernelClass::Library)
-        k.reason = "not one output buffer";
-    }
+    const bool oneBuffer =
+        inputsOk && s.outputs.size() == 1 && s.outputs[0] >= 0 && size_t(s.outputs[0]) < program.buffers.size();
     std::string text, why;
     llvm::raw_string_ostream body(text);
     std::string banner = "step " + std::to_string(i) + ", " + ir::spelling(s.work) + " " +
@@ -110,10 +109,24 @@ std::vector<StepKernel> backend::renderProgramKernels(const exec::ExecutionPlan 
     std::vector<KernelBuffer> ins;
     if (inputsOk)
       for (int64_t in : s.inputs) ins.push_back(bufferOf(program, in));
-    const bool oneOutput = k.reason.empty() && s.outputs.size() == 1;
+    const bool oneOutput = oneBuffer;
     switch (k.kind) {
     case KernelClass::Communication: why = "a call on the runtime's communicator"; break;
-    case KernelClass::Reduction: why = "reduction kernels are not rendered yet"; break;
+    case KernelClass::Reduction: {
+      if (!oneOutput) {
+        why = "a reduction of several results is not rendered yet";
+        break;
+      }
+      RowKernel r;
+      why = makeRowKernel(s.kind, s.attrs, ins, bufferOf(program, s.outputs[0]), r);
+      if (why == "not a row reduction") why = "this reduction is not rendered yet";
+      if (!why.empty()) break;
+      r.name = name;
+      r.accumulate = s.accumulates(0);
+      r.comment = banner;
+      renderRowKernel(r, flavor, body);
+      break;
+    }
     case KernelClass::Library: why = "library kernels are not rendered yet"; break;
     case KernelClass::Elementwise: {
       if (!oneOutput) break;
@@ -167,6 +180,7 @@ std::vector<StepKernel> backend::renderProgramKernels(const exec::ExecutionPlan 
     }
     }
     body.flush();
+    if (text.empty() && why.empty()) why = "not one output buffer";
     if (k.reason.empty()) k.reason = why;
     if (text.empty()) continue;
     // The same source but for its name and banner is the same kernel.

@@ -8,7 +8,8 @@
 //   elementwise    a formula (ir/ops/Formula.h); cast is a load and a store
 //   gemm           matmul as library GEMM calls (Gemm.h)
 //   layout         data movement as a strided gather (Layout.h)
-//   reduction      softmax, norms, cross-entropy, sums: not rendered yet
+//   reduction      row reductions (RowReduction.h: softmax, norms, trailing
+//                  sums); column reductions and cross-entropy not yet
 //   library        hand-written kernels (the optimizer updates, embedding
 //                  gather and scatter, masks, dropout, ...): not rendered yet
 //

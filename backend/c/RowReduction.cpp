@@ -1,0 +1,208 @@
+//===- backend/c/RowReduction.cpp - reductions as row kernels --------------===//
+
+#include "backend/c/RowReduction.h"
+
+#include <algorithm>
+#include <cmath>
+
+using namespace planc;
+using namespace planc::backend;
+using namespace planc::ir;
+
+namespace {
+
+int64_t numelOf(const Shape &s) {
+  int64_t n = 1;
+  for (int64_t d : s) n *= d;
+  return n;
+}
+
+double floatAttr(const AttrMap &attrs, const char *name, double otherwise) {
+  auto it = attrs.find(name);
+  if (it == attrs.end()) return otherwise;
+  if (const double *d = std::get_if<double>(&it->second)) return *d;
+  if (const int64_t *i = std::get_if<int64_t>(&it->second)) return double(*i);
+  return otherwise;
+}
+
+/// The norms' default epsilon (ir/ops/Norm.cpp's kDefaultEps).
+constexpr double kDefaultEps = 1e-5;
+
+bool isLastDim(const AttrMap &attrs, size_t rank) {
+  auto it = attrs.find("dim");
+  int64_t dim = it != attrs.end() && std::holds_alternative<int64_t>(it->second) ? std::get<int64_t>(it->second) : -1;
+  return dim == -1 || dim == int64_t(rank) - 1;
+}
+
+} // namespace
+
+std::string backend::makeRowKernel(OpKind kind, const AttrMap &attrs, const std::vector<KernelBuffer> &inputs,
+                                   const KernelBuffer &output, RowKernel &k) {
+  k = RowKernel();
+  const OpKind described[] = {OpKind::Softmax, OpKind::LogSoftmax, OpKind::SoftmaxGrad, OpKind::LayerNorm,
+                              OpKind::RmsNorm, OpKind::ReduceSum, OpKind::ReduceMean, OpKind::ReduceMax};
+  if (std::find(std::begin(described), std::end(described), kind) == std::end(described)) return "not a row reduction";
+  k.kind = kind;
+  k.inputs = inputs;
+  k.out = output;
+  for (const KernelBuffer &b : inputs)
+    if (b.dtype != DType::F32 && b.dtype != DType::BF16 && b.dtype != DType::F16)
+      return std::string("dtype ") + spelling(b.dtype) + " has no generated row kernel yet";
+  if (output.dtype != DType::F32 && output.dtype != DType::BF16 && output.dtype != DType::F16)
+    return std::string("dtype ") + spelling(output.dtype) + " has no generated row kernel yet";
+  if (inputs.empty() || inputs[0].shape.empty()) return "no row to reduce";
+  const Shape &x = inputs[0].shape;
+  k.length = x.back();
+  k.rows = k.length ? numelOf(x) / k.length : 0;
+  k.perColumn.assign(inputs.size(), false);
+  const double L = double(k.length);
+  FormulaBuilder b;
+  switch (kind) {
+  case OpKind::Softmax:
+  case OpKind::LogSoftmax: {
+    if (!isLastDim(attrs, x.size())) return "a softmax along another dim than the last";
+    FormulaBuilder m;
+    k.stages.push_back({Combiner::Max, m.done(m.input(0))});
+    FormulaBuilder e; // exp(x - max)
+    k.stages.push_back({Combiner::Sum, e.done(e.exp(e.sub(e.input(0), e.input(1))))});
+    int z = b.sub(b.input(0), b.input(1));
+    if (kind == OpKind::Softmax) k.output = b.done(b.div(b.exp(z), b.input(2)));
+    else k.output = b.done(b.sub(z, b.unary(FormulaOp::Log, b.input(2))));
+    return "";
+  }
+  case OpKind::SoftmaxGrad: { // (y, dy): dx = y (dy - sum dy y)
+    if (inputs.size() != 2 || inputs[1].shape != x) return "operands of different shapes";
+    if (!isLastDim(attrs, x.size())) return "a softmax along another dim than the last";
+    FormulaBuilder d;
+    k.stages.push_back({Combiner::Sum, d.done(d.mul(d.input(1), d.input(0)))});
+    k.output = b.done(b.mul(b.input(0), b.sub(b.input(1), b.input(2))));
+    return "";
+  }
+  case OpKind::LayerNorm:
+  case OpKind::RmsNorm: {
+    const bool centered = kind == OpKind::LayerNorm;
+    if (inputs.size() != (centered ? 3u : 2u)) return "the wrong number of operands";
+    for (size_t i = 1; i < inputs.size(); ++i) {
+      if (inputs[i].shape != Shape{k.length}) return "a weight or bias of another length than the row";
+      k.perColumn[i] = true;
+    }
+    const double eps = floatAttr(attrs, "eps", kDefaultEps);
+    const int stat = int(inputs.size()); // the first stage value
+    if (centered) {
+      FormulaBuilder s0;
+      k.stages.push_back({Combiner::Sum, s0.done(s0.input(0))});
+      FormulaBuilder s1; // (x - mean)^2
+      int dev = s1.sub(s1.input(0), s1.div(s1.input(stat), s1.constant(L)));
+      k.stages.push_back({Combiner::Sum, s1.done(s1.mul(dev, dev))});
+      int xhat = b.sub(b.input(0), b.div(b.input(stat), b.constant(L)));
+      int rstd = b.div(b.constant(1.0),
+                       b.unary(FormulaOp::Sqrt, b.add(b.div(b.input(stat + 1), b.constant(L)), b.constant(eps))));
+      k.output = b.done(b.add(b.mul(b.mul(xhat, rstd), b.input(1)), b.input(2)));
+    } else {
+      FormulaBuilder s0;
+      k.stages.push_back({Combiner::Sum, s0.done(s0.mul(s0.input(0), s0.input(0)))});
+      int rstd = b.div(b.constant(1.0),
+                       b.unary(FormulaOp::Sqrt, b.add(b.div(b.input(stat), b.constant(L)), b.constant(eps))));
+      k.output = b.done(b.mul(b.mul(b.input(0), rstd), b.input(1)));
+    }
+    return "";
+  }
+  case OpKind::ReduceSum:
+  case OpKind::ReduceMean:
+  case OpKind::ReduceMax: {
+    // Only trailing dims: they are contiguous rows.
+    auto it = attrs.find("dims");
+    if (it == attrs.end() || !std::holds_alternative<std::vector<int64_t>>(it->second)) return "no dims";
+    std::vector<int64_t> dims = std::get<std::vector<int64_t>>(it->second);
+    for (int64_t &d : dims)
+      if (d < 0) d += int64_t(x.size());
+    std::sort(dims.begin(), dims.end());
+    for (size_t i = 0; i < dims.size(); ++i)
+      if (dims[i] != int64_t(x.size() - dims.size() + i)) return "a reduction over dims that are not the last ones";
+    int64_t length = 1;
+    for (size_t i = x.size() - dims.size(); i < x.size(); ++i) length *= x[i];
+    k.length = length;
+    k.rows = length ? numelOf(x) / length : 0;
+    if (numelOf(output.shape) != k.rows) return "a result of another size than the rows";
+    FormulaBuilder s;
+    k.stages.push_back({kind == OpKind::ReduceMax ? Combiner::Max : Combiner::Sum, s.done(s.input(0))});
+    k.outputPerElement = false;
+    int v = b.input(1);
+    k.output = b.done(kind == OpKind::ReduceMean ? b.div(v, b.constant(double(length))) : v);
+    return "";
+  }
+  default: return "not a row reduction";
+  }
+}
+
+void backend::renderRowKernel(const RowKernel &k, Flavor flavor, llvm::raw_ostream &os) {
+  auto storage = [](DType t) { return t == DType::F32 ? "float" : "uint16_t"; };
+  auto load = [&](size_t input, const std::string &at) {
+    std::string e = "in" + std::to_string(input) + "[" + at + "]";
+    DType t = k.inputs[input].dtype;
+    if (t == DType::BF16) return "planc_bf16_to_f32(" + e + ")";
+    if (t == DType::F16) return "planc_f16_to_f32(" + e + ")";
+    return e;
+  };
+  auto outLoad = [&](const std::string &at) {
+    if (k.out.dtype == DType::BF16) return "planc_bf16_to_f32(" + at + ")";
+    if (k.out.dtype == DType::F16) return "planc_f16_to_f32(" + at + ")";
+    return at;
+  };
+  auto store = [&](const std::string &v) {
+    if (k.out.dtype == DType::BF16) return "planc_f32_to_bf16(" + v + ")";
+    if (k.out.dtype == DType::F16) return "planc_f32_to_f16(" + v + ")";
+    return v;
+  };
+  os << "// kernel " << k.name << ": " << spelling(k.kind) << ", reduction over rows of " << k.length << "\n";
+  if (!k.comment.empty()) os << "// " << cComment(k.comment) << "\n";
+  os << (flavor == Flavor::Cuda ? "__global__ void " : "[[maybe_unused]] static void ") << k.name << "(";
+  for (size_t j = 0; j < k.inputs.size(); ++j) os << "const void *in" << j << "_, ";
+  os << "void *out_) {\n";
+  for (size_t j = 0; j < k.inputs.size(); ++j)
+    os << "  const " << storage(k.inputs[j].dtype) << " *in" << j << " = (const " << storage(k.inputs[j].dtype)
+       << " *)in" << j << "_; // " << shapeComment(k.inputs[j]) << "\n";
+  os << "  " << storage(k.out.dtype) << " *out = (" << storage(k.out.dtype) << " *)out_; // " << shapeComment(k.out)
+     << "\n";
+  os << "  const int64_t rows = " << k.rows << ", length = " << k.length << ";\n";
+  std::string in1 = "  ", in2 = "    ";
+  if (flavor == Flavor::Cuda) {
+    os << "  const int64_t r = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;\n  if (r >= rows) return;\n";
+  } else {
+    os << "#pragma omp parallel for schedule(static)\n  for (int64_t r = 0; r < rows; ++r) {\n";
+    in1 = "    ";
+    in2 = "      ";
+  }
+  // The operands at j, then the stage values so far.
+  auto operands = [&](size_t stages) {
+    std::vector<std::string> xs;
+    for (size_t i = 0; i < k.inputs.size(); ++i) xs.push_back(load(i, k.perColumn[i] ? "j" : "r * length + j"));
+    for (size_t s = 0; s < stages; ++s) xs.push_back("float(s" + std::to_string(s) + ")");
+    return xs;
+  };
+  for (size_t s = 0; s < k.stages.size(); ++s) {
+    const RowStage &st = k.stages[s];
+    const std::string v = "s" + std::to_string(s);
+    os << in1 << "double " << v << " = " << (st.combiner == Combiner::Max ? "-(double)INFINITY" : "0") << ";\n";
+    os << in1 << "for (int64_t j = 0; j < length; ++j) {\n";
+    std::string t = renderFormula(st.value, {}, operands(s), false, in2, os);
+    if (st.combiner == Combiner::Max) os << in2 << v << " = " << v << " < " << t << " ? double(" << t << ") : " << v << ";\n";
+    else os << in2 << v << " += " << t << ";\n";
+    os << in1 << "}\n";
+  }
+  if (k.outputPerElement) {
+    os << in1 << "for (int64_t j = 0; j < length; ++j) {\n";
+    std::string t = renderFormula(k.output, {}, operands(k.stages.size()), false, in2, os);
+    std::string at = "out[r * length + j]";
+    std::string v = k.accumulate ? outLoad(at) + " + " + t : t;
+    os << in2 << at << " = " << store(v) << ";\n" << in1 << "}\n";
+  } else {
+    std::vector<std::string> xs(k.inputs.size(), "0.0f");
+    for (size_t s = 0; s < k.stages.size(); ++s) xs.push_back("float(s" + std::to_string(s) + ")");
+    os << in1 << "{\n";
+    std::string t = renderFormula(k.output, {}, xs, false, in2, os);
+    os << in2 << "out[r] = " << store(k.accumulate ? outLoad("out[r]") + " + " + t : t) << ";\n" << in1 << "}\n";
+  }
+  if (flavor == Flavor::Cpu) os << "  }\n";
+  os << "}\n\n";
+}
