@@ -13,8 +13,14 @@ using namespace planc::ir;
 
 namespace {
 
-bool hasGeneratedLoads(DType t) {
+/// Results are stored in the float types; operands are read from those and
+/// from the integers (a step count, token ids).
+bool hasGeneratedStores(DType t) {
   return t == DType::F32 || t == DType::F64 || t == DType::BF16 || t == DType::F16;
+}
+bool hasGeneratedLoads(DType t) {
+  return hasGeneratedStores(t) || t == DType::I32 || t == DType::I64 || t == DType::U8 || t == DType::U16 ||
+         t == DType::U32;
 }
 
 /// The C type a buffer of `t` is read through.
@@ -23,6 +29,11 @@ const char *storageType(DType t) {
   case DType::F64: return "double";
   case DType::BF16:
   case DType::F16: return "uint16_t";
+  case DType::I32: return "int32_t";
+  case DType::I64: return "int64_t";
+  case DType::U8: return "uint8_t";
+  case DType::U16: return "uint16_t";
+  case DType::U32: return "uint32_t";
   default: return "float";
   }
 }
@@ -32,7 +43,9 @@ std::string load(DType t, const std::string &ptr, const std::string &index) {
   switch (t) {
   case DType::BF16: return "planc_bf16_to_f32(" + at + ")";
   case DType::F16: return "planc_f16_to_f32(" + at + ")";
-  default: return at;
+  case DType::F32:
+  case DType::F64: return at;
+  default: return "float(" + at + ")"; // an integer
   }
 }
 
@@ -144,10 +157,35 @@ std::string backend::renderFormula(const Formula &f, llvm::ArrayRef<double> attr
     return 0.0;
   };
   auto t = [](int node) { return "t" + std::to_string(node); };
+  // Nodes of constants and attributes alone are folded here, in f64, as the
+  // interpreter computes them and as frameworks compute hyperparameter
+  // arithmetic (1 - beta1 is 0.1 rounded once, not 1.0f - 0.9f).
+  std::vector<bool> folded(f.nodes.size(), false);
+  std::vector<double> value(f.nodes.size(), 0.0);
+  for (size_t i = 0; i < f.nodes.size(); ++i) {
+    const FormulaNode &n = f.nodes[i];
+    if (n.op == FormulaOp::Input) continue;
+    if (n.op == FormulaOp::Const || n.op == FormulaOp::Attr) {
+      folded[i] = true;
+      value[i] = n.op == FormulaOp::Const ? n.value : attrOf(n.attr);
+      continue;
+    }
+    bool all = true;
+    for (int o : {n.a, n.b, n.c}) all &= o < 0 || folded[size_t(o)];
+    if (!all) continue;
+    folded[i] = true;
+    value[i] = applyFormulaOp(n.op, n.a >= 0 ? value[size_t(n.a)] : 0, n.b >= 0 ? value[size_t(n.b)] : 0,
+                              n.c >= 0 ? value[size_t(n.c)] : 0);
+  }
   for (size_t i = 0; i < f.nodes.size(); ++i) {
     const FormulaNode &n = f.nodes[i];
     std::string a = n.a >= 0 ? t(n.a) : "", b = n.b >= 0 ? t(n.b) : "", c = n.c >= 0 ? t(n.c) : "";
     std::string e;
+    if (folded[i] && n.op != FormulaOp::Const && n.op != FormulaOp::Attr) {
+      os << indent << "const " << type << " " << t(int(i)) << " = " << floatLiteral(value[i], f64) << "; // "
+         << spelling(n.op) << ", folded\n";
+      continue;
+    }
     switch (n.op) {
     case FormulaOp::Input: e = inputs[size_t(n.index)]; break;
     case FormulaOp::Const: e = floatLiteral(n.value, f64); break;
@@ -176,13 +214,19 @@ std::string backend::renderFormula(const Formula &f, llvm::ArrayRef<double> attr
 }
 
 std::string backend::makeElementwiseKernel(OpKind kind, const AttrMap &attrs, const std::vector<KernelBuffer> &inputs,
-                                           const KernelBuffer &output, ElementwiseKernel &k) {
+                                           const KernelBuffer &output, ElementwiseKernel &k,
+                                           const std::vector<KernelBuffer> &extraOutputs) {
   const Formula *f = formulaOf(kind);
   if (!f) return "no formula";
   if (inputs.size() != f->inputs) return "takes " + std::to_string(f->inputs) + " operands";
+  if (extraOutputs.size() + 1 != f->results.size()) return "gives " + std::to_string(f->results.size()) + " results";
+  for (const KernelBuffer &b : extraOutputs) {
+    if (!hasGeneratedStores(b.dtype)) return std::string("dtype ") + spelling(b.dtype) + " has no generated stores yet";
+    if (b.shape != output.shape) return "results of different shapes";
+  }
   for (const KernelBuffer &b : inputs)
     if (!hasGeneratedLoads(b.dtype)) return std::string("dtype ") + spelling(b.dtype) + " has no generated loads yet";
-  if (!hasGeneratedLoads(output.dtype))
+  if (!hasGeneratedStores(output.dtype))
     return std::string("dtype ") + spelling(output.dtype) + " has no generated stores yet";
   for (const KernelBuffer &b : inputs)
     if (b.shape.size() > output.shape.size()) return "an operand of higher rank than the result";
@@ -191,6 +235,7 @@ std::string backend::makeElementwiseKernel(OpKind kind, const AttrMap &attrs, co
   k.attrValues = attrValues(*f, attrs);
   k.inputs = inputs;
   k.output = output;
+  k.extraOutputs = extraOutputs;
   return "";
 }
 
@@ -237,12 +282,18 @@ void backend::renderElementwiseKernel(const ElementwiseKernel &k, Flavor flavor,
   if (!k.comment.empty()) os << "// " << cComment(k.comment) << "\n";
   os << (flavor == Flavor::Cuda ? "__global__ void " : "[[maybe_unused]] static void ") << k.name << "(";
   for (size_t j = 0; j < k.inputs.size(); ++j) os << "const void *in" << j << "_, ";
-  os << "void *out_) {\n";
+  os << "void *out_";
+  for (size_t r = 0; r < k.extraOutputs.size(); ++r) os << ", void *out" << r + 1 << "_";
+  os << ") {\n";
   for (size_t j = 0; j < k.inputs.size(); ++j)
     os << "  const " << storageType(k.inputs[j].dtype) << " *in" << j << " = (const "
        << storageType(k.inputs[j].dtype) << " *)in" << j << "_; // " << shapeComment(k.inputs[j]) << "\n";
   os << "  " << storageType(k.output.dtype) << " *out = (" << storageType(k.output.dtype) << " *)out_; // "
      << shapeComment(k.output) << "\n";
+  for (size_t r = 0; r < k.extraOutputs.size(); ++r)
+    os << "  " << storageType(k.extraOutputs[r].dtype) << " *out" << r + 1 << " = ("
+       << storageType(k.extraOutputs[r].dtype) << " *)out" << r + 1 << "_; // " << shapeComment(k.extraOutputs[r])
+       << "\n";
   os << "  const int64_t n = " << n << ";\n";
   std::string indent = "    ";
   if (flavor == Flavor::Cuda) {
@@ -261,6 +312,11 @@ void backend::renderElementwiseKernel(const ElementwiseKernel &k, Flavor flavor,
   std::string result = renderFormula(*k.formula, k.attrValues, inputs, f64, indent, os);
   if (k.accumulate) result = load(k.output.dtype, "out", "i") + " + " + result;
   os << indent << "out[i] = " << stored(k.output.dtype, result) << ";\n";
+  // Every operand was read above, so a result written in place of an
+  // operand (an update's parameter) is safe.
+  for (size_t r = 0; r < k.extraOutputs.size(); ++r)
+    os << indent << "out" << r + 1 << "[i] = "
+       << stored(k.extraOutputs[r].dtype, "t" + std::to_string(k.formula->results[r + 1])) << ";\n";
   if (flavor == Flavor::Cpu) os << "  }\n";
   os << "}\n\n";
 }

@@ -52,20 +52,23 @@ struct ElementwiseKernel {
   std::vector<double> attrValues;   // in Formula::attrs() order
   std::vector<KernelBuffer> inputs; // one per formula input
   KernelBuffer output;
-  bool accumulate = false;          // out += result
+  std::vector<KernelBuffer> extraOutputs; // results after the first (an optimizer update's states)
+  bool accumulate = false;          // out += result (the first result)
   std::string comment;              // a line for the banner (escaped on output)
 };
 
 /// The elementwise kernel of an op kind with a formula on these buffers;
 /// "" and `k` filled, or a reason it has none ("no formula", "dtype i32").
 std::string makeElementwiseKernel(ir::OpKind kind, const ir::AttrMap &attrs, const std::vector<KernelBuffer> &inputs,
-                                  const KernelBuffer &output, ElementwiseKernel &k);
+                                  const KernelBuffer &output, ElementwiseKernel &k,
+                                  const std::vector<KernelBuffer> &extraOutputs = {});
 
 /// The helpers every translation unit of this flavour needs once (the
 /// 16-bit float conversions, the includes).
 void renderPrelude(Flavor flavor, llvm::raw_ostream &os);
 
-/// The kernel as a function `k.name(const void *in0, ..., void *out)`: for
+/// The kernel as a function `k.name(const void *in0, ..., void *out[, void
+/// *out1, ...])`: for
 /// the CPU a static function with an OpenMP loop, for CUDA a __global__
 /// function of one thread per element.
 void renderElementwiseKernel(const ElementwiseKernel &k, Flavor flavor, llvm::raw_ostream &os);

@@ -129,7 +129,10 @@ std::vector<StepKernel> backend::renderProgramKernels(const exec::ExecutionPlan 
     }
     case KernelClass::Library: why = "library kernels are not rendered yet"; break;
     case KernelClass::Elementwise: {
-      if (!oneOutput) break;
+      if (!inputsOk || s.outputs.empty()) break;
+      bool outputsOk = true;
+      for (int64_t o : s.outputs) outputsOk &= o >= 0 && size_t(o) < program.buffers.size();
+      if (!outputsOk) break;
       ElementwiseKernel e;
       if (s.kind == OpKind::Cast) {
         KernelBuffer out = bufferOf(program, s.outputs[0]);
@@ -143,7 +146,9 @@ std::vector<StepKernel> backend::renderProgramKernels(const exec::ExecutionPlan 
         e.formula = &identity();
         e.attrValues.clear();
       } else {
-        why = makeElementwiseKernel(s.kind, s.attrs, ins, bufferOf(program, s.outputs[0]), e);
+        std::vector<KernelBuffer> extra;
+        for (size_t r = 1; r < s.outputs.size(); ++r) extra.push_back(bufferOf(program, s.outputs[r]));
+        why = makeElementwiseKernel(s.kind, s.attrs, ins, bufferOf(program, s.outputs[0]), e, extra);
       }
       if (!why.empty()) break;
       e.name = name;

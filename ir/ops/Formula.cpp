@@ -86,10 +86,11 @@ int FormulaBuilder::constant(double value) {
   return push(n);
 }
 
-int FormulaBuilder::attr(const char *name) {
+int FormulaBuilder::attr(const char *name, double otherwise) {
   FormulaNode n;
   n.op = FormulaOp::Attr;
   n.attr = name;
+  n.value = otherwise;
   return push(n);
 }
 
@@ -117,8 +118,11 @@ int FormulaBuilder::select(int cond, int ifTrue, int ifFalse) {
   return push(n);
 }
 
-Formula FormulaBuilder::done(int result) {
-  f.result = result;
+Formula FormulaBuilder::done(int result) { return done(std::vector<int>{result}); }
+
+Formula FormulaBuilder::done(std::vector<int> results) {
+  f.result = results.empty() ? -1 : results[0];
+  f.results = std::move(results);
   return std::move(f);
 }
 
@@ -156,6 +160,29 @@ Formula geluGrad() {
   int right = b.mul(b.mul(b.mul(half, x), b.sub(one, b.mul(t, t))), k);
   int poly = b.add(one, b.mul(b.mul(b.constant(3.0 * kGeluC), x), x));
   return b.done(b.mul(dy, b.add(left, b.mul(right, poly))));
+}
+
+/// (param, grad, m, v, lr, step) -> (param', m', v'): Adam, AdamW with
+/// `decoupled`, torch.optim's arithmetic in its order:
+///   step_size = lr / (1 - beta1^step), bc2 = sqrt(1 - beta2^step)
+///   decoupled: param *= 1 - lr wd; else grad += wd param
+///   m' = m + (grad - m) (1 - beta1)          (exp_avg.lerp_)
+///   v' = v beta2 + (1 - beta2) grad grad
+///   param' = param - step_size m' / (sqrt(v') / bc2 + eps)
+Formula adam() {
+  FormulaBuilder b;
+  int p = b.input(0), g = b.input(1), m = b.input(2), v = b.input(3), lr = b.input(4), step = b.input(5);
+  int b1 = b.attr("beta1", 0.9), b2 = b.attr("beta2", 0.999), eps = b.attr("eps", 1e-8);
+  int wd = b.attr("weight_decay", 0.0), decoupled = b.attr("decoupled", 0.0), one = b.constant(1.0);
+  int stepSize = b.div(lr, b.sub(one, b.binary(FormulaOp::Pow, b1, step)));
+  int bc2 = b.unary(FormulaOp::Sqrt, b.sub(one, b.binary(FormulaOp::Pow, b2, step)));
+  int param = b.select(decoupled, b.mul(p, b.sub(one, b.mul(lr, wd))), p);
+  int grad = b.select(decoupled, g, b.add(g, b.mul(wd, p)));
+  int m2 = b.add(m, b.mul(b.sub(grad, m), b.sub(one, b1)));
+  int v2 = b.add(b.mul(v, b2), b.mul(b.mul(b.sub(one, b2), grad), grad));
+  int denom = b.add(b.div(b.unary(FormulaOp::Sqrt, v2), bc2), eps);
+  int p2 = b.sub(param, b.div(b.mul(stepSize, m2), denom));
+  return b.done({p2, m2, v2});
 }
 
 Formula unaryOf(FormulaOp op) {
@@ -233,6 +260,7 @@ std::array<Formula, size_t(OpKind::NumOps)> makeTable() {
     int d = b.select(b.binary(FormulaOp::Less, b.constant(0.0), x), b.constant(1.0), b.constant(0.0));
     t[size_t(OpKind::ReluGrad)] = b.done(b.mul(dy, d));
   }
+  t[size_t(OpKind::AdamUpdate)] = adam();
   return t;
 }
 
@@ -263,6 +291,8 @@ double apply(FormulaOp op, double a, double b, double c) {
 
 } // namespace
 
+double ir::applyFormulaOp(FormulaOp op, double a, double b, double c) { return apply(op, a, b, c); }
+
 const Formula *ir::formulaOf(OpKind kind) {
   if (size_t(kind) >= size_t(OpKind::NumOps)) return nullptr;
   const Formula &f = table()[size_t(kind)];
@@ -274,9 +304,15 @@ std::vector<double> ir::attrValues(const Formula &f, const AttrMap &attrs) {
   for (const char *name : f.attrs()) {
     auto it = attrs.find(name);
     double v = 0;
+    for (const FormulaNode &n : f.nodes)
+      if (n.op == FormulaOp::Attr && std::strcmp(n.attr, name) == 0) {
+        v = n.value;
+        break;
+      }
     if (it != attrs.end()) {
       if (const double *d = std::get_if<double>(&it->second)) v = *d;
       else if (const int64_t *i = std::get_if<int64_t>(&it->second)) v = double(*i);
+      else if (const bool *b = std::get_if<bool>(&it->second)) v = *b ? 1.0 : 0.0;
     }
     values.push_back(v);
   }
@@ -305,9 +341,15 @@ double ir::evalFormulaAt(const Formula &f, llvm::ArrayRef<double> attrs, llvm::A
 }
 
 void ir::evalFormula(const Formula &f, const AttrMap &attrMap, llvm::ArrayRef<const Tensor *> in, Tensor &out) {
+  evalFormula(f, attrMap, in, llvm::MutableArrayRef<Tensor>(out));
+}
+
+void ir::evalFormula(const Formula &f, const AttrMap &attrMap, llvm::ArrayRef<const Tensor *> in,
+                     llvm::MutableArrayRef<Tensor> outs) {
   // Node by node over blocks of elements: one dispatch per node and block,
   // not per element.
   constexpr size_t kBlock = 256;
+  const Tensor &out = outs[0];
   const size_t n = out.data.size(), nodes = f.nodes.size();
   std::vector<double> attrs = attrValues(f, attrMap);
   std::vector<const char *> names = f.attrs();
@@ -318,8 +360,14 @@ void ir::evalFormula(const Formula &f, const AttrMap &attrMap, llvm::ArrayRef<co
         if (std::strcmp(names[k], f.nodes[i].attr) == 0) attrOfNode[i] = attrs[k];
   // Each operand's element for each result element: the same index where
   // the shapes are equal, else through broadcast strides.
+  // A one-element operand (an optimizer's learning rate) is read at 0
+  // without the index walk.
   bool same = true;
-  for (const Tensor *t : in) same &= t->shape == out.shape;
+  std::vector<bool> scalar;
+  for (const Tensor *t : in) {
+    scalar.push_back(t->data.size() == 1 && t->shape != out.shape);
+    same &= t->shape == out.shape || scalar.back();
+  }
   std::vector<std::vector<int64_t>> strides;
   if (!same)
     for (const Tensor *t : in) strides.push_back(broadcastStrides(t->shape, out.shape));
@@ -342,7 +390,8 @@ void ir::evalFormula(const Formula &f, const AttrMap &attrMap, llvm::ArrayRef<co
       switch (node.op) {
       case FormulaOp::Input: {
         const std::vector<double> &x = in[size_t(node.index)]->data;
-        if (same) std::copy(x.begin() + long(start), x.begin() + long(start + m), r);
+        if (same && scalar[size_t(node.index)]) std::fill(r, r + m, x[0]);
+        else if (same) std::copy(x.begin() + long(start), x.begin() + long(start + m), r);
         else
           for (size_t e = 0; e < m; ++e) r[e] = x[size_t(offsets[size_t(node.index) * kBlock + e])];
         break;
@@ -357,6 +406,8 @@ void ir::evalFormula(const Formula &f, const AttrMap &attrMap, llvm::ArrayRef<co
       }
       }
     }
-    std::copy(&v[size_t(f.result) * kBlock], &v[size_t(f.result) * kBlock] + m, out.data.begin() + long(start));
+    for (size_t r = 0; r < f.results.size() && r < outs.size(); ++r)
+      std::copy(&v[size_t(f.results[r]) * kBlock], &v[size_t(f.results[r]) * kBlock] + m,
+                outs[r].data.begin() + long(start));
   }
 }

@@ -50,13 +50,14 @@ struct FormulaNode {
   int a = -1, b = -1, c = -1; // earlier nodes
   int index = 0;              // Input: the operand
   double value = 0;           // Const
-  const char *attr = nullptr; // Attr: a name with static storage
+  const char *attr = nullptr; // Attr: a name with static storage (`value`: its default)
 };
 
 struct Formula {
   std::vector<FormulaNode> nodes;
-  int result = -1;    // the node that is the result
-  unsigned inputs = 0; // operands read
+  int result = -1;         // the node that is the (first) result
+  std::vector<int> results; // every result's node, in the op's result order
+  unsigned inputs = 0;      // operands read
   /// Attributes the formula reads, in node order (no repeats).
   std::vector<const char *> attrs() const;
 };
@@ -66,7 +67,8 @@ class FormulaBuilder {
 public:
   int input(int index);
   int constant(double value);
-  int attr(const char *name);
+  /// The op's attribute `name`, `otherwise` where the op has none.
+  int attr(const char *name, double otherwise = 0);
   int unary(FormulaOp op, int a);
   int binary(FormulaOp op, int a, int b);
   int select(int cond, int ifTrue, int ifFalse);
@@ -78,6 +80,8 @@ public:
   int mul(int a, int b) { return binary(FormulaOp::Mul, a, b); }
   int div(int a, int b) { return binary(FormulaOp::Div, a, b); }
   Formula done(int result);
+  /// An op of several results (an optimizer update: parameter and states).
+  Formula done(std::vector<int> results);
 
 private:
   int push(FormulaNode n);
@@ -90,12 +94,19 @@ private:
 const Formula *formulaOf(OpKind kind);
 
 /// The values of the formula's attributes on `attrs`, in Formula::attrs()
-/// order; a missing one is 0 (the op's verifier has required it).
+/// order: floats and integers as they are, booleans 1 or 0; a missing one
+/// takes the default its Attr node gives.
 std::vector<double> attrValues(const Formula &f, const AttrMap &attrs);
 
 /// Evaluates `f` in f64 on `in` (broadcast to out's shape as NumPy does)
 /// into `out`: the reference kernel of every op with a formula.
 void evalFormula(const Formula &f, const AttrMap &attrs, llvm::ArrayRef<const Tensor *> in, Tensor &out);
+/// Every result of `f` (all of one shape) into `out`, one per result.
+void evalFormula(const Formula &f, const AttrMap &attrs, llvm::ArrayRef<const Tensor *> in,
+                 llvm::MutableArrayRef<Tensor> out);
+
+/// A node's operation on the values of its operands (0 for those it has not).
+double applyFormulaOp(FormulaOp op, double a, double b, double c);
 
 /// One element: the formula at inputs `x` (one value per operand).
 double evalFormulaAt(const Formula &f, llvm::ArrayRef<double> attrValues, llvm::ArrayRef<double> x);

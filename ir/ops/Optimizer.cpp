@@ -27,6 +27,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ir/ops/DimRule.h"
+#include "ir/ops/Formula.h"
 #include "ir/ops/OpSupport.h"
 
 #include <cmath>
@@ -219,27 +220,10 @@ std::string inferAdam(llvm::ArrayRef<TensorType> ops, const AttrMap &attrs, std:
 }
 
 // In torch's order of operations (single-tensor path of torch.optim.Adam).
+/// Adam's reference kernel is its formula (ir/ops/Formula.h), which the
+/// code generators render too.
 void evalAdam(EvalContext &, const Op &op, llvm::ArrayRef<const Tensor *> in, llvm::MutableArrayRef<Tensor> out) {
-  AttrReader at(op.attrs);
-  double b1 = at.getFloat("beta1", 0.9), b2 = at.getFloat("beta2", 0.999), eps = at.getFloat("eps", 1e-8);
-  double wd = at.getFloat("weight_decay", 0.0);
-  bool decoupled = at.getBool("decoupled", false);
-  const std::vector<double> &p = in[0]->data, &g = in[1]->data, &m = in[2]->data, &v = in[3]->data;
-  double lr = in[4]->data[0], step = in[5]->data[0];
-  double stepSize = lr / (1.0 - std::pow(b1, step));
-  double bc2Sqrt = std::sqrt(1.0 - std::pow(b2, step));
-  for (size_t i = 0; i < p.size(); ++i) {
-    double param = p[i], grad = g[i];
-    if (decoupled)
-      param *= 1.0 - lr * wd;
-    else
-      grad += wd * param;
-    double mi = m[i] + (grad - m[i]) * (1.0 - b1); // torch: exp_avg.lerp_(grad, 1 - beta1)
-    double vi = v[i] * b2 + (1.0 - b2) * grad * grad;
-    out[0].data[i] = param - stepSize * mi / (std::sqrt(vi) / bc2Sqrt + eps);
-    out[1].data[i] = mi;
-    out[2].data[i] = vi;
-  }
+  evalFormula(*formulaOf(OpKind::AdamUpdate), op.attrs, in, out);
 }
 
 double flopsAdam(const Op &op) { return 16 * operandNumel(op); }
