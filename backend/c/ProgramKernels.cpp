@@ -119,6 +119,20 @@ std::vector<StepKernel> backend::renderProgramKernels(const exec::ExecutionPlan 
       }
       RowKernel r;
       why = makeRowKernel(s.kind, s.attrs, ins, bufferOf(program, s.outputs[0]), r);
+      if (!why.empty() && ins.size() == 1 && (s.kind == OpKind::SumTo || s.kind == OpKind::ReduceSum)) {
+        // Not along the last dims: a sum over broadcast dims.
+        SumToKernel t;
+        std::string whyNot = makeSumToKernel(s.kind, s.attrs, ins[0], bufferOf(program, s.outputs[0]), t);
+        if (whyNot.empty()) {
+          t.name = name;
+          t.accumulate = s.accumulates(0);
+          t.comment = banner;
+          renderSumToKernel(t, flavor, body);
+          why.clear();
+          break;
+        }
+        why = whyNot;
+      }
       if (why == "not a row reduction") why = "this reduction is not rendered yet";
       if (!why.empty()) break;
       r.name = name;

@@ -206,3 +206,94 @@ void backend::renderRowKernel(const RowKernel &k, Flavor flavor, llvm::raw_ostre
   if (flavor == Flavor::Cpu) os << "  }\n";
   os << "}\n\n";
 }
+
+std::string backend::makeSumToKernel(OpKind kind, const AttrMap &attrs, const KernelBuffer &input,
+                                     const KernelBuffer &output, SumToKernel &k) {
+  k = SumToKernel();
+  k.kind = kind;
+  k.input = input;
+  k.output = output;
+  if (input.dtype != output.dtype) return "changes the dtype";
+  if (input.dtype != DType::F32 && input.dtype != DType::BF16 && input.dtype != DType::F16 && input.dtype != DType::F64)
+    return std::string("dtype ") + spelling(input.dtype) + " has no generated sum yet";
+  const size_t rank = input.shape.size();
+  if (kind == OpKind::SumTo) {
+    if (output.shape.size() > rank) return "a result of higher rank than the operand";
+    k.aligned.assign(rank - output.shape.size(), 1);
+    k.aligned.insert(k.aligned.end(), output.shape.begin(), output.shape.end());
+  } else if (kind == OpKind::ReduceSum) {
+    auto it = attrs.find("dims");
+    if (it == attrs.end() || !std::holds_alternative<std::vector<int64_t>>(it->second)) return "no dims";
+    k.aligned = input.shape;
+    for (int64_t d : std::get<std::vector<int64_t>>(it->second)) {
+      if (d < 0) d += int64_t(rank);
+      if (d < 0 || d >= int64_t(rank)) return "a dim out of range";
+      k.aligned[size_t(d)] = 1;
+    }
+    if (numelOf(k.aligned) != numelOf(output.shape)) return "a result of another size";
+  } else {
+    return "not a sum";
+  }
+  for (size_t d = 0; d < rank; ++d)
+    if (k.aligned[d] != 1 && k.aligned[d] != input.shape[d]) return "a result that is not a sum over broadcast dims";
+  return "";
+}
+
+void backend::renderSumToKernel(const SumToKernel &k, Flavor flavor, llvm::raw_ostream &os) {
+  const bool f64 = k.output.dtype == DType::F64;
+  const char *type = f64 ? "double" : k.output.dtype == DType::F32 ? "float" : "uint16_t";
+  auto load = [&](const std::string &at) {
+    if (k.input.dtype == DType::BF16) return "planc_bf16_to_f32(" + at + ")";
+    if (k.input.dtype == DType::F16) return "planc_f16_to_f32(" + at + ")";
+    return at;
+  };
+  auto store = [&](const std::string &v) {
+    if (k.output.dtype == DType::BF16) return "planc_f32_to_bf16(float(" + v + "))";
+    if (k.output.dtype == DType::F16) return "planc_f32_to_f16(float(" + v + "))";
+    return std::string(f64 ? "" : "float(") + v + (f64 ? "" : ")");
+  };
+  const Shape &x = k.input.shape;
+  const size_t rank = x.size();
+  std::vector<int64_t> xStride(rank, 1);
+  for (size_t d = rank; d-- > 1;) xStride[d - 1] = xStride[d] * x[d];
+  // The result's coordinates (dims it keeps) and the reduced ones, each
+  // enumerated row-major.
+  std::vector<size_t> kept, reduced;
+  for (size_t d = 0; d < rank; ++d) (k.aligned[d] == x[d] ? kept : reduced).push_back(d);
+  auto offsetOf = [&](const std::vector<size_t> &dims, const std::string &index) {
+    std::string e;
+    int64_t inner = 1;
+    for (size_t j = dims.size(); j-- > 0;) {
+      size_t d = dims[j];
+      std::string c = index;
+      if (inner != 1) c = "(" + c + " / " + std::to_string(inner) + ")";
+      if (j > 0) c = "(" + c + " % " + std::to_string(x[d]) + ")";
+      if (x[d] != 1) e = c + (xStride[d] != 1 ? " * " + std::to_string(xStride[d]) : "") + (e.empty() ? "" : " + " + e);
+      inner *= x[d];
+    }
+    return e.empty() ? std::string("0") : e;
+  };
+  int64_t n = 1, m = 1;
+  for (size_t d : kept) n *= x[d];
+  for (size_t d : reduced) m *= x[d];
+  os << "// kernel " << k.name << ": " << spelling(k.kind) << ", a sum of " << m << " elements each\n";
+  if (!k.comment.empty()) os << "// " << cComment(k.comment) << "\n";
+  os << (flavor == Flavor::Cuda ? "__global__ void " : "[[maybe_unused]] static void ") << k.name
+     << "(const void *in_, void *out_) {\n";
+  os << "  const " << type << " *in = (const " << type << " *)in_; // " << shapeComment(k.input) << "\n";
+  os << "  " << type << " *out = (" << type << " *)out_; // " << shapeComment(k.output) << "\n";
+  os << "  const int64_t n = " << n << ", m = " << m << ";\n";
+  std::string in1 = "  ";
+  if (flavor == Flavor::Cuda) {
+    os << "  const int64_t o = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;\n  if (o >= n) return;\n";
+  } else {
+    os << "#pragma omp parallel for schedule(static)\n  for (int64_t o = 0; o < n; ++o) {\n";
+    in1 = "    ";
+  }
+  os << in1 << "const int64_t base = " << offsetOf(kept, "o") << ";\n";
+  os << in1 << "double s = " << (k.accumulate ? (f64 ? "out[o]" : "double(" + load("out[o]") + ")") : "0") << ";\n";
+  os << in1 << "for (int64_t q = 0; q < m; ++q) s += " << load("in[base + " + offsetOf(reduced, "q") + "]") << ";\n";
+  os << in1 << "out[o] = " << store("s") << ";\n";
+  if (flavor == Flavor::Cpu) os << "  }\n";
+  os << "}\n\n";
+}

@@ -16,9 +16,9 @@
 // f64, element arithmetic is f32. The CPU flavour runs rows in parallel
 // (OpenMP), the CUDA flavour one thread per row.
 //
-// Reductions along other dims (sum_to's leading dims, the norms' weight
-// gradients summed over rows) and the cross-entropy pieces are not described
-// yet.
+// sum_to (a sum over broadcast dims, any of them) is a SumToKernel below.
+// The norms' gradients (their weight gradients sum over rows) and the
+// cross-entropy pieces are not described yet.
 //
 //===----------------------------------------------------------------------===//
 #ifndef PLANC_BACKEND_C_ROWREDUCTION_H
@@ -48,6 +48,25 @@ struct RowKernel {
   bool accumulate = false;
   std::string comment;
 };
+
+/// sum_to (and reduce_sum over any dims): each result element sums, in f64
+/// and in the interpreter's order, the operand's elements that broadcast to
+/// it -- the result's coordinates fixed, the reduced dims enumerated
+/// row-major. Result elements run in parallel.
+struct SumToKernel {
+  std::string name;
+  ir::OpKind kind = ir::OpKind::NumOps;
+  KernelBuffer input, output;
+  Shape aligned; // the result's shape aligned at the right to the operand's rank (1 where absent)
+  bool accumulate = false;
+  std::string comment;
+};
+
+/// The sum of `input` to `output`'s shape (sum_to, or reduce_sum whose
+/// result keeps or drops the dims); "" and `k` filled, or why not.
+std::string makeSumToKernel(ir::OpKind kind, const ir::AttrMap &attrs, const KernelBuffer &input,
+                            const KernelBuffer &output, SumToKernel &k);
+void renderSumToKernel(const SumToKernel &k, Flavor flavor, llvm::raw_ostream &os);
 
 /// The row kernel of `kind` with `attrs` on these buffers; "" and `k`
 /// filled, or why there is none.

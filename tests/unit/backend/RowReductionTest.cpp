@@ -95,6 +95,68 @@ TEST(RowReductionTest, CompiledRowsEqualTheInterpreter) {
   }
 }
 
+TEST(RowReductionTest, CompiledSumsOverBroadcastDimsEqualTheInterpreter) {
+  std::mt19937_64 rng(9);
+  std::uniform_real_distribution<double> dist(-2.0, 2.0);
+  struct SumCase {
+    SumToKernel kernel;
+    Tensor input, before, want;
+  };
+  std::vector<SumCase> cases;
+  auto add = [&](OpKind kind, Shape in, DType t, AttrMap attrs, bool accumulate) {
+    ir::testing::OpModule om;
+    SumCase c;
+    c.input = Tensor(in, t);
+    for (double &v : c.input.data) v = runtime::roundToElement(interp::toElementType(t), dist(rng));
+    c.want = om.run(om.b.value(kind, {om.input("x", c.input)}, attrs));
+    c.before = Tensor(c.want.shape, t);
+    if (accumulate)
+      for (double &v : c.before.data) v = runtime::roundToElement(interp::toElementType(t), dist(rng));
+    ASSERT_EQ(makeSumToKernel(kind, attrs, {t, in}, {c.want.dtype, c.want.shape}, c.kernel), "") << spelling(kind);
+    c.kernel.accumulate = accumulate;
+    c.kernel.name = "t" + std::to_string(cases.size());
+    cases.push_back(std::move(c));
+  };
+  for (DType t : {DType::F32, DType::BF16}) {
+    add(OpKind::SumTo, {4, 6, 16}, t, {{"shape", std::vector<int64_t>{16}}}, false);  // a bias's gradient
+    add(OpKind::SumTo, {2, 3, 4}, t, {{"shape", std::vector<int64_t>{3, 1}}}, false); // keeps a middle dim
+    add(OpKind::SumTo, {2, 3, 4}, t, {{"shape", std::vector<int64_t>{2, 1, 4}}}, true);
+    add(OpKind::ReduceSum, {3, 5}, t, {{"dims", std::vector<int64_t>{0}}, {"keepdim", false}}, false);
+  }
+  add(OpKind::SumTo, {5, 7}, DType::F64, {{"shape", std::vector<int64_t>{1, 7}}}, false);
+
+  planc::testing::ScratchDir dir;
+  std::string source;
+  llvm::raw_string_ostream os(source);
+  renderPrelude(Flavor::Cpu, os);
+  os << planc::testing::kReadFileHelper;
+  for (const SumCase &c : cases) renderSumToKernel(c.kernel, Flavor::Cpu, os);
+  os << "int main(int, char **argv) {\n  std::string dir = argv[1];\n";
+  for (size_t k = 0; k < cases.size(); ++k) {
+    const std::string f = "dir + \"/" + std::to_string(k);
+    os << "  {\n    std::vector<char> in = readFile(" << f << ".in\"), out = readFile(" << f << ".before\");\n    "
+       << cases[k].kernel.name << "(in.data(), out.data());\n    writeFile(" << f << ".out\", out);\n  }\n";
+    planc::testing::writeTensor(dir.path + "/" + std::to_string(k) + ".in", cases[k].input);
+    planc::testing::writeTensor(dir.path + "/" + std::to_string(k) + ".before", cases[k].before);
+  }
+  os << "  return 0;\n}\n";
+  os.flush();
+  ASSERT_TRUE(planc::testing::compileAndRun(source, dir.path));
+  for (size_t k = 0; k < cases.size(); ++k) {
+    const SumCase &c = cases[k];
+    Tensor got = planc::testing::readTensor(dir.path + "/" + std::to_string(k) + ".out", c.want);
+    ASSERT_EQ(got.data.size(), c.want.data.size()) << c.kernel.name;
+    runtime::ElementType e = interp::toElementType(c.want.dtype);
+    for (size_t i = 0; i < got.data.size(); ++i) {
+      // The same f64 sum in the same order, rounded once: equal, but for
+      // bf16's rounding of the sum before adding to what was there.
+      double w = runtime::roundToElement(e, c.want.data[i] + c.before.data[i]);
+      double tol = c.want.dtype == DType::BF16 ? 0x1p-7 * std::max(1.0, std::fabs(w)) : 0.0;
+      ASSERT_NEAR(got.data[i], w, tol) << c.kernel.name << " element " << i;
+    }
+  }
+}
+
 TEST(RowReductionTest, SaysWhatItDoesNotDescribe) {
   RowKernel k;
   KernelBuffer x{DType::F32, {3, 4}};
@@ -103,6 +165,10 @@ TEST(RowReductionTest, SaysWhatItDoesNotDescribe) {
   EXPECT_EQ(makeRowKernel(OpKind::ReduceSum, {{"dims", std::vector<int64_t>{0}}}, {x}, {DType::F32, {4}}, k),
             "a reduction over dims that are not the last ones");
   EXPECT_EQ(makeRowKernel(OpKind::SumTo, {}, {x}, x, k), "not a row reduction");
+  SumToKernel t;
+  EXPECT_EQ(makeSumToKernel(OpKind::SumTo, {}, x, {DType::F32, {3, 2}}, t),
+            "a result that is not a sum over broadcast dims");
+  EXPECT_EQ(makeSumToKernel(OpKind::SumTo, {}, x, {DType::BF16, {4}}, t), "changes the dtype");
   EXPECT_EQ(makeRowKernel(OpKind::Softmax, {}, {{DType::F64, {3, 4}}}, {DType::F64, {3, 4}}, k),
             "dtype f64 has no generated row kernel yet");
 }
