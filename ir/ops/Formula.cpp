@@ -261,6 +261,12 @@ std::array<Formula, size_t(OpKind::NumOps)> makeTable() {
     t[size_t(OpKind::ReluGrad)] = b.done(b.mul(dy, d));
   }
   t[size_t(OpKind::AdamUpdate)] = adam();
+  {
+    FormulaBuilder b; // min(1, max_norm / (norm + 1e-6)), as std::min(1.0, c): c < 1 ? c : 1
+    int c = b.div(b.attr("max_norm"), b.add(b.input(0), b.constant(1e-6)));
+    int one = b.constant(1.0);
+    t[size_t(OpKind::ClipScale)] = b.done(b.select(b.binary(FormulaOp::Less, c, one), c, one));
+  }
   return t;
 }
 

@@ -98,9 +98,9 @@ std::string inferClipScale(llvm::ArrayRef<TensorType> ops, const AttrMap &attrs,
   return "";
 }
 
+/// min(1, max_norm / (norm + 1e-6)): its formula (ir/ops/Formula.h).
 void evalClipScale(EvalContext &, const Op &op, llvm::ArrayRef<const Tensor *> in, llvm::MutableArrayRef<Tensor> out) {
-  double maxNorm = AttrReader(op.attrs).getFloat("max_norm");
-  out[0].data[0] = std::min(1.0, maxNorm / (in[0]->data[0] + 1e-6));
+  evalFormula(*formulaOf(OpKind::ClipScale), op.attrs, in, out);
 }
 
 double flopsFew(const Op &) { return 3; }
