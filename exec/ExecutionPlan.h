@@ -100,9 +100,13 @@ struct Buffer {
   const std::string &value() const { return held().name; }
   const ir::TensorType &type() const { return held().type; }
   const Shape &local() const { return held().local; }
-  const std::shared_ptr<BufferValue> &sharedValue() const { return value_; }
+  /// What it holds, as shared with the other buffers of its value (read
+  /// only: editValue() changes it for this buffer alone).
+  std::shared_ptr<const BufferValue> sharedValue() const { return value_; }
   /// Holds `v`, shared with the other buffers of its value.
   void setValue(std::shared_ptr<BufferValue> v) { value_ = std::move(v); }
+  /// Holds what `other` holds, shared.
+  void shareValueOf(const Buffer &other) { value_ = other.value_; }
   void setValue(BufferValue v) { value_ = std::make_shared<BufferValue>(std::move(v)); }
   /// The value this buffer holds, to change for it alone (a copy first
   /// where other buffers share it).

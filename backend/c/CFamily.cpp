@@ -57,17 +57,11 @@ std::string stored(DType t, const std::string &value) {
   }
 }
 
-int64_t numelOf(const Shape &s) {
-  int64_t n = 1;
-  for (int64_t d : s) n *= d;
-  return n;
-}
-
 } // namespace
 
 std::string backend::broadcastOffset(const Shape &operand, const Shape &out, const std::string &i) {
   if (operand == out) return i;
-  if (numelOf(operand) == 1) return "0";
+  if (elementsOf(operand) == 1) return "0";
   const size_t rank = out.size(), lead = rank - operand.size();
   std::vector<int64_t> outStride(rank, 1), stride(rank, 0);
   for (size_t d = rank; d-- > 1;) outStride[d - 1] = outStride[d] * out[d];
@@ -95,6 +89,28 @@ namespace {
 std::string fn(const char *f32, const char *f64, bool isF64) { return isF64 ? f64 : f32; }
 
 } // namespace
+
+int64_t backend::elementsOf(const Shape &s) {
+  int64_t n = 1;
+  for (int64_t d : s) n *= d;
+  return n;
+}
+
+std::string backend::openIndexLoop(Flavor flavor, llvm::StringRef index, llvm::StringRef count, bool simd,
+                                   llvm::raw_ostream &os) {
+  if (flavor == Flavor::Cuda) {
+    os << "  const int64_t " << index << " = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;\n  if (" << index
+       << " >= " << count << ") return;\n";
+    return "  ";
+  }
+  os << "#pragma omp parallel for " << (simd ? "simd " : "") << "schedule(static)\n  for (int64_t " << index
+     << " = 0; " << index << " < " << count << "; ++" << index << ") {\n";
+  return "    ";
+}
+
+void backend::closeIndexLoop(Flavor flavor, llvm::raw_ostream &os) {
+  if (flavor == Flavor::Cpu) os << "  }\n";
+}
 
 std::string backend::shapeComment(const KernelBuffer &b) { return spelling(b.dtype) + toString(b.shape); }
 
@@ -275,7 +291,7 @@ void backend::renderPrelude(Flavor flavor, llvm::raw_ostream &os) {
 
 void backend::renderElementwiseKernel(const ElementwiseKernel &k, Flavor flavor, llvm::raw_ostream &os) {
   const bool f64 = k.output.dtype == DType::F64;
-  const int64_t n = numelOf(k.output.shape);
+  const int64_t n = elementsOf(k.output.shape);
   os << "// kernel " << k.name << ": " << spelling(k.kind) << ", elementwise";
   if (k.accumulate) os << ", accumulating";
   os << "\n";
@@ -295,13 +311,7 @@ void backend::renderElementwiseKernel(const ElementwiseKernel &k, Flavor flavor,
        << storageType(k.extraOutputs[r].dtype) << " *)out" << r + 1 << "_; // " << shapeComment(k.extraOutputs[r])
        << "\n";
   os << "  const int64_t n = " << n << ";\n";
-  std::string indent = "    ";
-  if (flavor == Flavor::Cuda) {
-    os << "  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;\n  if (i >= n) return;\n";
-    indent = "  ";
-  } else {
-    os << "#pragma omp parallel for simd schedule(static)\n  for (int64_t i = 0; i < n; ++i) {\n";
-  }
+  const std::string indent = openIndexLoop(flavor, "i", "n", /*simd=*/true, os);
   std::vector<std::string> inputs;
   for (size_t j = 0; j < k.inputs.size(); ++j) {
     std::string x = load(k.inputs[j].dtype, "in" + std::to_string(j), broadcastOffset(k.inputs[j].shape, k.output.shape, "i"));
@@ -317,6 +327,6 @@ void backend::renderElementwiseKernel(const ElementwiseKernel &k, Flavor flavor,
   for (size_t r = 0; r < k.extraOutputs.size(); ++r)
     os << indent << "out" << r + 1 << "[i] = "
        << stored(k.extraOutputs[r].dtype, "t" + std::to_string(k.formula->results[r + 1])) << ";\n";
-  if (flavor == Flavor::Cpu) os << "  }\n";
+  closeIndexLoop(flavor, os);
   os << "}\n\n";
 }

@@ -86,6 +86,17 @@ std::string renderFormula(const ir::Formula &f, llvm::ArrayRef<double> attrValue
 /// stride 0).
 std::string broadcastOffset(const Shape &operand, const Shape &out, const std::string &i);
 
+/// The number of elements of `s` (1 for a scalar).
+int64_t elementsOf(const Shape &s);
+
+/// Opens the loop over `index` in [0, `count`) of a kernel body: an OpenMP
+/// loop for the CPU (`simd` where its body vectorises), for CUDA the thread's
+/// index with a bound check. Returns the indent of the body;
+/// closeIndexLoop() ends it.
+std::string openIndexLoop(Flavor flavor, llvm::StringRef index, llvm::StringRef count, bool simd,
+                          llvm::raw_ostream &os);
+void closeIndexLoop(Flavor flavor, llvm::raw_ostream &os);
+
 /// "f32[4, 64]": the comment on a buffer's pointer.
 std::string shapeComment(const KernelBuffer &b);
 

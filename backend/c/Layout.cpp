@@ -118,8 +118,7 @@ std::string backend::makeLayoutKernel(OpKind kind, const AttrMap &attrs, const K
 
 void backend::renderLayoutKernel(const LayoutKernel &k, Flavor flavor, llvm::raw_ostream &os) {
   const char *type = bitsType(k.output.dtype);
-  int64_t n = 1;
-  for (int64_t d : k.output.shape) n *= d;
+  const int64_t n = elementsOf(k.output.shape);
   os << "// kernel " << k.name << ": " << spelling(k.kind) << ", data movement\n";
   if (!k.comment.empty()) os << "// " << cComment(k.comment) << "\n";
   os << (flavor == Flavor::Cuda ? "__global__ void " : "[[maybe_unused]] static void ") << k.name << "(";
@@ -129,13 +128,7 @@ void backend::renderLayoutKernel(const LayoutKernel &k, Flavor flavor, llvm::raw
     os << "  const " << type << " *in = (const " << type << " *)in_; // " << shapeComment(k.input) << "\n";
   os << "  " << type << " *out = (" << type << " *)out_; // " << shapeComment(k.output) << "\n";
   os << "  const int64_t n = " << n << ";\n";
-  std::string indent = "    ";
-  if (flavor == Flavor::Cuda) {
-    os << "  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;\n  if (i >= n) return;\n";
-    indent = "  ";
-  } else {
-    os << "#pragma omp parallel for simd schedule(static)\n  for (int64_t i = 0; i < n; ++i) {\n";
-  }
+  const std::string indent = openIndexLoop(flavor, "i", "n", /*simd=*/true, os);
   const std::string fill = std::to_string(k.fillBits) + "u";
   if (!k.hasInput) {
     os << indent << "out[i] = " << type << "(" << fill << ");\n";
@@ -163,6 +156,6 @@ void backend::renderLayoutKernel(const LayoutKernel &k, Flavor flavor, llvm::raw
       os << indent << "out[i] = in[" << offset << "];\n";
     }
   }
-  if (flavor == Flavor::Cpu) os << "  }\n";
+  closeIndexLoop(flavor, os);
   os << "}\n\n";
 }

@@ -11,12 +11,6 @@ using namespace planc::ir;
 
 namespace {
 
-int64_t numelOf(const Shape &s) {
-  int64_t n = 1;
-  for (int64_t d : s) n *= d;
-  return n;
-}
-
 double floatAttr(const AttrMap &attrs, const char *name, double otherwise) {
   auto it = attrs.find(name);
   if (it == attrs.end()) return otherwise;
@@ -53,7 +47,7 @@ std::string backend::makeRowKernel(OpKind kind, const AttrMap &attrs, const std:
   if (inputs.empty() || inputs[0].shape.empty()) return "no row to reduce";
   const Shape &x = inputs[0].shape;
   k.length = x.back();
-  k.rows = k.length ? numelOf(x) / k.length : 0;
+  k.rows = k.length ? elementsOf(x) / k.length : 0;
   k.perColumn.assign(inputs.size(), false);
   const double L = double(k.length);
   FormulaBuilder b;
@@ -122,8 +116,8 @@ std::string backend::makeRowKernel(OpKind kind, const AttrMap &attrs, const std:
     int64_t length = 1;
     for (size_t i = x.size() - dims.size(); i < x.size(); ++i) length *= x[i];
     k.length = length;
-    k.rows = length ? numelOf(x) / length : 0;
-    if (numelOf(output.shape) != k.rows) return "a result of another size than the rows";
+    k.rows = length ? elementsOf(x) / length : 0;
+    if (elementsOf(output.shape) != k.rows) return "a result of another size than the rows";
     FormulaBuilder s;
     k.stages.push_back({kind == OpKind::ReduceMax ? Combiner::Max : Combiner::Sum, s.done(s.input(0))});
     k.outputPerElement = false;
@@ -165,14 +159,7 @@ void backend::renderRowKernel(const RowKernel &k, Flavor flavor, llvm::raw_ostre
   os << "  " << storage(k.out.dtype) << " *out = (" << storage(k.out.dtype) << " *)out_; // " << shapeComment(k.out)
      << "\n";
   os << "  const int64_t rows = " << k.rows << ", length = " << k.length << ";\n";
-  std::string in1 = "  ", in2 = "    ";
-  if (flavor == Flavor::Cuda) {
-    os << "  const int64_t r = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;\n  if (r >= rows) return;\n";
-  } else {
-    os << "#pragma omp parallel for schedule(static)\n  for (int64_t r = 0; r < rows; ++r) {\n";
-    in1 = "    ";
-    in2 = "      ";
-  }
+  const std::string in1 = openIndexLoop(flavor, "r", "rows", /*simd=*/false, os), in2 = in1 + "  ";
   // The operands at j, then the stage values so far.
   auto operands = [&](size_t stages) {
     std::vector<std::string> xs;
@@ -203,7 +190,7 @@ void backend::renderRowKernel(const RowKernel &k, Flavor flavor, llvm::raw_ostre
     std::string t = renderFormula(k.output, {}, xs, false, in2, os);
     os << in2 << "out[r] = " << store(k.accumulate ? outLoad("out[r]") + " + " + t : t) << ";\n" << in1 << "}\n";
   }
-  if (flavor == Flavor::Cpu) os << "  }\n";
+  closeIndexLoop(flavor, os);
   os << "}\n\n";
 }
 
@@ -230,7 +217,7 @@ std::string backend::makeSumToKernel(OpKind kind, const AttrMap &attrs, const Ke
       if (d < 0 || d >= int64_t(rank)) return "a dim out of range";
       k.aligned[size_t(d)] = 1;
     }
-    if (numelOf(k.aligned) != numelOf(output.shape)) return "a result of another size";
+    if (elementsOf(k.aligned) != elementsOf(output.shape)) return "a result of another size";
   } else {
     return "not a sum";
   }
@@ -283,17 +270,11 @@ void backend::renderSumToKernel(const SumToKernel &k, Flavor flavor, llvm::raw_o
   os << "  const " << type << " *in = (const " << type << " *)in_; // " << shapeComment(k.input) << "\n";
   os << "  " << type << " *out = (" << type << " *)out_; // " << shapeComment(k.output) << "\n";
   os << "  const int64_t n = " << n << ", m = " << m << ";\n";
-  std::string in1 = "  ";
-  if (flavor == Flavor::Cuda) {
-    os << "  const int64_t o = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;\n  if (o >= n) return;\n";
-  } else {
-    os << "#pragma omp parallel for schedule(static)\n  for (int64_t o = 0; o < n; ++o) {\n";
-    in1 = "    ";
-  }
+  const std::string in1 = openIndexLoop(flavor, "o", "n", /*simd=*/false, os);
   os << in1 << "const int64_t base = " << offsetOf(kept, "o") << ";\n";
   os << in1 << "double s = " << (k.accumulate ? (f64 ? "out[o]" : "double(" + load("out[o]") + ")") : "0") << ";\n";
   os << in1 << "for (int64_t q = 0; q < m; ++q) s += " << load("in[base + " + offsetOf(reduced, "q") + "]") << ";\n";
   os << in1 << "out[o] = " << store("s") << ";\n";
-  if (flavor == Flavor::Cpu) os << "  }\n";
+  closeIndexLoop(flavor, os);
   os << "}\n\n";
 }

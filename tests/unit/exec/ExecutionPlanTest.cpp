@@ -108,7 +108,7 @@ TEST(ExecutionPlanTest, SharedAttributesAndValuesChangeForOneStepOrBufferAlone) 
   StepAttrs copy(a.attrs.map());
   EXPECT_TRUE(copy == a.attrs); // equal content, not the same map
 
-  p.buffers[1].setValue(p.buffers[0].sharedValue());
+  p.buffers[1].shareValueOf(p.buffers[0]);
   ASSERT_EQ(p.buffers[0].sharedValue(), p.buffers[1].sharedValue());
   p.buffers[1].editValue().local = {99};
   EXPECT_NE(p.buffers[0].local(), p.buffers[1].local());
