@@ -99,7 +99,7 @@ std::vector<StepKernel> backend::renderProgramKernels(const exec::ExecutionPlan 
     const std::string name = "s" + std::to_string(i) + "_" + cIdentifier(ir::spelling(s.kind));
     bool inputsOk = true;
     for (int64_t in : s.inputs) inputsOk &= in >= 0 && size_t(in) < program.buffers.size();
-    const bool oneBuffer =
+    const bool oneOutput =
         inputsOk && s.outputs.size() == 1 && s.outputs[0] >= 0 && size_t(s.outputs[0]) < program.buffers.size();
     std::string text, why;
     llvm::raw_string_ostream body(text);
@@ -109,12 +109,11 @@ std::vector<StepKernel> backend::renderProgramKernels(const exec::ExecutionPlan 
     std::vector<KernelBuffer> ins;
     if (inputsOk)
       for (int64_t in : s.inputs) ins.push_back(bufferOf(program, in));
-    const bool oneOutput = oneBuffer;
     switch (k.kind) {
     case KernelClass::Communication: why = "a call on the runtime's communicator"; break;
     case KernelClass::Reduction: {
       if (!oneOutput) {
-        why = "a reduction of several results is not rendered yet";
+        if (s.outputs.size() > 1) why = "a reduction of several results is not rendered yet";
         break;
       }
       RowKernel r;
