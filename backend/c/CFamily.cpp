@@ -3,6 +3,7 @@
 #include "backend/c/CFamily.h"
 
 #include "ir/Printer.h"
+#include "ir/ops/OpSupport.h"
 
 #include <cmath>
 #include <cstdio>
@@ -63,8 +64,8 @@ std::string backend::broadcastOffset(const Shape &operand, const Shape &out, con
   if (operand == out) return i;
   if (elementsOf(operand) == 1) return "0";
   const size_t rank = out.size(), lead = rank - operand.size();
-  std::vector<int64_t> outStride(rank, 1), stride(rank, 0);
-  for (size_t d = rank; d-- > 1;) outStride[d - 1] = outStride[d] * out[d];
+  const std::vector<int64_t> outStride = rowMajorStrides(out);
+  std::vector<int64_t> stride(rank, 0);
   int64_t s = 1;
   for (size_t d = rank; d-- > lead;) {
     int64_t dim = operand[d - lead];

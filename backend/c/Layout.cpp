@@ -2,6 +2,7 @@
 
 #include "backend/c/Layout.h"
 
+#include "ir/ops/OpSupport.h"
 #include "runtime/ElementBits.h"
 
 using namespace planc;
@@ -9,12 +10,6 @@ using namespace planc::backend;
 using namespace planc::ir;
 
 namespace {
-
-std::vector<int64_t> rowMajorStrides(const Shape &s) {
-  std::vector<int64_t> st(s.size(), 1);
-  for (size_t d = s.size(); d-- > 1;) st[d - 1] = st[d] * s[d];
-  return st;
-}
 
 int64_t intAttr(const AttrMap &attrs, const char *name, int64_t otherwise = 0) {
   auto it = attrs.find(name);

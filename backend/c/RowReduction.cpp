@@ -2,6 +2,8 @@
 
 #include "backend/c/RowReduction.h"
 
+#include "ir/ops/OpSupport.h"
+
 #include <algorithm>
 #include <cmath>
 
@@ -18,9 +20,6 @@ double floatAttr(const AttrMap &attrs, const char *name, double otherwise) {
   if (const int64_t *i = std::get_if<int64_t>(&it->second)) return double(*i);
   return otherwise;
 }
-
-/// The norms' default epsilon (ir/ops/Norm.cpp's kDefaultEps).
-constexpr double kDefaultEps = 1e-5;
 
 bool isLastDim(const AttrMap &attrs, size_t rank) {
   auto it = attrs.find("dim");
@@ -80,7 +79,7 @@ std::string backend::makeRowKernel(OpKind kind, const AttrMap &attrs, const std:
       if (inputs[i].shape != Shape{k.length}) return "a weight or bias of another length than the row";
       k.perColumn[i] = true;
     }
-    const double eps = floatAttr(attrs, "eps", kDefaultEps);
+    const double eps = floatAttr(attrs, "eps", kNormDefaultEps);
     const int stat = int(inputs.size()); // the first stage value
     if (centered) {
       FormulaBuilder s0;
@@ -241,8 +240,7 @@ void backend::renderSumToKernel(const SumToKernel &k, Flavor flavor, llvm::raw_o
   };
   const Shape &x = k.input.shape;
   const size_t rank = x.size();
-  std::vector<int64_t> xStride(rank, 1);
-  for (size_t d = rank; d-- > 1;) xStride[d - 1] = xStride[d] * x[d];
+  const std::vector<int64_t> xStride = rowMajorStrides(x);
   // The result's coordinates (dims it keeps) and the reduced ones, each
   // enumerated row-major.
   std::vector<size_t> kept, reduced;

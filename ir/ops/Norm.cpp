@@ -19,8 +19,6 @@ using namespace planc::ir;
 
 namespace {
 
-constexpr double kDefaultEps = 1e-5;
-
 /// x [..., h] and `vectors` further operands of shape [h], all one float
 /// dtype; `extra` trailing operands of x's type (dy of the gradients).
 std::string checkNormOperands(llvm::ArrayRef<TensorType> ops, size_t vectors, size_t extra) {
@@ -39,7 +37,7 @@ std::string checkNormOperands(llvm::ArrayRef<TensorType> ops, size_t vectors, si
 
 std::string checkEps(const AttrMap &attrs) {
   AttrReader at(attrs);
-  double eps = at.getFloat("eps", kDefaultEps);
+  double eps = at.getFloat("eps", kNormDefaultEps);
   if (!at.ok()) return at.error;
   if (!(eps >= 0)) return "eps must be non-negative";
   return "";
@@ -95,7 +93,7 @@ RowStats rowStats(const double *x, int64_t h, double eps, bool centered) {
 
 template <bool Centered>
 void evalNorm(EvalContext &, const Op &op, llvm::ArrayRef<const Tensor *> in, llvm::MutableArrayRef<Tensor> out) {
-  double eps = AttrReader(op.attrs).getFloat("eps", kDefaultEps);
+  double eps = AttrReader(op.attrs).getFloat("eps", kNormDefaultEps);
   const Tensor &x = *in[0];
   const std::vector<double> &w = in[1]->data;
   const double *bias = Centered ? in[2]->data.data() : nullptr;
@@ -114,7 +112,7 @@ void evalNorm(EvalContext &, const Op &op, llvm::ArrayRef<const Tensor *> in, ll
 //   dw = sum over rows of dy xhat, db = sum over rows of dy.
 template <bool Centered>
 void evalNormGrad(EvalContext &, const Op &op, llvm::ArrayRef<const Tensor *> in, llvm::MutableArrayRef<Tensor> out) {
-  double eps = AttrReader(op.attrs).getFloat("eps", kDefaultEps);
+  double eps = AttrReader(op.attrs).getFloat("eps", kNormDefaultEps);
   const Tensor &x = *in[0];
   const std::vector<double> &w = in[1]->data;
   const Tensor &dy = *in[Centered ? 3 : 2];
@@ -140,7 +138,7 @@ void evalNormGrad(EvalContext &, const Op &op, llvm::ArrayRef<const Tensor *> in
   }
 }
 
-AttrMap epsOf(const Op &op) { return {{"eps", AttrReader(op.attrs).getFloat("eps", kDefaultEps)}}; }
+AttrMap epsOf(const Op &op) { return {{"eps", AttrReader(op.attrs).getFloat("eps", kNormDefaultEps)}}; }
 
 void gradLayerNorm(Builder &b, const Op &op, llvm::ArrayRef<Value *> d, std::vector<Value *> &dx) {
   dx.assign(3, nullptr);

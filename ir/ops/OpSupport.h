@@ -101,6 +101,9 @@ std::optional<Shape> broadcastShapes(const Shape &a, const Shape &b);
 bool broadcastsTo(const Shape &from, const Shape &to);
 int64_t product(const Shape &s, size_t begin = 0, size_t end = ~size_t(0));
 std::vector<int64_t> rowMajorStrides(const Shape &s);
+
+/// layernorm's and rmsnorm's `eps` where the op has none.
+constexpr double kNormDefaultEps = 1e-5;
 /// Strides that read a tensor of shape `from` while walking `to`: 0 along
 /// broadcast dims (missing on the left, or 1 where `to` is larger).
 std::vector<int64_t> broadcastStrides(const Shape &from, const Shape &to);
