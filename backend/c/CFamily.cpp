@@ -24,8 +24,9 @@ bool hasGeneratedLoads(DType t) {
          t == DType::U32;
 }
 
-/// The C type a buffer of `t` is read through.
-const char *storageType(DType t) {
+} // namespace
+
+const char *backend::storageType(DType t) {
   switch (t) {
   case DType::F64: return "double";
   case DType::BF16:
@@ -38,6 +39,8 @@ const char *storageType(DType t) {
   default: return "float";
   }
 }
+
+namespace {
 
 std::string load(DType t, const std::string &ptr, const std::string &index) {
   std::string at = ptr + "[" + index + "]";

@@ -97,6 +97,10 @@ std::string openIndexLoop(Flavor flavor, llvm::StringRef index, llvm::StringRef 
                           llvm::raw_ostream &os);
 void closeIndexLoop(Flavor flavor, llvm::raw_ostream &os);
 
+/// The C type a buffer of `t` is read through: float, double, uint16_t for
+/// bf16 and f16 (their bits), the integer types as they are.
+const char *storageType(ir::DType t);
+
 /// "f32[4, 64]": the comment on a buffer's pointer.
 std::string shapeComment(const KernelBuffer &b);
 

@@ -8,6 +8,7 @@
 #include "frontend/Frontend.h"
 #include "compiler/Pipeline.h"
 #include "compiler/Run.h"
+#include "compiler/Build.h"
 #include "frontend/Verify.h"
 #include "compiler/VerifyPlan.h"
 #include "compiler/Ledger.h"
@@ -27,6 +28,9 @@
 
 #include "llvm/Support/BuryPointer.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
 #include "llvm/Support/Process.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -61,6 +65,10 @@ const char *const kRunHelp =
 #include "HelpRun.inc"
     ;
 
+const char *const kBuildHelp =
+#include "HelpBuild.inc"
+    ;
+
 struct Options {
   std::string command;
   std::string file;
@@ -76,6 +84,7 @@ struct Options {
   bool memoryJson = false; // --json (emit memory, check)
   std::optional<uint64_t> budget; // --budget (check)
   bool noMemory = false;          // --no-memory (check)
+  BuildOptions build;             // build, run --target=cpu
 };
 
 int usage(const std::string &message) {
@@ -117,6 +126,7 @@ int parseArgs(int argc, char **argv, Options &o) {
     if (a == "--help" || a == "-h") {
       llvm::outs() << (o.command == "check" ? kCheckHelp : o.command == "emit" ? kEmitHelp
                                                              : o.command == "run" ? kRunHelp
+                                                             : o.command == "build" ? kBuildHelp
                                                              : o.command == "verify" ? kVerifyHelp : kMainHelp);
       return 0;
     }
@@ -126,8 +136,8 @@ int parseArgs(int argc, char **argv, Options &o) {
       return 0;
     }
     if (o.command.empty() && !a.empty() && a[0] != '-') {
-      if (a != "check" && a != "emit" && a != "run" && a != "verify")
-        return usage("unknown command '" + a + "'; the commands are check, emit, run and verify");
+      if (a != "check" && a != "emit" && a != "run" && a != "verify" && a != "build")
+        return usage("unknown command '" + a + "'; the commands are check, emit, build, run and verify");
       o.command = a;
       continue;
     }
@@ -209,9 +219,20 @@ int parseArgs(int argc, char **argv, Options &o) {
     } else if (a == "--no-memory" && o.command == "check") {
       o.noMemory = true;
     } else if (o.command == "run" && a.rfind("--target", 0) == 0) {
-      if (!valueOf(i, "--target", v)) return usage("--target needs a value: interp");
-      if (v != "interp") return usage("--target=" + v + " is not available; this version runs --target=interp");
+      if (!valueOf(i, "--target", v)) return usage("--target needs a value: interp or cpu");
+      if (v != "interp" && v != "cpu")
+        return usage("--target=" + v + " is not available; the targets are interp and cpu");
       o.target = v;
+    } else if (o.command == "build" && (a == "-o" || a.rfind("-o=", 0) == 0)) {
+      if (!valueOf(i, "-o", v) || v.empty()) return usage("-o needs a file name");
+      o.build.output = v;
+    } else if (o.command == "build" && a.rfind("--dtype", 0) == 0) {
+      if (!valueOf(i, "--dtype", v) || (v != "f64" && v != "f32")) return usage("--dtype must be f64 or f32");
+      o.build.floatType = v == "f64" ? ir::DType::F64 : ir::DType::F32;
+    } else if (o.command == "build" && a == "--portable") {
+      o.build.native = false;
+    } else if (o.command == "build" && a == "--keep-source") {
+      o.build.keepSource = true;
     } else if (o.command == "run" && a.rfind("--steps", 0) == 0) {
       if (!valueOf(i, "--steps", v) || !parseCount(v, 1, o.run.steps)) return usage("--steps needs a positive integer");
     } else if (o.command == "run" && a.rfind("--seed", 0) == 0) {
@@ -231,15 +252,18 @@ int parseArgs(int argc, char **argv, Options &o) {
       o.file = a;
     }
   }
-  if (o.command.empty()) return usage("no command; the commands are check, emit, run and verify");
+  if (o.command.empty()) return usage("no command; the commands are check, emit, build, run and verify");
   if (o.file.empty()) return usage("no input file");
+  if (o.command == "build" && o.build.output.empty()) return usage("build needs an output file: -o <executable>");
+  if (o.command == "run" && o.target == "cpu" && !o.run.dumpDir.empty())
+    return usage("--dump goes with --target=interp");
   if (o.command == "emit") {
     const char *forms =
-        "tokens, ast, ir, ir-train, ir-partitioned, exec, kernels, kernels-cuda, comm, memory, mesh, schedule and "
-        "schedule-svg";
+        "tokens, ast, ir, ir-train, ir-partitioned, exec, kernels, kernels-cuda, cpp, comm, memory, mesh, schedule "
+        "and schedule-svg";
     if (o.emit.empty()) return usage(std::string("emit needs --emit=<form>; the forms are ") + forms);
     if (o.emit != "tokens" && o.emit != "ast" && o.emit != "ir" && o.emit != "ir-train" && o.emit != "exec" &&
-        o.emit != "kernels" && o.emit != "kernels-cuda" &&
+        o.emit != "kernels" && o.emit != "kernels-cuda" && o.emit != "cpp" &&
         o.emit != "ir-partitioned" && o.emit != "comm" && o.emit != "memory" && o.emit != "mesh" &&
         o.emit != "schedule" &&
         o.emit != "schedule-svg")
@@ -406,6 +430,14 @@ int runEmit(const Options &o, Compilation &c) {
     c.getDiagnostics().finish();
     return emitPartitioned(o, c);
   }
+  if (o.emit == "cpp") {
+    if (!ok || !c.check()) return 1;
+    c.getDiagnostics().finish();
+    auto source = generateCpuSource(c, std::nullopt, o.file);
+    if (!source) return failAfterCheck(c, source.takeError());
+    llvm::outs() << *source;
+    return 0;
+  }
   if (o.emit == "mesh" || o.emit == "schedule" || o.emit == "schedule-svg") {
     if (!ok || !c.check()) return 1;
     c.getDiagnostics().finish();
@@ -426,10 +458,49 @@ int runVerify(Options &o, Compilation &c) {
   return report->passed() ? 0 : 1;
 }
 
+/// planc build: the plan as a native executable.
+int runBuild(const Options &o, Compilation &c) {
+  if (!c.loadFile(o.file) || !c.check()) return 1;
+  c.getDiagnostics().finish();
+  if (llvm::Error e = buildCpuExecutable(c, o.build, llvm::errs())) return failAfterCheck(c, std::move(e));
+  return 0;
+}
+
+/// planc run --target=cpu: build into a temporary folder, run, remove.
+int runOnCpu(const Options &o, Compilation &c) {
+  llvm::SmallString<128> dir;
+  if (std::error_code ec = llvm::sys::fs::createUniqueDirectory("planc-run", dir)) {
+    llvm::errs() << "planc: error: cannot create a temporary folder: " << ec.message() << "\n";
+    return 1;
+  }
+  BuildOptions build = o.build;
+  build.floatType = o.run.floatType;
+  llvm::SmallString<128> exe(dir);
+  llvm::sys::path::append(exe, "model");
+  build.output = exe.str().str();
+  int code = 1;
+  if (llvm::Error e = buildCpuExecutable(c, build, llvm::errs())) {
+    code = failAfterCheck(c, std::move(e));
+  } else {
+    std::vector<std::string> args = {build.output};
+    if (o.run.steps > 0) args.insert(args.end(), {"--steps", std::to_string(o.run.steps)});
+    if (o.run.seed) args.insert(args.end(), {"--seed", std::to_string(*o.run.seed)});
+    std::vector<llvm::StringRef> argv(args.begin(), args.end());
+    llvm::outs().flush();
+    std::string why;
+    int rc = llvm::sys::ExecuteAndWait(build.output, argv, llvm::None, {}, 0, 0, &why);
+    if (rc < 0) llvm::errs() << "planc: error: the executable did not run to its end: " << why << "\n";
+    code = rc == 0 ? 0 : 1;
+  }
+  llvm::sys::fs::remove_directories(dir);
+  return code;
+}
+
 /// planc run: training on the reference interpreter.
 int runRun(const Options &o, Compilation &c) {
   if (!c.loadFile(o.file) || !c.check()) return 1;
   c.getDiagnostics().finish();
+  if (o.target == "cpu") return runOnCpu(o, c);
   if (llvm::Error e = runOnInterpreter(c, o.run, llvm::outs())) {
     llvm::outs().flush();
     return failAfterCheck(c, std::move(e));
@@ -488,6 +559,7 @@ int run(Options &o) {
   if (o.command == "emit") return runEmit(o, c);
   if (o.command == "verify") return runVerify(o, c);
   if (o.command == "run") return runRun(o, c);
+  if (o.command == "build") return runBuild(o, c);
   return runCheck(o, c, collected);
 }
 
@@ -503,6 +575,21 @@ int main(int argc, char **argv) {
   const char *verifyEach = std::getenv("PLANC_VERIFY_EACH");
   o.passes.verifyEach = verifyEach && llvm::StringRef(verifyEach) == "1";
   o.run.verifyEach = o.passes.verifyEach;
+  // An installed planc builds with the runtime installed beside it
+  // (<prefix>/include/planc, <prefix>/lib); in its build tree, with that tree's.
+  std::string self = llvm::sys::fs::getMainExecutable(argv[0], (void *)&usage);
+  if (!self.empty()) {
+    llvm::SmallString<256> prefix(llvm::sys::path::parent_path(llvm::sys::path::parent_path(self)));
+    llvm::SmallString<256> include(prefix), library(prefix);
+    llvm::sys::path::append(include, "include", "planc");
+    llvm::sys::path::append(library, "lib", "libplanc_runtime.a");
+    llvm::SmallString<256> header(include);
+    llvm::sys::path::append(header, "runtime", "Executable.h");
+    if (llvm::sys::fs::exists(header) && llvm::sys::fs::exists(library)) {
+      o.build.runtimeInclude = include.str().str();
+      o.build.runtimeLibrary = library.str().str();
+    }
+  }
   // Hostile but legal nesting recurses deeply (compiler/LargeStack.h).
   int code = 1;
   runOnLargeStack([&] { code = run(o); });

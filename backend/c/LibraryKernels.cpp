@@ -1,0 +1,247 @@
+//===- backend/c/LibraryKernels.cpp - steps that call hand-written kernels ===//
+
+#include "backend/c/LibraryKernels.h"
+
+#include "ir/ops/OpSupport.h"
+
+#include <sstream>
+
+using namespace planc;
+using namespace planc::backend;
+using namespace planc::ir;
+
+bool backend::hasLibraryKernel(OpKind kind) {
+  switch (kind) {
+  case OpKind::CausalMask:
+  case OpKind::MaskGrad:
+  case OpKind::Rope:
+  case OpKind::Dropout:
+  case OpKind::Gather:
+  case OpKind::ScatterAdd:
+  case OpKind::Concat:
+  case OpKind::RepeatInterleave:
+  case OpKind::CrossEntropy:
+  case OpKind::CrossEntropyGrad:
+  case OpKind::GlobalNorm:
+  case OpKind::LayerNormGrad:
+  case OpKind::RmsNormGrad:
+  case OpKind::LrSchedule:
+  case OpKind::SgdUpdate: return true;
+  default: return false;
+  }
+}
+
+void backend::renderLibraryPrelude(Flavor flavor, llvm::raw_ostream &os) {
+  if (flavor != Flavor::Cpu) return;
+  os << "#include \"runtime/CpuKernels.h\"\n\n"
+     << "// The step's draw seed (dropout's masks differ from step to step); the step sets it.\n"
+     << "[[maybe_unused]] static uint64_t planc_draw_seed = 0;\n\n";
+}
+
+namespace {
+
+/// The C++ of a double constant (exact).
+std::string num(double v) { return floatLiteral(v, /*f64=*/true); }
+
+/// The number of elements of dims [from, to) of `s`.
+int64_t elements(const Shape &s, size_t from = 0, size_t to = SIZE_MAX) {
+  int64_t n = 1;
+  for (size_t d = from; d < std::min(to, s.size()); ++d) n *= s[d];
+  return n;
+}
+
+/// The wrapper's parameters and the typed pointers, in the calling
+/// convention of every kernel.
+class Wrapper {
+public:
+  Wrapper(const exec::RankProgram &p, const exec::Step &s) : p(p), s(s) {}
+
+  const exec::Buffer &in(size_t i) const { return p.buffers[size_t(s.inputs[i])]; }
+  const exec::Buffer &out(size_t i) const { return p.buffers[size_t(s.outputs[i])]; }
+  const Shape &inShape(size_t i) const { return in(i).local(); }
+  DType inType(size_t i) const { return in(i).type().dtype; }
+  DType outType(size_t i) const { return out(i).type().dtype; }
+  std::string acc(size_t k) const { return s.accumulates(k) ? "true" : "false"; }
+
+  /// Why the buffers do not suit the library: floats must be f32 or f64.
+  std::string check() const {
+    for (int64_t b : s.inputs)
+      if (b < 0 || size_t(b) >= p.buffers.size()) return "an operand made on another stage";
+    for (int64_t b : s.outputs)
+      if (b < 0 || size_t(b) >= p.buffers.size()) return "not one output buffer";
+    auto ok = [](DType t) { return t == DType::F32 || t == DType::F64 || isInteger(t); };
+    for (size_t i = 0; i < s.inputs.size(); ++i)
+      if (!ok(inType(i))) return std::string("library kernels take f32 and f64 buffers, not ") + spelling(inType(i));
+    for (size_t i = 0; i < s.outputs.size(); ++i)
+      if (!ok(outType(i))) return std::string("library kernels take f32 and f64 buffers, not ") + spelling(outType(i));
+    return "";
+  }
+
+  void open(const std::string &name, const std::string &banner, llvm::raw_ostream &os) const {
+    os << "// kernel " << name << ": " << spelling(s.kind) << ", library\n";
+    if (!banner.empty()) os << "// " << cComment(banner) << "\n";
+    os << "[[maybe_unused]] static void " << name << "(";
+    for (size_t i = 0; i < s.inputs.size(); ++i) os << (i ? ", " : "") << "const void *in" << i << "_";
+    for (size_t i = 0; i < s.outputs.size(); ++i)
+      os << (i || !s.inputs.empty() ? ", " : "") << "void *out" << i << "_";
+    os << ") {\n";
+    for (size_t i = 0; i < s.inputs.size(); ++i)
+      os << "  [[maybe_unused]] const " << storageType(inType(i)) << " *in" << i << " = (const " << storageType(inType(i)) << " *)in"
+         << i << "_; // " << shapeComment({inType(i), inShape(i)}) << "\n";
+    for (size_t i = 0; i < s.outputs.size(); ++i)
+      os << "  " << storageType(outType(i)) << " *out" << i << " = (" << storageType(outType(i)) << " *)out" << i
+         << "_; // " << shapeComment({outType(i), out(i).local()}) << "\n";
+  }
+
+private:
+  const exec::RankProgram &p;
+  const exec::Step &s;
+};
+
+} // namespace
+
+std::string backend::renderLibraryKernel(const exec::RankProgram &program, const exec::Step &s,
+                                         const std::string &name, const std::string &banner, Flavor flavor,
+                                         llvm::raw_ostream &os) {
+  if (!hasLibraryKernel(s.kind)) return "no hand-written kernel";
+  if (flavor != Flavor::Cpu) return "the CUDA library kernels come with the CUDA backend";
+  Wrapper w(program, s);
+  if (std::string why = w.check(); !why.empty()) return why;
+  AttrReader at(s.attrs.map());
+  std::string body;
+  llvm::raw_string_ostream b(body);
+  switch (s.kind) {
+  case OpKind::CausalMask:
+  case OpKind::MaskGrad: {
+    const Shape &x = w.inShape(0);
+    if (x.size() < 2) return "a mask of rank below 2";
+    int64_t rows = x[x.size() - 2], cols = x.back();
+    b << "  planc::cpu::causalMask(in0, out0, " << elements(x, 0, x.size() - 2) << ", " << rows << ", " << cols << ", "
+      << (s.kind == OpKind::CausalMask ? "-INFINITY" : "0.0") << ", " << w.acc(0) << ");\n";
+    break;
+  }
+  case OpKind::Rope: {
+    const Shape &x = w.inShape(0);
+    if (x.size() != 4) return "rope of rank other than 4";
+    b << "  planc::cpu::rope(in0, out0, " << x[0] << ", " << x[1] << ", " << x[2] << ", " << x[3] << ", "
+      << num(at.getFloat("theta", 10000.0)) << ", " << (at.getBool("inverse", false) ? "true" : "false") << ", "
+      << w.acc(0) << ");\n";
+    break;
+  }
+  case OpKind::Dropout: {
+    const Shape &x = w.inShape(0);
+    double p = at.getFloat("p");
+    int64_t seed = at.getInt("seed"), stream = at.getInt("stream");
+    if (w.in(0).type().shape != x) return "dropout on a block of a split value needs the rank's place (the MPI issue)";
+    std::vector<int64_t> split = at.getInts("batch_split", std::vector<int64_t>{});
+    if (!split.empty() && split.size() != 3) return "a batch_split of other than three numbers";
+    if (!split.empty()) b << "  static const int64_t split[3] = {" << split[0] << ", " << split[1] << ", " << split[2] << "};\n";
+    b << "  planc::cpu::dropout(in0, out0, " << elements(x) << ", " << (x.empty() ? 0 : x[0]) << ", " << num(p) << ", "
+      << "uint64_t(" << seed << "ll), uint64_t(" << stream << "ll), planc_draw_seed, " << (split.empty() ? "nullptr" : "split")
+      << ", " << w.acc(0) << ");\n";
+    break;
+  }
+  case OpKind::Gather: {
+    const Shape &table = w.inShape(0);
+    if (table.empty()) return "a gather from a scalar";
+    if (w.in(0).type().shape[0] != table[0]) return "a vocab-split table needs the rank's row offset (the MPI issue)";
+    b << "  planc::cpu::gather(in0, in1, out0, " << elements(w.inShape(1)) << ", " << table[0] << ", "
+      << elements(table, 1) << ", 0, " << table[0] << ", " << w.acc(0) << ");\n";
+    break;
+  }
+  case OpKind::ScatterAdd: {
+    const Shape &res = w.out(0).local();
+    if (res.empty()) return "a scatter into a scalar";
+    if (w.out(0).type().shape[0] != res[0]) return "a vocab-split table needs the rank's row offset (the MPI issue)";
+    b << "  planc::cpu::scatterAdd(in0, in1, out0, " << elements(w.inShape(0)) << ", " << res[0] << ", "
+      << elements(res, 1) << ", 0, " << res[0] << ", " << w.acc(0) << ");\n";
+    break;
+  }
+  case OpKind::Concat:
+  case OpKind::RepeatInterleave: {
+    const Shape &y = w.out(0).local();
+    int64_t dim = at.getInt("dim");
+    if (dim < 0) dim += int64_t(y.size());
+    if (dim < 0 || size_t(dim) >= y.size()) return "a dim out of range";
+    const int64_t inner = elements(y, size_t(dim) + 1), outer = elements(y, 0, size_t(dim));
+    if (s.kind == OpKind::RepeatInterleave) {
+      int64_t repeats = at.getInt("repeats");
+      int64_t size = w.inShape(0)[size_t(dim)];
+      b << "  planc::cpu::copyBlocks(in0, out0, " << outer * size << ", " << inner << ", " << repeats * inner << ", 0, "
+        << repeats << ", " << w.acc(0) << ");\n";
+    } else {
+      int64_t offset = 0;
+      for (size_t i = 0; i < s.inputs.size(); ++i) {
+        if (w.inType(i) != w.outType(0)) return "a concat of mixed dtypes";
+        int64_t size = w.inShape(i)[size_t(dim)];
+        b << "  planc::cpu::copyBlocks(in" << i << ", out0, " << outer << ", " << size * inner << ", "
+          << y[size_t(dim)] * inner << ", " << offset * inner << ", 1, " << w.acc(0) << ");\n";
+        offset += size;
+      }
+    }
+    break;
+  }
+  case OpKind::CrossEntropy:
+  case OpKind::CrossEntropyGrad: {
+    const Shape &logits = w.inShape(0);
+    if (logits.empty()) return "cross-entropy of a scalar";
+    if (w.in(0).type().shape.back() != logits.back()) return "vocab-split logits (vocab_ce_stats does that)";
+    int64_t V = logits.back(), N = elements(w.inShape(1));
+    double denominator = at.getFloat("denominator", double(N));
+    if (s.kind == OpKind::CrossEntropy)
+      b << "  planc::cpu::crossEntropy(in0, in1, out0, " << N << ", " << V << ", " << num(denominator) << ", "
+        << w.acc(0) << ");\n";
+    else
+      b << "  planc::cpu::crossEntropyGrad(in0, in1, in2, out0, " << N << ", " << V << ", " << num(denominator)
+        << ", " << w.acc(0) << ");\n";
+    break;
+  }
+  case OpKind::GlobalNorm: {
+    b << "  double sum = 0;\n";
+    for (size_t i = 0; i < s.inputs.size(); ++i)
+      b << "  sum += planc::cpu::sumOfSquares(in" << i << ", " << elements(w.inShape(i)) << ");\n";
+    b << "  planc::cpu::put(out0, 0, " << (at.getBool("squared", false) ? "sum" : "std::sqrt(sum)") << ", "
+      << w.acc(0) << ");\n";
+    break;
+  }
+  case OpKind::LayerNormGrad:
+  case OpKind::RmsNormGrad: {
+    const bool centered = s.kind == OpKind::LayerNormGrad;
+    const Shape &x = w.inShape(0);
+    if (x.empty()) return "a norm of a scalar";
+    for (size_t i = 1; i < s.inputs.size(); ++i)
+      if (w.inType(i) != w.inType(0)) return "a norm of mixed dtypes";
+    for (size_t k = 0; k < s.outputs.size(); ++k)
+      if (w.outType(k) != w.inType(0)) return "a norm of mixed dtypes";
+    int64_t h = x.back();
+    b << "  planc::cpu::normGrad(in0, in1, in" << (centered ? 3 : 2) << ", out0, out1, "
+      << (centered ? "out2" : "(decltype(out0))nullptr") << ", " << elements(x) / std::max<int64_t>(h, 1) << ", " << h
+      << ", " << num(at.getFloat("eps", kNormDefaultEps)) << ", " << (centered ? "true" : "false") << ", " << w.acc(0)
+      << ", " << w.acc(1) << ", " << (centered ? w.acc(2) : "false") << ");\n";
+    break;
+  }
+  case OpKind::LrSchedule: {
+    std::string decay = at.getString("decay", std::string("constant"));
+    const char *d = decay == "linear" ? "Linear" : decay == "cosine" ? "Cosine" : "Constant";
+    if (decay != "linear" && decay != "cosine" && decay != "constant") return "an unknown decay";
+    int64_t warmup = at.getInt("warmup", 0);
+    b << "  planc::cpu::put(out0, 0, planc::cpu::learningRate(double(in0[0]), " << num(at.getFloat("lr")) << ", "
+      << warmup << ", planc::cpu::Decay::" << d << ", " << at.getInt("decay_steps", 0) << ", "
+      << num(at.getFloat("min_lr", 0.0)) << "), " << w.acc(0) << ");\n";
+    break;
+  }
+  case OpKind::SgdUpdate: {
+    if (s.accumulates(0) || s.accumulates(1)) return "an accumulating update";
+    b << "  planc::cpu::sgdUpdate(in0, in1, in2, in3, out0, out1, " << elements(w.inShape(0)) << ", "
+      << num(at.getFloat("momentum", 0.0)) << ", " << num(at.getFloat("weight_decay", 0.0)) << ", "
+      << (at.getBool("nesterov", false) ? "true" : "false") << ");\n";
+    break;
+  }
+  default: return "no hand-written kernel";
+  }
+  if (!at.ok()) return at.error;
+  b.flush();
+  w.open(name, banner, os);
+  os << body << "}\n\n";
+  return "";
+}

@@ -1,0 +1,318 @@
+//===- backend/cpu/CppEmitter.cpp - a rank class's program as one C++ file ===//
+
+#include "backend/cpu/CppEmitter.h"
+
+#include "backend/c/ProgramKernels.h"
+#include "exec/Groups.h"
+#include "ir/Mesh.h"
+#include "ir/MeshLayout.h"
+#include "support/Error.h"
+
+#include "llvm/Support/Format.h"
+#include "llvm/Support/SHA1.h"
+
+#include <map>
+
+using namespace planc;
+using namespace planc::cpu;
+using backend::cComment;
+
+std::string cpu::cString(llvm::StringRef s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += char(c);
+    } else if (c >= 0x20 && c < 0x7f && c != '?') {
+      out += char(c);
+    } else {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\%03o", c); // octal: never runs into a following digit beyond three
+      out += buf;
+    }
+  }
+  return out + "\"";
+}
+
+namespace {
+
+const char *elementTypeName(ir::DType t) {
+  switch (t) {
+  case ir::DType::F64: return "F64";
+  case ir::DType::F32: return "F32";
+  case ir::DType::BF16: return "BF16";
+  case ir::DType::F16: return "F16";
+  case ir::DType::F8E4M3: return "F8E4M3";
+  case ir::DType::F8E5M2: return "F8E5M2";
+  case ir::DType::I32: return "I32";
+  case ir::DType::I64: return "I64";
+  case ir::DType::U8: return "U8";
+  case ir::DType::U16: return "U16";
+  case ir::DType::U32: return "U32";
+  case ir::DType::Bool: return "Bool";
+  }
+  return "F32";
+}
+
+const char *elementTypeName(runtime::ElementType t) {
+  using E = runtime::ElementType;
+  switch (t) {
+  case E::F64: return "F64";
+  case E::F32: return "F32";
+  case E::BF16: return "BF16";
+  case E::F16: return "F16";
+  case E::F8E4M3: return "F8E4M3";
+  case E::F8E5M2: return "F8E5M2";
+  case E::I32: return "I32";
+  case E::I64: return "I64";
+  case E::U8: return "U8";
+  case E::U16: return "U16";
+  case E::U32: return "U32";
+  case E::Bool: return "Bool";
+  }
+  return "F32";
+}
+
+std::string ints(const Shape &s) {
+  std::string t = "{";
+  for (size_t i = 0; i < s.size(); ++i) t += (i ? ", " : "") + std::to_string(s[i]);
+  return t + "}";
+}
+
+std::string dataKind(runtime::DataSpec::Kind k) {
+  switch (k) {
+  case runtime::DataSpec::Kind::Text: return "Text";
+  case runtime::DataSpec::Kind::Tokens: return "Tokens";
+  case runtime::DataSpec::Kind::Synthetic: return "Synthetic";
+  }
+  return "Synthetic";
+}
+
+/// "pipeline stage 0 (rank 0)" / "pipeline stage 1 (ranks 2, 3)".
+std::string rankClassOf(const exec::RankProgram &p) {
+  std::string s = "pipeline stage " + std::to_string(p.stage) + (p.ranks.size() == 1 ? " (rank " : " (ranks ");
+  for (size_t i = 0; i < p.ranks.size(); ++i) s += (i ? ", " : "") + std::to_string(p.ranks[i]);
+  return s + ")";
+}
+
+std::string argumentOf(const exec::RankProgram &p, int64_t buffer) {
+  const exec::Buffer &b = p.buffers[size_t(buffer)];
+  return "arena + " + std::to_string(b.offset) + " /* #" + std::to_string(buffer) + " " + cComment(b.name) + " " +
+         spelling(b.type().dtype) + ir::toString(b.local()) + " */";
+}
+
+/// The section a step belongs to: "forward, micro-batch 0", "update".
+std::string sectionOf(const exec::Step &s) {
+  std::string w = ir::spelling(s.work);
+  if (s.microBatch < 0) return w + ", once per step";
+  return w + ", micro-batch " + std::to_string(s.microBatch);
+}
+
+} // namespace
+
+llvm::Error cpu::emitCpuProgram(const ir::Module &placed, const exec::ExecutionPlan &plan, int stage,
+                                const CpuProgramSettings &settings, llvm::raw_ostream &out) {
+  if (stage < 0 || size_t(stage) >= plan.programs.size())
+    return makeError("plan '" + plan.name + "' has no pipeline stage " + std::to_string(stage));
+  const exec::RankProgram &program = plan.programs[size_t(stage)];
+  const MeshLayout mesh(plan.mesh);
+  const bool oneRank = mesh.numRanks() == 1;
+
+  std::string kernelsText;
+  llvm::raw_string_ostream kernels(kernelsText);
+  std::vector<backend::StepKernel> chosen =
+      backend::renderProgramKernels(plan, program, backend::Flavor::Cpu, kernels);
+  kernels.flush();
+
+  // A one-rank plan runs: every step must have its kernel.
+  if (oneRank) {
+    std::string missing;
+    size_t count = 0;
+    for (size_t i = 0; i < chosen.size(); ++i) {
+      if (chosen[i].rendered) continue;
+      const exec::Step &s = program.steps[i];
+      if (++count <= 10)
+        missing += "\n  step " + std::to_string(i) + " (" + ir::spelling(s.kind) + (s.path.empty() ? "" : " in " + s.path) +
+                   "): " + chosen[i].reason;
+    }
+    if (count)
+      return makeError("the CPU backend has no kernel for " + std::to_string(count) + " step" +
+                       (count == 1 ? "" : "s") + " of plan '" + plan.name + "':" + missing +
+                       (count > 10 ? "\n  ..." : ""));
+  }
+
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  // The banner.
+  os << "// " << cComment(plan.name) << ": the training step of one rank class, generated by planc from "
+     << cComment(settings.source) << ".\n";
+  os << "// Rank class: " << rankClassOf(program) << "; mesh";
+  for (unsigned a = 0; a < kNumMeshAxes; ++a)
+    if (plan.mesh[size_t(a)] > 1) os << " " << spelling(MeshAxis(a)) << "=" << plan.mesh[size_t(a)];
+  if (oneRank) os << " of one device";
+  os << "; coordinates of its first rank:";
+  if (!program.ranks.empty()) {
+    MeshCoords c = mesh.coordinates(program.ranks.front());
+    for (unsigned a = 0; a < kNumMeshAxes; ++a)
+      if (plan.mesh[size_t(a)] > 1) os << " " << spelling(MeshAxis(a)) << "=" << c[size_t(a)];
+  }
+  os << ".\n// Arena: " << program.arenaSize << " bytes, every buffer at a fixed offset in it; "
+     << program.steps.size() << " steps, " << program.buffers.size() << " buffers.\n";
+  os << "// Build: c++ -std=c++17 -O3 -fopenmp with the planc runtime and OpenBLAS (planc build does it).\n\n";
+  os << kernelsText;
+  os << "#include \"runtime/Executable.h\"\n\n#include <chrono>\n#ifdef _OPENMP\n#include <omp.h>\n#endif\n\n";
+
+  // The step.
+  os << "namespace {\n\n";
+  os << "// Each call timed into its kernel class when profiling (--profile).\n"
+     << "#define PLANC_CALL(kernel_class, call)                                                   \\\n"
+     << "  do {                                                                                \\\n"
+     << "    if (profile) {                                                                    \\\n"
+     << "      auto planc_start = std::chrono::steady_clock::now();                              \\\n"
+     << "      call;                                                                           \\\n"
+     << "      profile->seconds[kernel_class] +=                                                 \\\n"
+     << "          std::chrono::duration<double>(std::chrono::steady_clock::now() - planc_start).count(); \\\n"
+     << "      ++profile->calls[kernel_class];                                                 \\\n"
+     << "    } else {                                                                          \\\n"
+     << "      call;                                                                           \\\n"
+     << "    }                                                                                 \\\n"
+     << "  } while (0)\n\n";
+  os << "void planc_step(uint8_t *arena, uint64_t draw_seed, planc::runtime::StepProfile *profile) {\n";
+  os << "  planc_draw_seed = draw_seed;\n";
+  std::string section;
+  for (size_t i = 0; i < program.steps.size(); ++i) {
+    const exec::Step &s = program.steps[i];
+    if (std::string here = sectionOf(s); here != section) {
+      section = here;
+      os << "\n  // " << section << "\n";
+    }
+    const backend::StepKernel &k = chosen[i];
+    if (!k.rendered) {
+      os << "  // step " << i << ": " << ir::spelling(s.kind) << ": " << cComment(k.reason) << "\n";
+      continue;
+    }
+    os << "  PLANC_CALL(" << int(k.kind) << ", " << k.name << "(";
+    bool first = true;
+    for (int64_t b : s.inputs) {
+      os << (first ? "" : ",\n" + std::string(14 + k.name.size(), ' ')) << argumentOf(program, b);
+      first = false;
+    }
+    for (int64_t b : s.outputs) {
+      os << (first ? "" : ",\n" + std::string(14 + k.name.size(), ' ')) << argumentOf(program, b);
+      first = false;
+    }
+    os << ")); // step " << i << (s.path.empty() ? "" : ", " + cComment(s.path)) << "\n";
+  }
+  os << "}\n\n";
+  os << "void planc_set_threads(int threads) {\n#ifdef _OPENMP\n  omp_set_num_threads(threads);\n#endif\n"
+     << "  openblas_set_num_threads(threads);\n}\n\n";
+
+  // The model.
+  std::map<std::string, const ir::Value *> paramsByName;
+  for (const ir::Value *p : placed.params) paramsByName[p->name] = p;
+  std::map<std::string, bool> updated; // paths with an update output: their frozen params are optimizer state
+  for (const ir::Output &o : placed.outputs)
+    if (o.isUpdate()) updated[o.path] = true;
+
+  os << "planc::runtime::ExecutableModel makeModel() {\n";
+  os << "  using namespace planc::runtime;\n";
+  os << "  ExecutableModel m;\n";
+  os << "  m.plan = " << cString(plan.name) << ";\n";
+  os << "  m.source = " << cString(settings.source) << ";\n";
+  os << "  m.rankClass = " << cString(rankClassOf(program)) << ";\n";
+  os << "  m.ranks = " << mesh.numRanks() << ";\n";
+  os << "  m.arenaBytes = " << program.arenaSize << "ull;\n";
+  os << "  m.ledgerBytes = " << settings.ledgerBytes << "ull;\n";
+  std::map<std::string, int64_t> paramIndexByPath;
+  int64_t paramCount = 0;
+  bool hasTokens = false, hasTargets = false;
+  for (size_t bi = 0; bi < program.buffers.size(); ++bi) {
+    const exec::Buffer &b = program.buffers[bi];
+    if (b.role == exec::BufferRole::Param && b.aliasOf < 0) {
+      auto it = paramsByName.find(b.value());
+      if (it == paramsByName.end())
+        return makeError("internal error: parameter buffer '" + b.name + "' has no parameter in module '" +
+                         placed.name + "'");
+      const ir::Value *p = it->second;
+      const std::string initKey = p->path.empty() ? p->name : p->path;
+      const bool state = p->frozen && updated.count(initKey);
+      const char *init = p->init == ir::InitKind::Zeros  ? "Zeros"
+                         : p->init == ir::InitKind::Ones ? "Ones"
+                                                         : "Normal";
+      os << "  m.params.push_back({" << cString(b.path.empty() ? initKey : b.path) << ", " << cString(initKey) << ", "
+         << b.offset << "ull, ElementType::" << elementTypeName(b.type().dtype) << ", " << ints(b.local()) << ", "
+         << ints(b.type().shape) << ", " << cString(toString(b.type().sharding)) << ", ParamInit::" << init << ", "
+         << backend::floatLiteral(p->initStd, true) << ", " << (state ? "false" : "true") << "});\n";
+      paramIndexByPath[b.path.empty() ? initKey : b.path] = paramCount++;
+    } else if (b.role == exec::BufferRole::Input) {
+      const std::string &v = b.value();
+      const char *kind = v == "tokens" ? "Tokens" : v == "targets" ? "Targets" : v == "step" ? "Step" : nullptr;
+      if (!kind)
+        return makeError("input '" + v + "' of plan '" + plan.name +
+                         "' is neither 'tokens', 'targets' nor the step count; the executable feeds only those");
+      hasTokens |= v == "tokens";
+      hasTargets |= v == "targets";
+      os << "  m.inputs.push_back({ExecInput::Kind::" << kind << ", " << std::max(0, b.slot) << ", " << b.offset
+         << "ull, ElementType::" << elementTypeName(b.type().dtype) << ", " << ints(b.local()) << "});\n";
+    }
+  }
+  if (!hasTokens || !hasTargets)
+    return makeError("plan '" + plan.name + "' has no 'tokens' and 'targets' inputs for the data to feed");
+  for (const exec::OutputBinding &o : program.outputs) {
+    if (o.buffer < 0) continue;
+    const exec::Buffer &b = program.buffers[size_t(o.buffer)];
+    int64_t copyTo = -1;
+    if (o.isUpdate()) {
+      auto it = paramIndexByPath.find(o.path);
+      if (it == paramIndexByPath.end()) continue; // a state of another stage
+      // In place (the update aliases its parameter): nothing to copy.
+      const exec::Buffer *param = nullptr;
+      for (const exec::Buffer &c : program.buffers)
+        if (c.role == exec::BufferRole::Param && c.path == o.path) param = &c;
+      if (!param || param->offset != b.offset) copyTo = it->second;
+      else continue;
+    } else if (o.name != "loss" && o.name != "lr" && o.name != "grad_norm") {
+      continue;
+    }
+    uint64_t bytes = uint64_t(std::max<int64_t>(1, ir::TensorType(b.local(), b.type().dtype).numel())) *
+                     ir::byteSize(b.type().dtype);
+    os << "  m.outputs.push_back({" << cString(o.name) << ", " << b.offset << "ull, ElementType::"
+       << elementTypeName(b.type().dtype) << ", " << bytes << "ull, " << copyTo << "});\n";
+  }
+  os << "  m.batch.batch = " << settings.batch.batch << ";\n";
+  os << "  m.batch.seq = " << settings.batch.seq << ";\n";
+  os << "  m.batch.vocab = " << settings.batch.vocab << ";\n";
+  os << "  m.batch.type = ElementType::" << elementTypeName(settings.batch.type) << ";\n";
+  os << "  m.microBatches = " << std::max(1, plan.schedule.microBatches) << ";\n";
+  os << "  m.steps = " << settings.steps << ";\n";
+  os << "  m.seed = " << settings.seed << "ull;\n";
+  os << "  m.data.kind = DataSpec::Kind::" << dataKind(settings.data.kind) << ";\n";
+  os << "  m.data.path = " << cString(settings.data.path) << ";\n";
+  os << "  m.data.tokenDType = ElementType::" << elementTypeName(settings.data.tokenDType) << ";\n";
+  os << "  m.checkpointEvery = " << settings.checkpointEvery << ";\n";
+  os << "  m.checkpointDir = " << cString(settings.checkpointDir) << ";\n";
+  os << "  m.checkpointKeep = " << settings.checkpointKeep << ";\n";
+  os << "  m.flopsPerStep = " << backend::floatLiteral(settings.flopsPerStep, true) << ";\n";
+  os << "  m.peakFlops = " << backend::floatLiteral(settings.peakFlops, true) << ";\n";
+  os << "  m.step = planc_step;\n";
+  os << "  m.setThreads = planc_set_threads;\n";
+  os << "  return m;\n}\n\n} // namespace\n";
+  os.flush();
+
+  // The build id: a hash of everything above (the same plan and compiler
+  // give the same executable and the same id).
+  llvm::SHA1 sha;
+  sha.update(text);
+  std::string id;
+  for (unsigned char c : sha.final().take_front(8)) {
+    char hex[3];
+    std::snprintf(hex, sizeof hex, "%02x", c);
+    id += hex;
+  }
+  out << text << "\n// The build's identity, a hash of the source above: checkpoints record it.\n"
+      << "int main(int argc, char **argv) {\n"
+      << "  planc::runtime::ExecutableModel m = makeModel();\n"
+      << "  m.buildId = \"" << id << "\";\n"
+      << "  return planc::runtime::runExecutable(m, argc, argv);\n}\n";
+  return llvm::Error::success();
+}

@@ -1,0 +1,70 @@
+//===- backend/cpu/CppEmitter.h - a rank class's program as one C++ file -*- C++ -*-===//
+//
+// The CPU backend's code generator: one rank class's program of the
+// execution plan (exec/ExecutionPlan.h) as one translation unit that the
+// system C++ compiler builds into an executable with runtime/:
+//
+//   a banner        the plan, its source, the rank class and its mesh
+//                   coordinates, the arena's size
+//   the kernels     one function per distinct kernel (backend/c/
+//                   ProgramKernels.h), each with its banner and a shape
+//                   comment on every pointer
+//   the step        `planc_step(arena, draw_seed, profile)`: every step of the
+//                   program as a straight-line call in the plan's order,
+//                   grouped under comments by work and micro-batch (forward
+//                   mb0, backward mb0, ..., update), every argument
+//                   `arena + OFFSET` with the buffer's name and shape
+//   the model       the runtime's ExecutableModel (runtime/Executable.h):
+//                   parameters with their initialisation, inputs, outputs,
+//                   the plan's training settings
+//   main()          runtime::runExecutable
+//
+// Nothing of the plan's text reaches the source unescaped: identifiers go
+// through cIdentifier(), comments through cComment(), strings through
+// cString().
+//
+//===----------------------------------------------------------------------===//
+#ifndef PLANC_BACKEND_CPU_CPPEMITTER_H
+#define PLANC_BACKEND_CPU_CPPEMITTER_H
+
+#include "exec/ExecutionPlan.h"
+#include "ir/IR.h"
+#include "runtime/Data.h"
+
+#include "llvm/Support/Error.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <string>
+
+namespace planc::cpu {
+
+/// What the executable needs of the plan besides its execution plan.
+struct CpuProgramSettings {
+  std::string source;              // the .plan file, for the banner and --help
+  int64_t steps = 1;               // train.steps
+  uint64_t seed = 0;               // train.seed
+  runtime::DataSpec data;          // train.data
+  runtime::BatchShape batch;       // the whole step's batch (BatchShape.h of the interpreter)
+  int64_t checkpointEvery = 0;
+  std::string checkpointDir = "ckpt";
+  int64_t checkpointKeep = 0;
+  double flopsPerStep = 0;         // the model's, for MFU
+  double peakFlops = 0;            // the device's for the compute dtype; 0: unknown
+  uint64_t ledgerBytes = 0;        // the memory plan's arena of this stage
+};
+
+/// Writes the translation unit of pipeline stage `stage`'s program.
+/// `placed` is the module the plan was built from (its parameters'
+/// initialisation). Errors: a step of a one-rank plan without a kernel
+/// (naming the step, its op, its .plan place and the reason), a model
+/// without the inputs the loop feeds.
+llvm::Error emitCpuProgram(const ir::Module &placed, const exec::ExecutionPlan &plan, int stage,
+                           const CpuProgramSettings &settings, llvm::raw_ostream &os);
+
+/// `s` as a C++ string literal: printable ASCII kept but for '"', '\\' and
+/// '?' (no trigraph can form), everything else an octal escape.
+std::string cString(llvm::StringRef s);
+
+} // namespace planc::cpu
+
+#endif

@@ -1,0 +1,165 @@
+//===- runtime/Checkpoint.cpp - a compiled plan's checkpoints -------------===//
+
+#include "runtime/Checkpoint.h"
+#include "runtime/AtomicFile.h"
+#include "runtime/ElementBits.h"
+#include "runtime/ReadFile.h"
+#include "runtime/Safetensors.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <system_error>
+
+using namespace planc::runtime;
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char *kIndex = "index.json";
+constexpr const char *kRankFile = "rank-0.safetensors"; // one rank class per executable until the MPI issue
+
+std::string shapeText(const std::vector<int64_t> &s) {
+  std::string t = "[";
+  for (size_t i = 0; i < s.size(); ++i) t += (i ? ", " : "") + std::to_string(s[i]);
+  return t + "]";
+}
+
+/// The complete step folders of `dir`, oldest first.
+std::vector<fs::path> completeCheckpoints(const fs::path &dir) {
+  std::vector<fs::path> found;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    std::string name = it->path().filename().string();
+    if (name.rfind("step-", 0) == 0 && fs::is_regular_file(it->path() / kIndex, ec)) found.push_back(it->path());
+  }
+  std::sort(found.begin(), found.end());
+  return found;
+}
+
+} // namespace
+
+std::string planc::runtime::checkpointFolder(const std::string &dir, int64_t stepsDone) {
+  char name[32];
+  std::snprintf(name, sizeof name, "step-%08lld", (long long)stepsDone);
+  return (fs::path(dir) / name).string();
+}
+
+Status planc::runtime::saveCheckpoint(const ExecutableModel &model, const uint8_t *arena, const std::string &dir,
+                                      int64_t stepsDone, uint64_t seed, int64_t keep) {
+  const std::string folder = checkpointFolder(dir, stepsDone);
+  const std::string keptNote = " (the earlier checkpoints in '" + dir + "' are untouched)";
+  std::error_code ec;
+  fs::create_directories(folder, ec);
+  if (ec) return errorStatus("cannot create the checkpoint folder '" + folder + "': " + ec.message() + keptNote);
+  // A folder left by an interrupted write of the same step loses its index
+  // first, so it is never taken for complete while being rewritten.
+  fs::remove(fs::path(folder) / kIndex, ec);
+
+  HostTensorMap tensors;
+  nlohmann::json index = {{"format", "planc-checkpoint-1"}, {"plan", model.plan},   {"build", model.buildId},
+                          {"step", stepsDone},              {"seed", seed},        {"ranks", model.ranks},
+                          {"tensors", nlohmann::json::object()}};
+  for (const ExecParam &p : model.params) {
+    HostTensor t{p.type, p.shape, {}};
+    t.bytes.assign(arena + p.offset, arena + p.offset + t.byteSize());
+    index["tensors"][p.name] = {{"dtype", spelling(p.type)},
+                                {"shape", p.globalShape},
+                                {"sharding", p.sharding},
+                                {"files", {{{"file", kRankFile}, {"rank", 0}, {"block", p.shape}}}}};
+    tensors.emplace(p.name, std::move(t));
+  }
+  std::map<std::string, std::string> meta = {{"plan", model.plan},
+                                             {"build", model.buildId},
+                                             {"step", std::to_string(stepsDone)},
+                                             {"seed", std::to_string(seed)}};
+  if (Status s = writeSafetensors((fs::path(folder) / kRankFile).string(), tensors, meta); !s.ok())
+    return errorStatus(s.message() + keptNote);
+  if (Status s = writeFileAtomically((fs::path(folder) / kIndex).string(), index.dump(2) + "\n"); !s.ok())
+    return errorStatus(s.message() + keptNote);
+
+  if (keep > 0) {
+    std::vector<fs::path> all = completeCheckpoints(dir);
+    for (size_t i = 0; i + size_t(keep) < all.size(); ++i) fs::remove_all(all[i], ec);
+  }
+  return Status::success();
+}
+
+namespace {
+
+/// Copies `t` into the buffer of `p`: the same shape; the dtype converted.
+Status placeTensor(const ExecParam &p, const HostTensor &t, uint8_t *arena, const std::string &file) {
+  if (t.shape != p.shape)
+    return errorStatus("'" + file + "': tensor '" + p.name + "' has shape " + shapeText(t.shape) + ", but the plan's is " +
+                       shapeText(p.shape));
+  uint8_t *dst = arena + p.offset;
+  if (t.type == p.type) {
+    std::memcpy(dst, t.bytes.data(), t.bytes.size());
+    return Status::success();
+  }
+  if (!isFloat(t.type) || !isFloat(p.type))
+    return errorStatus("'" + file + "': tensor '" + p.name + "' is " + spelling(t.type) + ", but the plan's is " +
+                       spelling(p.type));
+  std::vector<double> values(size_t(t.numel()));
+  decodeBuffer(t.type, t.bytes.data(), values.size(), values.data());
+  encodeBuffer(p.type, values.data(), values.size(), dst);
+  return Status::success();
+}
+
+} // namespace
+
+Result<Resumed> planc::runtime::loadCheckpoint(const ExecutableModel &model, uint8_t *arena, const std::string &path) {
+  std::error_code ec;
+  fs::path folder = path;
+  if (!fs::exists(folder, ec)) return errorStatus("cannot resume: '" + path + "' does not exist");
+  if (!fs::is_regular_file(folder / kIndex, ec)) {
+    std::vector<fs::path> all = completeCheckpoints(folder);
+    if (all.empty())
+      return errorStatus("cannot resume: '" + path + "' holds no complete checkpoint (a step-<N> folder with " +
+                         kIndex + ")");
+    folder = all.back();
+  }
+  const std::string indexPath = (folder / kIndex).string();
+  Result<std::string> text = readWholeFile(indexPath);
+  if (!text.ok()) return errorStatus("cannot resume: " + text.error());
+  nlohmann::json index = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  if (index.is_discarded() || !index.is_object() || !index["step"].is_number_integer() ||
+      !index["seed"].is_number_unsigned() || !index["plan"].is_string())
+    return errorStatus("cannot resume: '" + indexPath + "' is not a checkpoint index");
+  if (index["plan"] != model.plan)
+    return errorStatus("cannot resume: '" + indexPath + "' is a checkpoint of plan '" +
+                       index["plan"].get<std::string>() + "', not of '" + model.plan + "'");
+  const std::string file = (folder / kRankFile).string();
+  Result<SafetensorsContents> contents = readSafetensors(file);
+  if (!contents.ok()) return errorStatus("cannot resume: " + contents.error());
+  for (const ExecParam &p : model.params) {
+    auto it = contents->tensors.find(p.name);
+    if (it == contents->tensors.end())
+      return errorStatus("cannot resume: '" + file + "' has no tensor '" + p.name + "'");
+    if (it->second.type != p.type)
+      return errorStatus("cannot resume: '" + file + "': tensor '" + p.name + "' is " + spelling(it->second.type) +
+                         ", but the plan's is " + spelling(p.type));
+    if (Status s = placeTensor(p, it->second, arena, file); !s.ok()) return errorStatus("cannot resume: " + s.message());
+  }
+  Resumed r;
+  r.stepsDone = index["step"].get<int64_t>();
+  r.seed = index["seed"].get<uint64_t>();
+  r.folder = folder.string();
+  return r;
+}
+
+Status planc::runtime::loadInitialWeights(const ExecutableModel &model, uint8_t *arena, const std::string &file) {
+  Result<SafetensorsContents> contents = readSafetensors(file);
+  if (!contents.ok()) return errorStatus("--init-from: " + contents.error());
+  for (const ExecParam &p : model.params) {
+    if (!p.trained) continue;
+    auto it = contents->tensors.find(p.name);
+    if (it == contents->tensors.end())
+      return errorStatus("--init-from: '" + file + "' has no tensor '" + p.name + "'");
+    if (Status s = placeTensor(p, it->second, arena, file); !s.ok()) return errorStatus("--init-from: " + s.message());
+  }
+  return Status::success();
+}

@@ -1,0 +1,59 @@
+//===- runtime/Checkpoint.h - a compiled plan's checkpoints -------*- C++ -*-===//
+//
+// The files of docs/checkpoints.md for one rank class's arena:
+//
+//   DIR/step-<N>/rank-<r>.safetensors   every Param buffer of rank r by its
+//                                       checkpoint name, in its own dtype;
+//                                       metadata: plan, build, step, seed
+//   DIR/step-<N>/index.json             written last: the plan, the build,
+//                                       the step (steps done), the seed, and
+//                                       per tensor its global shape, dtype,
+//                                       sharding and file
+//
+// N is the number of steps done (the step to run next, 0-based), zero-padded
+// to eight digits so the folders sort by step. Every file is written
+// atomically; a folder without index.json is an interrupted checkpoint and
+// is neither resumed from nor counted among the kept ones.
+//
+//===----------------------------------------------------------------------===//
+#ifndef PLANC_RUNTIME_CHECKPOINT_H
+#define PLANC_RUNTIME_CHECKPOINT_H
+
+#include "runtime/Executable.h"
+#include "runtime/Status.h"
+
+#include <cstdint>
+#include <string>
+
+namespace planc::runtime {
+
+/// "DIR/step-00000100".
+std::string checkpointFolder(const std::string &dir, int64_t stepsDone);
+
+/// Writes the checkpoint of `stepsDone` steps from `arena`, then removes
+/// complete checkpoints beyond the newest `keep` (0: keeps all). On an
+/// error (an unwritable folder, a full disk) the earlier checkpoints are
+/// untouched and the message says so.
+Status saveCheckpoint(const ExecutableModel &model, const uint8_t *arena, const std::string &dir,
+                      int64_t stepsDone, uint64_t seed, int64_t keep);
+
+struct Resumed {
+  int64_t stepsDone = 0;
+  uint64_t seed = 0;
+  std::string folder;
+};
+
+/// Loads the checkpoint at `path` -- a step folder, or a checkpoint root
+/// whose newest complete step folder is taken -- into `arena`. Errors name
+/// the file: none complete, another plan or build, a missing tensor, one of
+/// another shape or dtype, a truncated file.
+Result<Resumed> loadCheckpoint(const ExecutableModel &model, uint8_t *arena, const std::string &path);
+
+/// Loads the model parameters of a safetensors file by name (--init-from):
+/// every trained parameter must be there with its shape; a dtype other than
+/// the buffer's is converted. Names the file and the tensor on errors.
+Status loadInitialWeights(const ExecutableModel &model, uint8_t *arena, const std::string &file);
+
+} // namespace planc::runtime
+
+#endif

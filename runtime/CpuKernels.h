@@ -1,0 +1,315 @@
+//===- runtime/CpuKernels.h - the hand-written kernels of the CPU backend -*- C++ -*-===//
+//
+// The library class of docs/kernels.md for the CPU: the kernels that are no
+// formula, GEMM, gather of bits or row reduction -- masks that depend on the
+// position, the embedding's gather and scatter, rotary embeddings, dropout's
+// counter-based masks, cross-entropy, the gradient norm, the norms'
+// backward with their weight gradients, the learning-rate schedule, SGD,
+// concatenation and repeat_interleave. Generated code (backend/c/
+// LibraryKernels.h) calls them through a small wrapper per step that fixes
+// the shapes and attributes as constants.
+//
+// Each computes as the interpreter's reference kernel (ir/ops/) does: in f64
+// from the buffers' elements, rounded once to the result's type, the sums
+// in the reference's order where the order changes the rounding (the weight
+// gradients, the row statistics). T is the float type of the buffers
+// (float or double); index buffers are any integer type. Results are
+// written whole (`accumulate` adds them to what the buffer holds, as a step
+// that sums micro-batches does).
+//
+// Errors (an index or target outside its range) are reported through
+// kernelError() and the kernel returns; the executable stops after the step
+// naming it (runtime/Executable.h).
+//
+// Header-only: every function is a template or inline, so this file adds no
+// code to an executable that does not use it.
+//
+//===----------------------------------------------------------------------===//
+#ifndef PLANC_RUNTIME_CPUKERNELS_H
+#define PLANC_RUNTIME_CPUKERNELS_H
+
+#include "runtime/Philox.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+// Compiled without OpenMP (the runtime library itself, unit tests), the
+// loops run on one thread.
+#ifdef _OPENMP
+#define PLANC_OMP(directive) _Pragma(#directive)
+#else
+#define PLANC_OMP(directive)
+#endif
+
+namespace planc::cpu {
+
+/// Records the first error of a kernel in this step (thread-safe); the
+/// executable reports it after the step and stops.
+void kernelError(const std::string &message);
+/// The error recorded since the last call, or "" (and clears it).
+std::string takeKernelError();
+
+template <typename T> inline void put(T *out, int64_t i, double v, bool accumulate) {
+  out[i] = accumulate ? T(double(out[i]) + v) : T(v);
+}
+
+/// causal_mask (fill -inf) and causal_mask_grad (fill 0): x copied, `fill`
+/// where column > row of the last two dims [rows, cols].
+template <typename T>
+void causalMask(const T *x, T *y, int64_t matrices, int64_t rows, int64_t cols, double fill, bool accumulate) {
+PLANC_OMP(omp parallel for schedule(static))
+  for (int64_t m = 0; m < matrices; ++m)
+    for (int64_t i = 0; i < rows; ++i)
+      for (int64_t j = 0; j < cols; ++j) {
+        int64_t at = (m * rows + i) * cols + j;
+        put(y, at, j > i ? fill : double(x[at]), accumulate);
+      }
+}
+
+/// gather: row indices[i] of a table holding global rows [first, first +
+/// rows) of `globalRows`, each `width` wide; zeros for another rank's rows.
+template <typename T, typename I>
+void gather(const T *table, const I *indices, T *out, int64_t count, int64_t rows, int64_t width, int64_t first,
+            int64_t globalRows, bool accumulate) {
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t row = int64_t(indices[i]);
+    if (row < 0 || row >= globalRows) {
+      kernelError("gather: index " + std::to_string(row) + " is out of range [0, " + std::to_string(globalRows) + ")");
+      return;
+    }
+  }
+PLANC_OMP(omp parallel for schedule(static))
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t row = int64_t(indices[i]) - first;
+    bool here = row >= 0 && row < rows;
+    for (int64_t k = 0; k < width; ++k) put(out, i * width + k, here ? double(table[row * width + k]) : 0.0, accumulate);
+  }
+}
+
+/// scatter_add: the rows of dy summed into the rows the indices name (the
+/// table's rows [first, first + rows) of `globalRows`), in index order.
+template <typename T, typename I>
+void scatterAdd(const I *indices, const T *dy, T *table, int64_t count, int64_t rows, int64_t width, int64_t first,
+                int64_t globalRows, bool accumulate) {
+  std::vector<double> sum(size_t(rows * width), 0.0);
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t row = int64_t(indices[i]);
+    if (row < 0 || row >= globalRows) {
+      kernelError("scatter_add: index " + std::to_string(row) + " is out of range [0, " +
+                  std::to_string(globalRows) + ")");
+      return;
+    }
+    row -= first;
+    if (row < 0 || row >= rows) continue;
+    for (int64_t k = 0; k < width; ++k) sum[size_t(row * width + k)] += double(dy[i * width + k]);
+  }
+  // The reference rounds each addition to f64 and stores once: the same here.
+PLANC_OMP(omp parallel for simd schedule(static))
+  for (int64_t e = 0; e < rows * width; ++e) put(table, e, sum[size_t(e)], accumulate);
+}
+
+/// The log-sum-exp of a row of V logits, in f64.
+template <typename T> inline double logSumExp(const T *row, int64_t V) {
+  double mx = -std::numeric_limits<double>::infinity();
+  for (int64_t k = 0; k < V; ++k) mx = std::max(mx, double(row[k]));
+  double sum = 0;
+  for (int64_t k = 0; k < V; ++k) sum += std::exp(double(row[k]) - mx);
+  return mx + std::log(sum);
+}
+
+template <typename I> inline bool checkTargets(const I *targets, int64_t N, int64_t V) {
+  for (int64_t r = 0; r < N; ++r)
+    if (int64_t(targets[r]) < 0 || int64_t(targets[r]) >= V) {
+      kernelError("cross_entropy: target " + std::to_string(int64_t(targets[r])) + " is out of range [0, " +
+                  std::to_string(V) + ")");
+      return false;
+    }
+  return true;
+}
+
+/// cross_entropy: the sum over N rows of lse(row) - row[target], divided
+/// by `denominator` (NaN for 0, as torch's mean of nothing).
+template <typename T, typename I, typename R>
+void crossEntropy(const T *logits, const I *targets, R *loss, int64_t N, int64_t V, double denominator,
+                  bool accumulate) {
+  if (!checkTargets(targets, N, V)) return;
+  std::vector<double> perRow(static_cast<size_t>(N));
+PLANC_OMP(omp parallel for schedule(static))
+  for (int64_t r = 0; r < N; ++r)
+    perRow[size_t(r)] = logSumExp(logits + r * V, V) - double(logits[r * V + int64_t(targets[r])]);
+  double total = 0;
+  for (double x : perRow) total += x; // the reference's order
+  put(loss, 0, denominator != 0 ? total / denominator : std::numeric_limits<double>::quiet_NaN(), accumulate);
+}
+
+/// cross_entropy_grad: (softmax(row) - onehot(target)) * dloss / denominator.
+template <typename T, typename I, typename D>
+void crossEntropyGrad(const T *logits, const I *targets, const D *dloss, T *dx, int64_t N, int64_t V,
+                      double denominator, bool accumulate) {
+  if (!checkTargets(targets, N, V)) return;
+  const double scale = denominator != 0 ? double(dloss[0]) / denominator : 0.0;
+PLANC_OMP(omp parallel for schedule(static))
+  for (int64_t r = 0; r < N; ++r) {
+    const T *row = logits + r * V;
+    const double lse = logSumExp(row, V);
+    const int64_t t = int64_t(targets[r]);
+    for (int64_t k = 0; k < V; ++k)
+      put(dx, r * V + k, std::exp(double(row[k]) - lse) * scale - (k == t ? scale : 0.0), accumulate);
+  }
+}
+
+/// The sum of squares of n elements, in f64, in order (global_norm's addends).
+template <typename T> inline double sumOfSquares(const T *x, int64_t n) {
+  double sum = 0;
+  for (int64_t i = 0; i < n; ++i) sum += double(x[i]) * double(x[i]);
+  return sum;
+}
+
+/// layernorm_grad (centered) and rmsnorm_grad: dx per row; dw (and db) the
+/// sums over rows of dy * xhat (and dy), each column's in row order.
+template <typename T>
+void normGrad(const T *x, const T *w, const T *dy, T *dx, T *dw, T *db, int64_t rows, int64_t h, double eps,
+              bool centered, bool accDx, bool accDw, bool accDb) {
+  std::vector<double> mean(static_cast<size_t>(rows), 0.0), rstd(static_cast<size_t>(rows));
+PLANC_OMP(omp parallel for schedule(static))
+  for (int64_t r = 0; r < rows; ++r) {
+    const T *xr = x + r * h, *dyr = dy + r * h;
+    double mu = 0;
+    if (centered) {
+      for (int64_t i = 0; i < h; ++i) mu += double(xr[i]);
+      mu /= double(h);
+    }
+    double var = 0;
+    for (int64_t i = 0; i < h; ++i) var += (double(xr[i]) - mu) * (double(xr[i]) - mu);
+    var /= double(h);
+    const double rs = 1.0 / std::sqrt(var + eps);
+    mean[size_t(r)] = mu;
+    rstd[size_t(r)] = rs;
+    double meanG = 0, meanGX = 0;
+    for (int64_t i = 0; i < h; ++i) {
+      double g = double(dyr[i]) * double(w[i]), xhat = (double(xr[i]) - mu) * rs;
+      meanG += g;
+      meanGX += g * xhat;
+    }
+    meanG /= double(h);
+    meanGX /= double(h);
+    for (int64_t i = 0; i < h; ++i) {
+      double g = double(dyr[i]) * double(w[i]), xhat = (double(xr[i]) - mu) * rs;
+      put(dx, r * h + i, rs * (g - (centered ? meanG : 0.0) - xhat * meanGX), accDx);
+    }
+  }
+PLANC_OMP(omp parallel for schedule(static))
+  for (int64_t i = 0; i < h; ++i) {
+    double sw = 0, sb = 0;
+    for (int64_t r = 0; r < rows; ++r) {
+      double d = double(dy[r * h + i]);
+      sw += d * ((double(x[r * h + i]) - mean[size_t(r)]) * rstd[size_t(r)]);
+      sb += d;
+    }
+    put(dw, i, sw, accDw);
+    if (centered) put(db, i, sb, accDb);
+  }
+}
+
+enum class Decay { Constant, Linear, Cosine };
+
+/// lr_schedule at a 1-based step: linear warmup, then constant, linear or
+/// cosine decay to minLr at decaySteps.
+inline double learningRate(double step, double lr, int64_t warmup, Decay decay, int64_t decaySteps, double minLr) {
+  if (warmup > 0 && step <= double(warmup)) return lr * step / double(warmup);
+  if (decay == Decay::Constant) return lr;
+  double p = std::min(1.0, (step - double(warmup)) / double(decaySteps - warmup));
+  double frac = decay == Decay::Cosine ? 0.5 * (1.0 + std::cos(M_PI * p)) : 1.0 - p;
+  return minLr + (lr - minLr) * frac;
+}
+
+/// rope on x [B, S, N, D]: each pair (i, i + D/2) of a head at position s
+/// turned by sign * s * theta^(-2i/D).
+template <typename T>
+void rope(const T *x, T *y, int64_t B, int64_t S, int64_t N, int64_t D, double theta, bool inverse, bool accumulate) {
+  const int64_t half = D / 2;
+  const double sign = inverse ? -1.0 : 1.0;
+  std::vector<double> freq(static_cast<size_t>(half));
+  for (int64_t i = 0; i < half; ++i) freq[size_t(i)] = std::pow(theta, -2.0 * double(i) / double(D));
+PLANC_OMP(omp parallel for collapse(2) schedule(static))
+  for (int64_t bi = 0; bi < B; ++bi)
+    for (int64_t s = 0; s < S; ++s)
+      for (int64_t n = 0; n < N; ++n) {
+        int64_t base = ((bi * S + s) * N + n) * D;
+        for (int64_t i = 0; i < half; ++i) {
+          double angle = sign * double(s) * freq[size_t(i)];
+          double c = std::cos(angle), sn = std::sin(angle);
+          double a = double(x[base + i]), b = double(x[base + i + half]);
+          put(y, base + i, a * c - b * sn, accumulate);
+          put(y, base + i + half, b * c + a * sn, accumulate);
+        }
+      }
+}
+
+/// dropout: element g of the global value kept (and scaled by 1/(1-p))
+/// where philoxUniform(key, g) >= p. The elements here are the whole
+/// value, but for a micro-batch of a batch cut into `split[1]` micro-batches
+/// on `split[0]` row blocks, of which this is number split[2]: its rows are
+/// those of the whole batch's mask it holds (as the interpreter counts).
+template <typename T>
+void dropout(const T *x, T *y, int64_t n, int64_t rows, double p, uint64_t attrSeed, uint64_t stream,
+             uint64_t stepSeed, const int64_t *split, bool accumulate) {
+  const uint64_t key = ((attrSeed << 32) + stream) ^ (stepSeed * 0x9E3779B97F4A7C15ull);
+  const double keepScale = p < 1 ? 1.0 / (1.0 - p) : 0.0;
+  const int64_t width = rows > 0 ? n / rows : 0;
+  const bool remap = split && rows > 0 && width > 0 && split[0] > 0 && rows % split[0] == 0;
+  const int64_t perBlock = remap ? rows / split[0] : 1;
+PLANC_OMP(omp parallel for schedule(static))
+  for (int64_t i = 0; i < n; ++i) {
+    if (p == 0) {
+      put(y, i, double(x[i]), accumulate);
+      continue;
+    }
+    int64_t g = i;
+    if (remap) {
+      int64_t r = i / width, d = r / perBlock, k = r % perBlock;
+      g = (d * split[1] * perBlock + split[2] * perBlock + k) * width + i % width;
+    }
+    put(y, i, runtime::philoxUniform(key, uint64_t(g)) >= p ? double(x[i]) * keepScale : 0.0, accumulate);
+  }
+}
+
+/// sgd_update: d = g + wd p; with momentum buf' = m buf + d and d = buf'
+/// (nesterov: d + m buf'); p' = p - lr d. Outputs may be the inputs' bytes.
+template <typename T, typename L>
+void sgdUpdate(const T *p, const T *g, const T *buf, const L *lr, T *pOut, T *bufOut, int64_t n, double momentum,
+               double weightDecay, bool nesterov) {
+  const double rate = double(lr[0]);
+PLANC_OMP(omp parallel for simd schedule(static))
+  for (int64_t i = 0; i < n; ++i) {
+    double d = double(g[i]) + weightDecay * double(p[i]);
+    double b = double(buf[i]);
+    if (momentum != 0) {
+      b = momentum * b + d;
+      d = nesterov ? d + momentum * b : b;
+    }
+    bufOut[i] = T(b);
+    pOut[i] = T(double(p[i]) - rate * d);
+  }
+}
+
+/// Copies `outer` blocks of `block` elements of `src` into `dst`, whose
+/// blocks are `dstStride` apart, starting at `dstOffset` (concat's operands
+/// and repeat_interleave's copies are such blocks).
+template <typename T>
+void copyBlocks(const T *src, T *dst, int64_t outer, int64_t block, int64_t dstStride, int64_t dstOffset,
+                int64_t repeats, bool accumulate) {
+PLANC_OMP(omp parallel for schedule(static))
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t r = 0; r < repeats; ++r)
+      for (int64_t k = 0; k < block; ++k)
+        put(dst, o * dstStride + dstOffset + r * block + k, double(src[o * block + k]), accumulate);
+}
+
+} // namespace planc::cpu
+
+#endif

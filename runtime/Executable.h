@@ -1,0 +1,122 @@
+//===- runtime/Executable.h - the main() of a compiled plan -------*- C++ -*-===//
+//
+// What `planc build` writes is one translation unit (backend/cpu/
+// CppEmitter.h): the kernels, the training step as straight-line calls on
+// one arena, and a description of that arena -- this file's ExecutableModel
+// -- passed to runExecutable(), which is the whole program around the step:
+//
+//   parse the options (`./model --help`)
+//   allocate the arena: one block of exactly arenaBytes (the ledger's
+//     figure for this rank, printed beside it)
+//   initialise every parameter and optimizer state as the interpreter does
+//     (ParamInit.h), or load them (--resume DIR, --init-from FILE)
+//   open the data (the plan's `data`, or --data)
+//   for each step: write the batch's rows into the input buffers, the
+//     1-based step count, run the step, copy updates that are not in place
+//     into their parameters, log the line (StepLog.h), checkpoint when due
+//   the per-class profile (--profile)
+//
+// Checkpoints (docs/checkpoints.md): DIR/step-<N>/rank-<r>.safetensors
+// with every Param buffer by its checkpoint name in its own dtype, the step,
+// the seed and the build in its metadata, and DIR/step-<N>/index.json (the
+// global shapes, dtypes, shardings and which file holds each) written last;
+// every file atomically (AtomicFile.h), so a step folder without an index
+// is an interrupted write and is never resumed from. The last `keep` step
+// folders are kept.
+//
+// Everything the description holds is plain data; strings are the plan's
+// names, escaped by the emitter.
+//
+//===----------------------------------------------------------------------===//
+#ifndef PLANC_RUNTIME_EXECUTABLE_H
+#define PLANC_RUNTIME_EXECUTABLE_H
+
+#include "runtime/Data.h"
+#include "runtime/ElementType.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace planc::runtime {
+
+enum class ParamInit { Zeros, Ones, Normal };
+
+/// A Param buffer: a parameter or an optimizer state, kept between steps.
+struct ExecParam {
+  std::string name;            // its checkpoint name (the parameter's path, "<path>.adam_m", ...)
+  std::string initKey;         // the string its initial values are keyed by
+  uint64_t offset = 0;         // in the arena
+  ElementType type = ElementType::F32;
+  std::vector<int64_t> shape;  // this rank's block
+  std::vector<int64_t> globalShape;
+  std::string sharding;        // as the plan prints it ("" when whole)
+  ParamInit init = ParamInit::Zeros;
+  double stddev = 0;
+  bool trained = true;         // a model parameter with a gradient (counted as the model's)
+};
+
+/// An input buffer the loop writes before each step.
+struct ExecInput {
+  enum class Kind { Tokens, Targets, Step };
+  Kind kind = Kind::Tokens;
+  int slot = 0;                // micro-batch (its rows of the batch)
+  uint64_t offset = 0;
+  ElementType type = ElementType::I32;
+  std::vector<int64_t> shape;  // [rows, seq] of one micro-batch; [] for the step
+};
+
+/// An output the loop reads after the step (the loss, lr, gradient norm) or
+/// copies into a parameter (an update that is not in place).
+struct ExecOutput {
+  std::string name;            // "loss", "lr", "grad_norm", "new.<path>", ...
+  uint64_t offset = 0;
+  ElementType type = ElementType::F32;
+  uint64_t bytes = 0;
+  int64_t copyToParam = -1;    // index into params: copied there after the step
+};
+
+/// The kernel classes --profile sums time by (docs/kernels.md).
+inline constexpr const char *kKernelClasses[] = {"communication", "elementwise", "gemm",
+                                                 "layout",        "reduction",   "library"};
+inline constexpr int kNumKernelClasses = 6;
+
+/// The times the step adds to with --profile (null pointer: not profiling).
+struct StepProfile {
+  double seconds[kNumKernelClasses] = {};
+  int64_t calls[kNumKernelClasses] = {};
+};
+
+struct ExecutableModel {
+  std::string plan;            // the model's name
+  std::string source;          // the .plan file it was built from
+  std::string buildId;         // a hash of the generated source: checkpoints name it
+  std::string rankClass;       // "pipeline stage 0 (rank 0)"
+  int64_t ranks = 1;           // of the mesh
+  uint64_t arenaBytes = 0;     // this program's arena
+  uint64_t ledgerBytes = 0;    // what `planc check` reports for the rank (the same figure)
+  std::vector<ExecParam> params;
+  std::vector<ExecInput> inputs;
+  std::vector<ExecOutput> outputs;
+  BatchShape batch;            // the whole global batch of a step
+  int microBatches = 1;
+  int64_t steps = 1;           // the plan's train.steps
+  uint64_t seed = 0;           // the plan's train.seed
+  DataSpec data;               // the plan's data
+  int64_t checkpointEvery = 0; // 0: none
+  std::string checkpointDir = "ckpt";
+  int64_t checkpointKeep = 0;  // 0: all
+  double flopsPerStep = 0;     // the model's FLOPs of one step (forward, backward, update)
+  double peakFlops = 0;        // the device's, for MFU; 0: not known
+  /// Runs the training step on the arena; `drawSeed` keys dropout's masks.
+  void (*step)(uint8_t *arena, uint64_t drawSeed, StepProfile *profile) = nullptr;
+  /// Sets the threads of the kernels (OpenMP, BLAS); null: not settable.
+  void (*setThreads)(int threads) = nullptr;
+};
+
+/// The executable's main: runs `model` as `argv` asks; the exit status.
+int runExecutable(const ExecutableModel &model, int argc, char **argv);
+
+} // namespace planc::runtime
+
+#endif
