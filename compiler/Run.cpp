@@ -25,6 +25,23 @@ runtime::DataSpec dataSpecOf(const DataConfig &d) {
 } // namespace
 
 llvm::Error planc::runOnInterpreter(Compilation &c, const RunOptions &options, llvm::raw_ostream &log) {
+  // The interpreter keeps its state in memory; compiled executables write
+  // the checkpoints a plan asks for.
+  const CheckpointConfig &ckpt = c.getConfig().train.checkpoint;
+  if (ckpt.every > 0) {
+    std::string where;
+    if (ckpt.source.range.Start.isValid()) {
+      auto lc = c.getSourceMgr().getLineAndColumn(ckpt.source.range.Start);
+      where = c.getSourceMgr()
+                  .getMemoryBuffer(c.getSourceMgr().FindBufferContainingLoc(ckpt.source.range.Start))
+                  ->getBufferIdentifier()
+                  .str() +
+              ":" + std::to_string(lc.first) + ":" + std::to_string(lc.second) + ": ";
+    }
+    return makeError(where + "the interpreter does not write checkpoints, and this plan asks for one every " +
+                     std::to_string(ckpt.every) + " steps; run it with --target=cpu (or build it with planc build), "
+                     "or remove the 'checkpoint' setting");
+  }
   // The batch shape is the forward model's business, read on the whole
   // step's rows: the data sources hand out the global batch.
   CompileOptions forward;

@@ -300,16 +300,6 @@ void readCheckpoint(const Entry &e, CheckpointConfig &out, Reader &r) {
   }
   CheckpointConfig c = out;
   Bound args = r.bind("checkpoint", *s, {"every", "dir", "keep"}, 3, key.example);
-  // Nothing writes checkpoints yet (planc run keeps its state in memory): a
-  // plan that asks for them every N steps must not believe it gets them.
-  if (const Field *f = get(args, "every")) {
-    auto *n = llvm::dyn_cast<ast::NumberExpr>(f->value);
-    if (!(n && n->isInteger && n->intValue == 0)) {
-      r.diags.report(DiagID::err_not_supported_yet, e.keyRange)
-          << "'checkpoint'" << "no pass or backend writes checkpoints; remove the setting";
-      return;
-    }
-  }
   if (const Field *f = get(args, "every"))
     if (auto v = r.integer(f->value, "every", 0, kMaxInt)) c.every = *v;
   if (const Field *f = get(args, "dir"))

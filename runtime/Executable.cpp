@@ -25,7 +25,7 @@ namespace {
 
 struct Options {
   std::optional<int64_t> steps, seed, threads, checkpointEvery, checkpointKeep;
-  std::optional<std::string> data, checkpointDir, resume, initFrom;
+  std::optional<std::string> data, checkpointDir, resume, initFrom, metrics;
   int64_t logEvery = 1;
   bool profile = false;
   int64_t sample = 0;
@@ -51,6 +51,8 @@ void printHelp(const ExecutableModel &m, const char *argv0) {
               "  --checkpoint-dir DIR  where (default: the plan's, '%s')\n"
               "  --checkpoint-keep K   keep the newest K checkpoints (default: the plan's, %lld; 0: all)\n"
               "  --log-every N         print every Nth step's line (default 1); the last step always\n"
+              "  --metrics FILE        also append every step as a JSON line: step, loss, lr, grad_norm (all\n"
+              "                        digits), seconds\n"
               "  --profile             print the time spent per kernel class at the end\n"
               "  --sample N            print N generated tokens (not supported yet: needs an inference step)\n"
               "  --help                this text\n\n",
@@ -121,6 +123,7 @@ std::string parseOptions(int argc, char **argv, Options &o) {
     else if (arg == "--checkpoint-dir") err = text(o.checkpointDir);
     else if (arg == "--resume") err = text(o.resume);
     else if (arg == "--init-from") err = text(o.initFrom);
+    else if (arg == "--metrics") err = text(o.metrics);
     else err = "unknown option '" + arg + "' (see --help)";
     if (!err.empty()) return err;
   }
@@ -275,6 +278,17 @@ int planc::runtime::runExecutable(const ExecutableModel &m, int argc, char **arg
   }
   if (!loss) return fail("plan '" + m.plan + "' has no 'loss' output to train on");
 
+  std::FILE *metrics = nullptr;
+  if (o.metrics) {
+    metrics = std::fopen(o.metrics->c_str(), "a");
+    if (!metrics) return fail("cannot open '" + *o.metrics + "' for --metrics: " + std::strerror(errno));
+  }
+  struct CloseFile {
+    std::FILE *f;
+    ~CloseFile() {
+      if (f) std::fclose(f);
+    }
+  } closeMetrics{metrics};
   const bool terminal = ::isatty(STDERR_FILENO) && ::isatty(STDOUT_FILENO);
   StepProfile profile;
   double totalSeconds = 0;
@@ -307,6 +321,13 @@ int planc::runtime::runExecutable(const ExecutableModel &m, int argc, char **arg
       char buf[64];
       std::snprintf(buf, sizeof buf, "%f", lossValue);
       return fail("the loss is " + std::string(buf) + " at step " + std::to_string(step) + "; training stopped");
+    }
+    if (metrics) {
+      std::fprintf(metrics, "{\"step\": %lld, \"loss\": %.17g", (long long)step, lossValue);
+      if (lr) std::fprintf(metrics, ", \"lr\": %.17g", readScalar(mem, *lr));
+      if (gradNorm) std::fprintf(metrics, ", \"grad_norm\": %.17g", readScalar(mem, *gradNorm));
+      std::fprintf(metrics, ", \"seconds\": %.6f}\n", seconds);
+      if (std::fflush(metrics) != 0) return fail("cannot write '" + *o.metrics + "': " + std::strerror(errno));
     }
     if ((step + 1 - start) % o.logEvery == 0 || step + 1 == steps) {
       StepRecord r;

@@ -11,6 +11,7 @@
 #include "llvm/Support/Format.h"
 #include "llvm/Support/SHA1.h"
 
+#include <cctype>
 #include <map>
 
 using namespace planc;
@@ -149,9 +150,10 @@ llvm::Error cpu::emitCpuProgram(const ir::Module &placed, const exec::ExecutionP
   os << "// Rank class: " << rankClassOf(program) << "; mesh";
   for (unsigned a = 0; a < kNumMeshAxes; ++a)
     if (plan.mesh[size_t(a)] > 1) os << " " << spelling(MeshAxis(a)) << "=" << plan.mesh[size_t(a)];
-  if (oneRank) os << " of one device";
-  os << "; coordinates of its first rank:";
-  if (!program.ranks.empty()) {
+  if (oneRank) {
+    os << " of one device";
+  } else if (!program.ranks.empty()) {
+    os << "; coordinates of its first rank:";
     MeshCoords c = mesh.coordinates(program.ranks.front());
     for (unsigned a = 0; a < kNumMeshAxes; ++a)
       if (plan.mesh[size_t(a)] > 1) os << " " << spelling(MeshAxis(a)) << "=" << c[size_t(a)];
@@ -177,6 +179,8 @@ llvm::Error cpu::emitCpuProgram(const ir::Module &placed, const exec::ExecutionP
      << "      call;                                                                           \\\n"
      << "    }                                                                                 \\\n"
      << "  } while (0)\n\n";
+  os << "// The kernel classes of --profile (runtime/Executable.h kKernelClasses).\n"
+     << "enum { kCommunication, kElementwise, kGemm, kLayout, kReduction, kLibrary };\n\n";
   os << "void planc_step(uint8_t *arena, uint64_t draw_seed, planc::runtime::StepProfile *profile) {\n";
   os << "  planc_draw_seed = draw_seed;\n";
   std::string section;
@@ -191,16 +195,16 @@ llvm::Error cpu::emitCpuProgram(const ir::Module &placed, const exec::ExecutionP
       os << "  // step " << i << ": " << ir::spelling(s.kind) << ": " << cComment(k.reason) << "\n";
       continue;
     }
-    os << "  PLANC_CALL(" << int(k.kind) << ", " << k.name << "(";
+    const std::string call = "  PLANC_CALL(k" + std::string(1, char(std::toupper(backend::spelling(k.kind)[0]))) +
+                             (backend::spelling(k.kind) + 1) + ", " + k.name + "(";
+    const std::string indent(call.size(), ' ');
+    os << call;
     bool first = true;
-    for (int64_t b : s.inputs) {
-      os << (first ? "" : ",\n" + std::string(14 + k.name.size(), ' ')) << argumentOf(program, b);
-      first = false;
-    }
-    for (int64_t b : s.outputs) {
-      os << (first ? "" : ",\n" + std::string(14 + k.name.size(), ' ')) << argumentOf(program, b);
-      first = false;
-    }
+    for (const std::vector<int64_t> *list : {&s.inputs, &s.outputs})
+      for (int64_t b : *list) {
+        os << (first ? "" : ",\n" + indent) << argumentOf(program, b);
+        first = false;
+      }
     os << ")); // step " << i << (s.path.empty() ? "" : ", " + cComment(s.path)) << "\n";
   }
   os << "}\n\n";
@@ -256,7 +260,8 @@ llvm::Error cpu::emitCpuProgram(const ir::Module &placed, const exec::ExecutionP
          << "ull, ElementType::" << elementTypeName(b.type().dtype) << ", " << ints(b.local()) << "});\n";
     }
   }
-  if (!hasTokens || !hasTargets)
+  // (A stage of a pipeline may read only one of them.)
+  if (oneRank && (!hasTokens || !hasTargets))
     return makeError("plan '" + plan.name + "' has no 'tokens' and 'targets' inputs for the data to feed");
   for (const exec::OutputBinding &o : program.outputs) {
     if (o.buffer < 0) continue;

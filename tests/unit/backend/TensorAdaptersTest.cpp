@@ -14,6 +14,7 @@
 #include "ir/Interpreter.h"
 #include "ir/Tensor.h"
 #include "runtime/ElementBits.h"
+#include "runtime/ParamInit.h"
 #include "runtime/Philox.h"
 
 #include <gtest/gtest.h>
@@ -129,3 +130,26 @@ TEST(TensorAdaptersTest, TensorsConvertBothWays) {
 }
 
 } // namespace
+
+// A compiled plan's parameters start from the interpreter's numbers
+// (runtime/ParamInit.h copies ir::initialParams' draws).
+TEST(TensorAdaptersTest, InitialValuesAgreeWithTheInterpreters) {
+  ir::Module m;
+  ir::Value *w = m.addParam("w", ir::TensorType({7, 5}, ir::DType::F32));
+  w->path = "blocks.0.attention.w_qkv";
+  w->initStd = 0.02;
+  ir::Value *bare = m.addParam("b", ir::TensorType({3}, ir::DType::F64)); // keyed by its name
+  bare->initStd = 1.5;
+  for (uint64_t seed : {0ull, 1234ull, ~0ull}) {
+    ir::TensorMap init = ir::initialParams(m, seed);
+    for (const ir::Value *p : {(const ir::Value *)w, (const ir::Value *)bare}) {
+      const std::string key = p->path.empty() ? p->name : p->path;
+      const ir::Tensor &t = init.at(p->name);
+      for (size_t i = 0; i < t.data.size(); ++i) {
+        double mine = runtime::roundToElement(toElementType(p->type.dtype),
+                                              p->initStd * runtime::initialNormal(runtime::initKey(key, seed), i));
+        ASSERT_EQ(mine, t.data[i]) << key << "[" << i << "] with seed " << seed;
+      }
+    }
+  }
+}

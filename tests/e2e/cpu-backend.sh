@@ -1,0 +1,175 @@
+#!/usr/bin/env bash
+# The CPU backend end to end (`planc build`, docs/cpu-backend.md):
+#
+#   equal      the compiled step equals the interpreter's, every step's loss within 1e-5
+#              relative, for tiny-gpt (as written and with 2 micro-batches accumulated), a
+#              one-rank tiny-llama (rmsnorm, rope, grouped heads, SwiGLU) and a model of other
+#              shapes written here (odd sizes, untied head, dropout, SGD with momentum)
+#   arena      the executable allocates exactly `planc check --json`'s arena
+#   resume     a run resumed from a checkpoint gives bit-identical losses; keep = 2 keeps two
+#   kill       kill -9 while checkpointing every step leaves a checkpoint that resumes
+#   errors     bad data, bad options and bad checkpoints end with a message and status 1 or 2
+#   hostile    data paths and checkpoint folders with quotes, backslashes, */, ??/, a newline,
+#              $(...) and non-ASCII build and run; nothing runs, the folder has its exact name
+#   mesh       a plan of several ranks builds, and its executable says it needs MPI
+#
+#   PLANC=build/bin/planc tests/e2e/cpu-backend.sh
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+PLANC=${PLANC:-$ROOT/build/bin/planc}
+PY=/usr/bin/python3
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+failures=0
+fail() {
+  echo "cpu-backend: FAIL: $*"
+  failures=$((failures + 1))
+}
+
+# compare NAME PLAN STEPS [--set ...]: build, run, and compare with the interpreter.
+compare() {
+  local name=$1 plan=$2 steps=$3
+  shift 3
+  "$PLANC" build "$plan" -o "$name" "$@" 2>"$name.build.log" || { cat "$name.build.log"; fail "$name: build"; return; }
+  ./"$name" --steps "$steps" --metrics "$name.jsonl" >"$name.log" || { cat "$name.log"; fail "$name: run"; return; }
+  "$PLANC" run "$plan" --target=interp --steps "$steps" "$@" >"$name.interp.log" || { fail "$name: interp"; return; }
+  "$PY" - "$name" <<'PY' || fail "$1: losses differ from the interpreter's"
+import json, sys
+name = sys.argv[1]
+compiled = [json.loads(l)['loss'] for l in open(name + '.jsonl')]
+interp = [float(l.split()[3]) for l in open(name + '.interp.log') if l.startswith('step ')]
+worst = max(abs(a - b) / abs(b) for a, b in zip(compiled, interp))
+print('%-10s %d steps, losses %.4f -> %.4f, largest relative difference from the interpreter %.2e'
+      % (name, len(compiled), compiled[0], compiled[-1], worst))
+# The interpreter prints six decimals: 5e-7 absolute of rounding on top of the tolerance.
+ok = len(compiled) == len(interp) > 0 and all(abs(a - b) <= 1e-5 * abs(b) + 5e-7 for a, b in zip(compiled, interp))
+sys.exit(0 if ok else 1)
+PY
+}
+
+# A model of other shapes: odd sizes, an untied head, dropout, SGD with momentum.
+cat >odd.plan <<'EOF'
+import std.gpt
+
+model odd_lm {
+  let vocab = 37, seq = 10, hidden = 24, heads = 3
+  input tokens : i32[batch, seq]
+  input targets : i32[batch, seq]
+  x = dropout(embedding(tokens, vocab, hidden) as wte + positional(seq, hidden) as wpe, 0.1)
+  x = x + attention(layernorm(x) as ln_1, heads, causal = true, p = 0.1)
+  x = x + mlp(layernorm(x) as ln_2, ffn = 40, p = 0.1)
+  logits = linear(layernorm(x) as ln_f, vocab, bias = false) as head
+  loss = cross_entropy(logits, targets)
+}
+
+train {
+  global_batch = 6, micro_batch = 3, steps = 50, seed = 3
+  optimizer sgd(lr = 0.05, momentum = 0.9, weight_decay = 0.01)
+  clip_grad_norm = 0.5
+}
+EOF
+sed -e 's/mesh(pp = 2, tp = 2)/mesh(dp = 1)/' -e 's/pipeline 1f1b(micro_batches = 4)//' \
+  -e 's/gpus_per_node = 4/gpus_per_node = 1/' "$ROOT/examples/tiny-llama.plan" >llama1.plan
+
+echo "=== equal"
+compare gpt "$ROOT/examples/tiny-gpt.plan" 20
+compare gpt-accum "$ROOT/examples/tiny-gpt.plan" 10 --set train.global_batch=8
+compare llama llama1.plan 10
+compare odd odd.plan 10
+
+echo "=== arena"
+"$PLANC" check --json "$ROOT/examples/tiny-gpt.plan" >check.json
+ledger=$("$PY" -c 'import json,sys; print(json.load(open("check.json"))["peak_arena_bytes"])')
+grep -q "^arena: .* ($ledger bytes); the ledger's figure: .* ($ledger bytes)$" gpt.log ||
+  fail "arena: planc check says $ledger bytes; the executable: $(grep '^arena' gpt.log)"
+
+echo "=== resume"
+./gpt --steps 8 --checkpoint-every 2 --checkpoint-keep 2 --checkpoint-dir ck --metrics full.jsonl >/dev/null
+ls ck >ck.list
+[[ $(cat ck.list | tr '\n' ' ') == "step-00000006 step-00000008 " ]] || fail "resume: kept $(cat ck.list | tr '\n' ' ')"
+./gpt --steps 8 --resume ck/step-00000006 --metrics resumed.jsonl >resume.log
+grep -q "^resumed from ck/step-00000006: 6 steps done" resume.log || fail "resume: $(head -1 resume.log)"
+"$PY" - <<'PY' || fail "resume: losses are not bit-identical"
+import json
+full = {json.loads(l)['step']: l.split('"seconds"')[0] for l in open('full.jsonl')}
+resumed = [l.split('"seconds"')[0] for l in open('resumed.jsonl')]
+steps = [json.loads(l.split(', "seconds"')[0] + '}')['step'] for l in open('resumed.jsonl')]
+print('resumed steps', steps)
+assert steps == [6, 7] and all(full[s] == r for s, r in zip(steps, resumed))
+PY
+
+echo "=== kill"
+./gpt --steps 100000 --checkpoint-every 1 --checkpoint-keep 3 --checkpoint-dir kk --log-every 1000 >/dev/null &
+pid=$!
+# Once a few checkpoints are complete, kill it (while it writes the next one, most likely).
+for _ in $(seq 600); do
+  [[ $(ls kk/*/index.json 2>/dev/null | wc -l) -ge 2 ]] && break
+  sleep 0.1
+done
+sleep 0.3
+kill -9 "$pid"
+wait "$pid" 2>/dev/null || true
+# --steps 1 is below the steps done: nothing runs, but the newest complete checkpoint must load.
+./gpt --resume kk --checkpoint-every 0 --steps 1 >kill.log 2>&1 || true
+grep -q "^resumed from kk/step-" kill.log || { cat kill.log; fail "kill: the newest complete checkpoint does not load"; }
+
+echo "=== errors"
+expect() { # expect STATUS PATTERN CMD...: the command exits with STATUS and its stderr has PATTERN
+  local status=$1 pattern=$2 rc=0
+  shift 2
+  "$@" >err.out 2>err.log || rc=$?
+  if [[ $rc != "$status" ]] || ! grep -qF -- "$pattern" err.log; then
+    fail "errors: '$*' exited $rc with: $(cat err.log)"
+  fi
+}
+expect 1 "cannot read text data file 'missing.txt'" ./gpt --data text:missing.txt --steps 1
+printf 'abc' >short.txt
+expect 1 "short.txt" ./gpt --data text:short.txt --steps 1
+expect 2 "unknown option '--stpes'" ./gpt --stpes 3
+expect 2 "option --steps takes a non-negative integer" ./gpt --steps -3
+expect 2 "unknown source 'csv'" ./gpt --data csv:x
+mkdir -p empty
+expect 1 "holds no complete checkpoint" ./gpt --resume empty --steps 1
+expect 1 "is a checkpoint of plan 'tiny_gpt', not of 'tiny_llama'" ./llama --resume ck --steps 1
+head -c 100 ck/step-00000008/rank-0.safetensors >trunc.safetensors
+cp -r ck/step-00000008 truncated && cp trunc.safetensors truncated/rank-0.safetensors
+expect 1 "truncated/rank-0.safetensors" ./gpt --resume truncated --steps 9
+expect 1 "not supported yet" ./gpt --sample 10
+expect 2 "build needs an output file" "$PLANC" build "$ROOT/examples/tiny-gpt.plan"
+
+echo "=== hostile"
+mkdir -p hostile
+hostile_dir=$'ck "q" \\ */ ??/ $(touch pwned) \xc3\xa9\nsecond line'
+hostile_data=$'data "q" \\ */ ??/ $(touch pwned) \xc3\xa9.txt'
+# (Its slashes make folders: the path is the plan's, folders and all.)
+mkdir -p "hostile/$(dirname "$hostile_data")"
+head -c 20000 "$ROOT/README.md" >"hostile/$hostile_data"
+# The plan spells them with the language's escapes: \" and \\.
+"$PY" - "$ROOT/examples/tiny-gpt.plan" "$hostile_data" "$hostile_dir" >hostile/model.plan <<'PY'
+import re, sys
+plan, data, folder = sys.argv[1], sys.argv[2], sys.argv[3]
+esc = lambda s: s.replace('\\', '\\\\').replace('"', '\\"').replace('\n', '\\n')
+text = open(plan).read()
+text = re.sub(r'  data synthetic.*', lambda m: '  data text("%s")\n  checkpoint(every = 1, dir = "%s", keep = 1)'
+              % (esc(data), esc(folder)), text)
+sys.stdout.write(text)
+PY
+(cd hostile && "$PLANC" build model.plan -o model --keep-source 2>build.log && ./model --steps 2 >run.log) ||
+  fail "hostile: $(cat hostile/build.log hostile/run.log 2>/dev/null | tail -5)"
+[[ -e hostile/pwned || -e pwned ]] && fail "hostile: \$(...) ran"
+[[ -f "hostile/$hostile_dir/step-00000002/index.json" ]] || fail "hostile: no checkpoint in the exact folder: $(ls hostile)"
+grep -c "??/" hostile/model.cpp >/dev/null && fail "hostile: a trigraph reached the source"
+
+echo "=== mesh"
+"$PLANC" build "$ROOT/examples/tiny-llama.plan" -o mesh 2>mesh.build.log || fail "mesh: build: $(cat mesh.build.log)"
+expect 1 "runs on a mesh of 4 ranks" ./mesh --steps 1
+
+echo
+if ((failures)); then
+  echo "cpu-backend: $failures failed"
+  exit 1
+fi
+echo "cpu-backend: all passed"
