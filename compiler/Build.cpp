@@ -25,6 +25,9 @@ using namespace planc;
 #ifndef PLANC_RUNTIME_LIBRARY
 #define PLANC_RUNTIME_LIBRARY ""
 #endif
+#ifndef PLANC_RUNTIME_EXTRA_FLAGS
+#define PLANC_RUNTIME_EXTRA_FLAGS ""
+#endif
 
 namespace {
 
@@ -137,6 +140,10 @@ llvm::Error planc::buildCpuExecutable(Compilation &c, const BuildOptions &option
   }
   std::vector<std::string> args = {*cxxPath, "-std=c++17", "-O3", "-fopenmp", "-w"};
   if (options.native) args.push_back("-march=native");
+  // This build's runtime library's own needs (a sanitized build's).
+  if (options.runtimeLibrary.empty())
+    for (llvm::StringRef flag : llvm::split(llvm::StringRef(PLANC_RUNTIME_EXTRA_FLAGS), ' '))
+      if (!flag.empty()) args.push_back(flag.str());
   args.insert(args.end(), {"-I" + include, tmpCpp, library, "-lopenblas", "-o", tmpExe});
   std::vector<llvm::StringRef> argv(args.begin(), args.end());
   llvm::SmallString<128> errPath;
