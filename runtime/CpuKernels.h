@@ -162,9 +162,9 @@ PLANC_OMP(omp parallel for schedule(static))
   }
 }
 
-/// The sum of squares of n elements, in f64, in order (global_norm's addends).
-template <typename T> inline double sumOfSquares(const T *x, int64_t n) {
-  double sum = 0;
+/// `sum` plus the squares of n elements, in f64, in order: global_norm's
+/// one running sum over all its operands, as the reference adds them.
+template <typename T> inline double addSquares(double sum, const T *x, int64_t n) {
   for (int64_t i = 0; i < n; ++i) sum += double(x[i]) * double(x[i]);
   return sum;
 }

@@ -199,7 +199,7 @@ std::string backend::renderLibraryKernel(const exec::RankProgram &program, const
   case OpKind::GlobalNorm: {
     b << "  double sum = 0;\n";
     for (size_t i = 0; i < s.inputs.size(); ++i)
-      b << "  sum += planc::cpu::sumOfSquares(in" << i << ", " << elements(w.inShape(i)) << ");\n";
+      b << "  sum = planc::cpu::addSquares(sum, in" << i << ", " << elements(w.inShape(i)) << ");\n";
     b << "  planc::cpu::put(out0, 0, " << (at.getBool("squared", false) ? "sum" : "std::sqrt(sum)") << ", "
       << w.acc(0) << ");\n";
     break;
