@@ -168,7 +168,8 @@ std::string backend::cComment(llvm::StringRef s) {
 
 std::string backend::renderFormula(const Formula &f, llvm::ArrayRef<double> attrValues,
                                    llvm::ArrayRef<std::string> inputs, bool f64, llvm::StringRef indent,
-                                   llvm::raw_ostream &os) {
+                                   llvm::raw_ostream &os, llvm::ArrayRef<bool> invariantInputs,
+                                   llvm::raw_ostream *hoisted, llvm::StringRef hoistIndent) {
   const char *type = f64 ? "double" : "float";
   std::vector<const char *> names = f.attrs();
   auto attrOf = [&](const char *name) {
@@ -197,12 +198,30 @@ std::string backend::renderFormula(const Formula &f, llvm::ArrayRef<double> attr
     value[i] = applyFormulaOp(n.op, n.a >= 0 ? value[size_t(n.a)] : 0, n.b >= 0 ? value[size_t(n.b)] : 0,
                               n.c >= 0 ? value[size_t(n.c)] : 0);
   }
+  // Nodes of constants and operands read at one place for every element
+  // (a learning rate, a step count) are the same in every iteration: with
+  // somewhere to hoist them to, they are computed once before the loop
+  // (Adam's bias corrections, powf(beta1, step), are not per element).
+  std::vector<bool> invariant(f.nodes.size(), false);
+  if (hoisted)
+    for (size_t i = 0; i < f.nodes.size(); ++i) {
+      const FormulaNode &n = f.nodes[i];
+      if (n.op == FormulaOp::Input) {
+        invariant[i] = size_t(n.index) < invariantInputs.size() && invariantInputs[size_t(n.index)];
+        continue;
+      }
+      bool all = true;
+      for (int o : {n.a, n.b, n.c}) all &= o < 0 || invariant[size_t(o)];
+      invariant[i] = all;
+    }
   for (size_t i = 0; i < f.nodes.size(); ++i) {
     const FormulaNode &n = f.nodes[i];
     std::string a = n.a >= 0 ? t(n.a) : "", b = n.b >= 0 ? t(n.b) : "", c = n.c >= 0 ? t(n.c) : "";
     std::string e;
+    llvm::raw_ostream &out = invariant[i] ? *hoisted : os;
+    const llvm::StringRef at = invariant[i] ? hoistIndent : indent;
     if (folded[i] && n.op != FormulaOp::Const && n.op != FormulaOp::Attr) {
-      os << indent << "const " << type << " " << t(int(i)) << " = " << floatLiteral(value[i], f64) << "; // "
+      out << at << "const " << type << " " << t(int(i)) << " = " << floatLiteral(value[i], f64) << "; // "
          << spelling(n.op) << ", folded\n";
       continue;
     }
@@ -225,10 +244,10 @@ std::string backend::renderFormula(const Formula &f, llvm::ArrayRef<double> attr
     case FormulaOp::LessEq: e = std::string("(") + a + " <= " + b + ") ? 1 : 0"; break;
     case FormulaOp::Select: e = a + " != 0 ? " + b + " : " + c; break;
     }
-    os << indent << "const " << type << " " << t(int(i)) << " = " << e << ";";
-    if (n.op != FormulaOp::Input && n.op != FormulaOp::Const) os << " // " << spelling(n.op);
-    if (n.op == FormulaOp::Attr) os << " " << cComment(n.attr);
-    os << "\n";
+    out << at << "const " << type << " " << t(int(i)) << " = " << e << ";";
+    if (n.op != FormulaOp::Input && n.op != FormulaOp::Const) out << " // " << spelling(n.op);
+    if (n.op == FormulaOp::Attr) out << " " << cComment(n.attr);
+    out << "\n";
   }
   return t(f.result);
 }
@@ -315,15 +334,25 @@ void backend::renderElementwiseKernel(const ElementwiseKernel &k, Flavor flavor,
        << storageType(k.extraOutputs[r].dtype) << " *)out" << r + 1 << "_; // " << shapeComment(k.extraOutputs[r])
        << "\n";
   os << "  const int64_t n = " << n << ";\n";
-  const std::string indent = openIndexLoop(flavor, "i", "n", /*simd=*/true, os);
   std::vector<std::string> inputs;
+  llvm::SmallVector<bool, 8> invariant; // one element for all: read once, before the loop
   for (size_t j = 0; j < k.inputs.size(); ++j) {
-    std::string x = load(k.inputs[j].dtype, "in" + std::to_string(j), broadcastOffset(k.inputs[j].shape, k.output.shape, "i"));
+    const bool once = elementsOf(k.inputs[j].shape) == 1;
+    std::string x = load(k.inputs[j].dtype, "in" + std::to_string(j),
+                         once ? "0" : broadcastOffset(k.inputs[j].shape, k.output.shape, "i"));
     if (f64 && k.inputs[j].dtype != DType::F64) x = "double(" + x + ")";
     if (!f64 && k.inputs[j].dtype == DType::F64) x = "float(" + x + ")";
     inputs.push_back(x);
+    invariant.push_back(once);
   }
-  std::string result = renderFormula(*k.formula, k.attrValues, inputs, f64, indent, os);
+  std::string body, before, opener;
+  llvm::raw_string_ostream bodyOs(body), beforeOs(before), openerOs(opener);
+  const std::string indent = openIndexLoop(flavor, "i", "n", /*simd=*/true, openerOs);
+  std::string result = renderFormula(*k.formula, k.attrValues, inputs, f64, indent, bodyOs, invariant, &beforeOs, "  ");
+  bodyOs.flush();
+  beforeOs.flush();
+  openerOs.flush();
+  os << before << opener << body;
   if (k.accumulate) result = load(k.output.dtype, "out", "i") + " + " + result;
   os << indent << "out[i] = " << stored(k.output.dtype, result) << ";\n";
   // Every operand was read above, so a result written in place of an

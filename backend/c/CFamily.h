@@ -75,10 +75,14 @@ void renderElementwiseKernel(const ElementwiseKernel &k, Flavor flavor, llvm::ra
 
 /// The formula's body: a statement per node reading `inputs` (C expressions
 /// of type float, or double where `f64`), each line prefixed by `indent`.
-/// Returns the name holding the result.
+/// With `hoisted`, the nodes that depend only on constants, attributes and
+/// the inputs marked in `invariantInputs` go there instead (prefixed by
+/// `hoistIndent`), to be computed once before the loop. Returns the name
+/// holding the result.
 std::string renderFormula(const ir::Formula &f, llvm::ArrayRef<double> attrValues,
                           llvm::ArrayRef<std::string> inputs, bool f64, llvm::StringRef indent,
-                          llvm::raw_ostream &os);
+                          llvm::raw_ostream &os, llvm::ArrayRef<bool> invariantInputs = {},
+                          llvm::raw_ostream *hoisted = nullptr, llvm::StringRef hoistIndent = "");
 
 /// The C expression of the element offset, in an operand of shape
 /// `operand`, of index `i` of the result of shape `out`: NumPy broadcasting,

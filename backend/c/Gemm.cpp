@@ -53,6 +53,16 @@ void backend::renderGemmKernel(const GemmKernel &g, llvm::raw_ostream &os) {
   const int64_t aMatrix = g.m * g.k, bMatrix = g.k * g.n, cMatrix = g.m * g.n;
   Shape aBatch(g.a.shape.begin(), g.a.shape.end() - 2), bBatch(g.b.shape.begin(), g.b.shape.end() - 2);
   const int64_t lda = g.transposeA ? g.m : g.k, ldb = g.transposeB ? g.k : g.n;
+  // A batch of row-major A matrices times one B is one GEMM of batches * m
+  // rows (a linear layer on [b, s, h]): one large call instead of b small ones.
+  if (batches > 1 && !g.transposeA && elementsOf(bBatch) == 1 && elementsOf(aBatch) == batches) {
+    os << "  cblas_" << (f64 ? "d" : "s") << "gemm(CblasRowMajor, CblasNoTrans, "
+       << (g.transposeB ? "CblasTrans" : "CblasNoTrans") << ", " << batches * g.m << ", " << g.n << ", " << g.k
+       << ", " << floatLiteral(1.0, f64) << ", a, " << lda << ", b, " << ldb << ", "
+       << floatLiteral(g.accumulate ? 1.0 : 0.0, f64) << ", c, " << g.n << "); // the batch folded into m\n";
+    os << "}\n\n";
+    return;
+  }
   os << "  for (int64_t q = 0; q < " << batches << "; ++q)\n";
   os << "    cblas_" << (f64 ? "d" : "s") << "gemm(CblasRowMajor, " << (g.transposeA ? "CblasTrans" : "CblasNoTrans")
      << ", " << (g.transposeB ? "CblasTrans" : "CblasNoTrans") << ", " << g.m << ", " << g.n << ", " << g.k << ", "

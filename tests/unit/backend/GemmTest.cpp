@@ -64,6 +64,7 @@ TEST(GemmTest, CompiledCallsEqualTheInterpretersMatmul) {
   add({5, 7}, {3, 7}, false, true, DType::F32, false);
   add({7, 5}, {3, 7}, true, true, DType::F32, false);
   add({2, 5, 7}, {7, 3}, false, false, DType::F32, false);    // B shared by the batch
+  add({3, 2, 5, 7}, {4, 7}, false, true, DType::F32, true); // folded into one GEMM of 30 rows, B^T, accumulating
   add({2, 1, 5, 7}, {3, 7, 4}, false, false, DType::F32, false); // both broadcast: [2, 3, 5, 4]
   add({4, 6}, {6, 8}, false, false, DType::F32, true);
   add({3, 4, 6}, {3, 8, 6}, false, true, DType::F64, true);
