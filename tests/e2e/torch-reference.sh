@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The interpreter's training step on tiny-gpt equals PyTorch's in f64 (see torch_reference.py): the
 # step-0 loss and every gradient within 1e-6 relative, and 5 AdamW steps of losses within 1e-6,
-# in three cases of the same model:
+# in three cases of the same model, and the compiled executable (compiled, below) within 1e-4:
 #
 #   plan          the plan as written: one micro-batch of 4 rows per step, one device
 #   accumulate    global_batch 16 in micro-batches of 4 on dp = 1: 4 micro-batches accumulated
@@ -53,6 +53,9 @@ batch=(--set train.global_batch=16 --set train.micro_batch=4)
 run_case plan
 run_case accumulate "${batch[@]}"
 run_case dp2-pp2 "${batch[@]}" --set 'parallel.mesh=mesh(dp = 2, pp = 2)' --set cluster.gpus_per_node=4
+# The executable planc build makes (f32) against torch (f64): 50 AdamW steps.
+"$PLANC" build "$ROOT/examples/tiny-gpt.plan" -o "$work/tiny-gpt" 2>"$work/build.log" || cat "$work/build.log"
+run_case compiled --steps 50 --compiled "$work/tiny-gpt"
 
 echo "=== summary"
 printf '%s\n' "${verdicts[@]}"

@@ -2,7 +2,7 @@
 
     torch_reference.py --planc build/bin/planc [--plan examples/tiny-gpt.plan]
                        [--steps 5] [--workdir DIR] [--set block.key=value ...]
-                       [--case NAME]
+                       [--case NAME] [--compiled EXECUTABLE]
 
 Runs `planc run PLAN --target=interp --dtype=f64 --steps N --dump DIR` with
 the --set options, builds the same GPT in PyTorch as lib/std writes it
@@ -16,6 +16,11 @@ way the plan's schedule does, and checks:
             and decay as planc's lr_schedule documents them, global-norm
             clipping as torch.nn.utils.clip_grad_norm_): every loss within
             1e-6 and every step's learning rate within 1e-12
+
+With --compiled, the executable `planc build` made of the same plan (f32)
+trains the same steps on the same batches from the same seed, and its losses
+must equal torch's within 1e-4 relative (COMPILED_TOL: f32 against f64 over
+the run).
 
 One step is the whole global batch (train.global_batch rows, the rows of the
 dumped batch-<step>.safetensors) cut into m = global_batch / (micro_batch x dp)
@@ -57,6 +62,7 @@ import torch.nn.functional as F
 GRAD_TOL = 1e-6
 LOSS_TOL = 1e-6
 LR_TOL = 1e-12
+COMPILED_TOL = 1e-4
 LAYERNORM_EPS = 1e-5  # std.nn's layernorm default
 
 # ---------------------------------------------------------------------------
@@ -319,6 +325,7 @@ def main():
     ap.add_argument('--set', action='append', default=[], metavar='KEY=VALUE',
                     help='a setting override passed to planc and applied to this reading of the plan (repeatable)')
     ap.add_argument('--case', default='', help='the name the PASS/FAIL line gives this run')
+    ap.add_argument('--compiled', help='an executable planc build made of the plan: its losses are compared too')
     args = ap.parse_args()
     case = args.case or os.path.basename(args.plan)
 
@@ -398,11 +405,36 @@ def main():
         failures.append('planc logged %d losses and %d learning rates for %d steps'
                         % (len(planc_losses), len(planc_lrs), args.steps))
 
+    worst_compiled = None
+    if args.compiled:
+        metrics = os.path.join(work, 'compiled.jsonl')
+        if os.path.exists(metrics):
+            os.remove(metrics)
+        cmd = [args.compiled, '--steps', str(args.steps), '--metrics', metrics, '--log-every', '10']
+        print('$ ' + ' '.join(cmd), flush=True)
+        ran = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
+        sys.stdout.write(ran.stdout)
+        compiled = [json.loads(line)['loss'] for line in open(metrics)] if ran.returncode == 0 else []
+        if len(compiled) != args.steps:
+            failures.append('the compiled executable ran %d of %d steps (exit %d)' % (len(compiled), args.steps,
+                                                                                    ran.returncode))
+        worst_compiled = 0.0
+        for step, (a, b) in enumerate(zip(compiled, torch_losses)):
+            rel = abs(a - float(b)) / abs(float(b))
+            worst_compiled = max(worst_compiled, rel)
+            if rel > COMPILED_TOL:
+                failures.append('step %d: the compiled loss %.9g differs from torch\'s %.9g by %.3g relative'
+                                % (step, a, float(b), rel))
+        print('compiled (f32) against torch (f64): largest relative loss difference %.3g over %d steps'
+              % (worst_compiled, len(compiled)))
+
     for f in failures:
         print('  mismatch: ' + f)
     if torch_losses:
         found = 'step-0 loss %.3g, gradients %.3g (%s), %d steps\' losses %.3g, lr %.3g' % (
             rel_loss0, worst_grad[0], worst_grad[1], len(torch_losses), worst, worst_lr)
+        if worst_compiled is not None:
+            found += ', compiled losses %.3g (tolerance %g)' % (worst_compiled, COMPILED_TOL)
     else:
         found = 'nothing compared (%s)' % (failures[0] if failures else 'no steps run')
     print('%s %s: %s (tolerances: loss and gradients %g, losses %g, lr %g)'
