@@ -13,7 +13,8 @@
 // from the buffers' elements, rounded once to the result's type, the sums
 // in the reference's order where the order changes the rounding (the weight
 // gradients, the row statistics). T is the float type of the buffers
-// (float or double); index buffers are any integer type. Results are
+// (float, double, or Bf16 and F16 below: 16-bit floats read and rounded
+// through runtime/ElementBits.h); index buffers are any integer type. Results are
 // written whole (`accumulate` adds them to what the buffer holds, as a step
 // that sums micro-batches does).
 //
@@ -28,6 +29,7 @@
 #ifndef PLANC_RUNTIME_CPUKERNELS_H
 #define PLANC_RUNTIME_CPUKERNELS_H
 
+#include "runtime/ElementBits.h"
 #include "runtime/Philox.h"
 
 #include <algorithm>
@@ -52,6 +54,17 @@ namespace planc::cpu {
 void kernelError(const std::string &message);
 /// The error recorded since the last call, or "" (and clears it).
 std::string takeKernelError();
+
+/// A 16-bit float element: its bits, converted from and to f64 as the
+/// interpreter rounds (to nearest even, once).
+template <runtime::ElementType E> struct Float16 {
+  uint16_t bits;
+  Float16() = default;
+  Float16(double v) : bits(uint16_t(runtime::encodeElement(E, v))) {}
+  operator double() const { return runtime::decodeElement(E, bits); }
+};
+using Bf16 = Float16<runtime::ElementType::BF16>;
+using F16 = Float16<runtime::ElementType::F16>;
 
 template <typename T> inline void put(T *out, int64_t i, double v, bool accumulate) {
   out[i] = accumulate ? T(double(out[i]) + v) : T(v);
@@ -295,6 +308,33 @@ PLANC_OMP(omp parallel for simd schedule(static))
     bufOut[i] = T(b);
     pOut[i] = T(double(p[i]) - rate * d);
   }
+}
+
+/// all_finite's addend: whether every one of n elements is finite.
+template <typename T> inline bool allFinite(const T *x, int64_t n) {
+  for (int64_t i = 0; i < n; ++i)
+    if (!std::isfinite(double(x[i]))) return false;
+  return true;
+}
+
+/// loss_scale_update: after a step with non-finite gradients the scale
+/// backs off and the count of good steps restarts; after `window` good
+/// steps in a row it grows. The outputs may be the inputs' bytes.
+template <typename S, typename G, typename F>
+void lossScaleUpdate(const S *scale, const G *good, const F *finite, S *scaleOut, G *goodOut, double growth,
+                     double backoff, int64_t window) {
+  double s = double(scale[0]), g = double(good[0]);
+  if (double(finite[0]) == 0) {
+    s *= backoff;
+    g = 0;
+  } else if (g + 1 >= double(window)) {
+    s *= growth;
+    g = 0;
+  } else {
+    g += 1;
+  }
+  scaleOut[0] = S(s);
+  goodOut[0] = G(g);
 }
 
 /// Copies `outer` blocks of `block` elements of `src` into `dst`, whose

@@ -180,6 +180,15 @@ double readScalar(const uint8_t *arena, const ExecOutput &o) {
   return decodeElement(o.type, bits);
 }
 
+/// A number for a JSON line: every digit, or null where it is not finite
+/// (the gradient norm of a step whose scaled gradients overflowed).
+std::string jsonNumber(double x) {
+  if (!std::isfinite(x)) return "null";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.17g", x);
+  return buf;
+}
+
 /// The progress bar on a terminal: "[=====>     ] 120/200  ETA 0:14".
 void drawProgress(int64_t done, int64_t total, double secondsPerStep) {
   const int width = 30;
@@ -280,11 +289,13 @@ int planc::runtime::runExecutable(const ExecutableModel &m, int argc, char **arg
               (unsigned long long)m.arenaBytes, mib(m.ledgerBytes).c_str(), (unsigned long long)m.ledgerBytes);
   std::fflush(stdout);
 
-  const ExecOutput *loss = nullptr, *lr = nullptr, *gradNorm = nullptr;
+  const ExecOutput *loss = nullptr, *lr = nullptr, *gradNorm = nullptr, *foundInf = nullptr, *lossScale = nullptr;
   for (const ExecOutput &out : m.outputs) {
     if (out.name == "loss") loss = &out;
     if (out.name == "lr") lr = &out;
     if (out.name == "grad_norm") gradNorm = &out;
+    if (out.name == "found_inf") foundInf = &out;
+    if (out.name == "loss_scale") lossScale = &out;
   }
   if (!loss) return fail("plan '" + m.plan + "' has no 'loss' output to train on");
 
@@ -332,10 +343,15 @@ int planc::runtime::runExecutable(const ExecutableModel &m, int argc, char **arg
       std::snprintf(buf, sizeof buf, "%f", lossValue);
       return fail("the loss is " + std::string(buf) + " at step " + std::to_string(step) + "; training stopped");
     }
+    // Loss scaling (f16): a step whose scaled gradients overflowed changed
+    // nothing but the scale.
+    const bool skipped = foundInf && readScalar(mem, *foundInf) != 0;
     if (metrics) {
-      std::fprintf(metrics, "{\"step\": %lld, \"loss\": %.17g", (long long)step, lossValue);
-      if (lr) std::fprintf(metrics, ", \"lr\": %.17g", readScalar(mem, *lr));
-      if (gradNorm) std::fprintf(metrics, ", \"grad_norm\": %.17g", readScalar(mem, *gradNorm));
+      std::fprintf(metrics, "{\"step\": %lld, \"loss\": %s", (long long)step, jsonNumber(lossValue).c_str());
+      if (foundInf) std::fprintf(metrics, ", \"skipped\": %s", skipped ? "true" : "false");
+      if (lossScale) std::fprintf(metrics, ", \"loss_scale\": %s", jsonNumber(readScalar(mem, *lossScale)).c_str());
+      if (lr) std::fprintf(metrics, ", \"lr\": %s", jsonNumber(readScalar(mem, *lr)).c_str());
+      if (gradNorm) std::fprintf(metrics, ", \"grad_norm\": %s", jsonNumber(readScalar(mem, *gradNorm)).c_str());
       std::fprintf(metrics, ", \"seconds\": %.6f}\n", seconds);
       if (std::fflush(metrics) != 0) return fail("cannot write '" + *o.metrics + "': " + std::strerror(errno));
     }
@@ -359,6 +375,11 @@ int planc::runtime::runExecutable(const ExecutableModel &m, int argc, char **arg
         line += buf;
       }
       line += "  arena " + mib(m.arenaBytes);
+      if (skipped) {
+        std::snprintf(buf, sizeof buf, "  skipped: gradients overflowed at loss scale %g",
+                      lossScale ? readScalar(mem, *lossScale) : 0.0);
+        line += buf;
+      }
       if (terminal) clearProgress();
       std::printf("%s\n", line.c_str());
       std::fflush(stdout);

@@ -26,7 +26,10 @@ bool backend::hasLibraryKernel(OpKind kind) {
   case OpKind::LayerNormGrad:
   case OpKind::RmsNormGrad:
   case OpKind::LrSchedule:
-  case OpKind::SgdUpdate: return true;
+  case OpKind::SgdUpdate:
+  case OpKind::AllFinite:
+  case OpKind::Select:
+  case OpKind::LossScaleUpdate: return true;
   default: return false;
   }
 }
@@ -39,6 +42,17 @@ void backend::renderLibraryPrelude(Flavor flavor, llvm::raw_ostream &os) {
 }
 
 namespace {
+
+/// The element type a library kernel reads a buffer of `t` through: the
+/// 16-bit floats as runtime/CpuKernels.h's Bf16 and F16, bool as its byte.
+std::string libraryType(DType t) {
+  switch (t) {
+  case DType::BF16: return "planc::cpu::Bf16";
+  case DType::F16: return "planc::cpu::F16";
+  case DType::Bool: return "uint8_t";
+  default: return storageType(t);
+  }
+}
 
 /// The C++ of a double constant (exact).
 std::string num(double v) { return floatLiteral(v, /*f64=*/true); }
@@ -69,11 +83,14 @@ public:
       if (b < 0 || size_t(b) >= p.buffers.size()) return "an operand made on another stage";
     for (int64_t b : s.outputs)
       if (b < 0 || size_t(b) >= p.buffers.size()) return "not one output buffer";
-    auto ok = [](DType t) { return t == DType::F32 || t == DType::F64 || isInteger(t); };
+    auto ok = [](DType t) {
+      return t == DType::F32 || t == DType::F64 || t == DType::BF16 || t == DType::F16 || t == DType::Bool ||
+             isInteger(t);
+    };
     for (size_t i = 0; i < s.inputs.size(); ++i)
-      if (!ok(inType(i))) return std::string("library kernels take f32 and f64 buffers, not ") + spelling(inType(i));
+      if (!ok(inType(i))) return std::string("library kernels take no ") + spelling(inType(i)) + " buffers";
     for (size_t i = 0; i < s.outputs.size(); ++i)
-      if (!ok(outType(i))) return std::string("library kernels take f32 and f64 buffers, not ") + spelling(outType(i));
+      if (!ok(outType(i))) return std::string("library kernels take no ") + spelling(outType(i)) + " buffers";
     return "";
   }
 
@@ -86,10 +103,10 @@ public:
       os << (i || !s.inputs.empty() ? ", " : "") << "void *out" << i << "_";
     os << ") {\n";
     for (size_t i = 0; i < s.inputs.size(); ++i)
-      os << "  [[maybe_unused]] const " << storageType(inType(i)) << " *in" << i << " = (const " << storageType(inType(i)) << " *)in"
-         << i << "_; // " << shapeComment({inType(i), inShape(i)}) << "\n";
+      os << "  [[maybe_unused]] const " << libraryType(inType(i)) << " *in" << i << " = (const "
+         << libraryType(inType(i)) << " *)in" << i << "_; // " << shapeComment({inType(i), inShape(i)}) << "\n";
     for (size_t i = 0; i < s.outputs.size(); ++i)
-      os << "  " << storageType(outType(i)) << " *out" << i << " = (" << storageType(outType(i)) << " *)out" << i
+      os << "  " << libraryType(outType(i)) << " *out" << i << " = (" << libraryType(outType(i)) << " *)out" << i
          << "_; // " << shapeComment({outType(i), out(i).local()}) << "\n";
   }
 
@@ -235,6 +252,29 @@ std::string backend::renderLibraryKernel(const exec::RankProgram &program, const
     b << "  planc::cpu::sgdUpdate(in0, in1, in2, in3, out0, out1, " << elements(w.inShape(0)) << ", "
       << num(at.getFloat("momentum", 0.0)) << ", " << num(at.getFloat("weight_decay", 0.0)) << ", "
       << (at.getBool("nesterov", false) ? "true" : "false") << ");\n";
+    break;
+  }
+  case OpKind::AllFinite: {
+    b << "  bool finite = true;\n";
+    for (size_t i = 0; i < s.inputs.size(); ++i)
+      b << "  finite = finite && planc::cpu::allFinite(in" << i << ", " << elements(w.inShape(i)) << ");\n";
+    if (s.accumulates(0)) return "an accumulating all_finite";
+    b << "  out0[0] = finite;\n";
+    break;
+  }
+  case OpKind::Select: {
+    const Shape &y = w.out(0).local();
+    if (w.inType(1) != w.outType(0) || w.inType(2) != w.outType(0)) return "a select of mixed dtypes";
+    b << "  const int64_t n = " << elements(y) << ";\n";
+    b << "  for (int64_t i = 0; i < n; ++i)\n";
+    b << "    planc::cpu::put(out0, i, in0[" << (elements(w.inShape(0)) == 1 ? "0" : broadcastOffset(w.inShape(0), y, "i"))
+      << "] != 0 ? double(in1[i]) : double(in2[i]), " << w.acc(0) << ");\n";
+    break;
+  }
+  case OpKind::LossScaleUpdate: {
+    if (s.accumulates(0) || s.accumulates(1)) return "an accumulating update";
+    b << "  planc::cpu::lossScaleUpdate(in0, in1, in2, out0, out1, " << num(at.getFloat("growth", 2.0)) << ", "
+      << num(at.getFloat("backoff", 0.5)) << ", " << at.getInt("window", 2000) << ");\n";
     break;
   }
   default: return "no hand-written kernel";

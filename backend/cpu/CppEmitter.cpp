@@ -276,7 +276,8 @@ llvm::Error cpu::emitCpuProgram(const ir::Module &placed, const exec::ExecutionP
         if (c.role == exec::BufferRole::Param && c.path == o.path) param = &c;
       if (!param || param->offset != b.offset) copyTo = it->second;
       else continue;
-    } else if (o.name != "loss" && o.name != "lr" && o.name != "grad_norm") {
+    } else if (o.name != "loss" && o.name != "lr" && o.name != "grad_norm" && o.name != "found_inf" &&
+               o.name != "loss_scale") {
       continue;
     }
     uint64_t bytes = uint64_t(std::max<int64_t>(1, ir::TensorType(b.local(), b.type().dtype).numel())) *

@@ -4,7 +4,11 @@
 #   equal      the compiled step equals the interpreter's, every step's loss within 1e-5
 #              relative, for tiny-gpt (as written and with 2 micro-batches accumulated), a
 #              one-rank tiny-llama (rmsnorm, rope, grouped heads, SwiGLU) and a model of other
-#              shapes written here (odd sizes, untied head, dropout, SGD with momentum)
+#              shapes written here (odd sizes, untied head, dropout, SGD with momentum); in
+#              bf16 and f16 (master weights f32) within 1e-3
+#   scaling    f16 with a loss scale far too large: the first steps overflow and are skipped
+#              (the log says so, the scale halves), training recovers, and the losses are the
+#              interpreter's
 #   arena      the executable allocates exactly `planc check --json`'s arena
 #   resume     a run resumed from a checkpoint gives bit-identical losses; keep = 2 keeps two
 #   kill       kill -9 while checkpointing every step leaves a checkpoint that resumes
@@ -31,21 +35,21 @@ fail() {
 
 # compare NAME PLAN STEPS [--set ...]: build, run, and compare with the interpreter.
 compare() {
-  local name=$1 plan=$2 steps=$3
+  local name=$1 plan=$2 steps=$3 tol=${TOL:-1e-5}
   shift 3
   "$PLANC" build "$plan" -o "$name" "$@" 2>"$name.build.log" || { cat "$name.build.log"; fail "$name: build"; return; }
   ./"$name" --steps "$steps" --metrics "$name.jsonl" >"$name.log" || { cat "$name.log"; fail "$name: run"; return; }
   "$PLANC" run "$plan" --target=interp --steps "$steps" "$@" >"$name.interp.log" || { fail "$name: interp"; return; }
-  "$PY" - "$name" <<'PY' || fail "$1: losses differ from the interpreter's"
+  "$PY" - "$name" "$tol" <<'PY' || fail "$name: losses differ from the interpreter's"
 import json, sys
-name = sys.argv[1]
+name, tol = sys.argv[1], float(sys.argv[2])
 compiled = [json.loads(l)['loss'] for l in open(name + '.jsonl')]
 interp = [float(l.split()[3]) for l in open(name + '.interp.log') if l.startswith('step ')]
 worst = max(abs(a - b) / abs(b) for a, b in zip(compiled, interp))
 print('%-10s %d steps, losses %.4f -> %.4f, largest relative difference from the interpreter %.2e'
       % (name, len(compiled), compiled[0], compiled[-1], worst))
 # The interpreter prints six decimals: 5e-7 absolute of rounding on top of the tolerance.
-ok = len(compiled) == len(interp) > 0 and all(abs(a - b) <= 1e-5 * abs(b) + 5e-7 for a, b in zip(compiled, interp))
+ok = len(compiled) == len(interp) > 0 and all(abs(a - b) <= tol * abs(b) + 5e-7 for a, b in zip(compiled, interp))
 sys.exit(0 if ok else 1)
 PY
 }
@@ -79,6 +83,23 @@ compare gpt "$ROOT/examples/tiny-gpt.plan" 20
 compare gpt-accum "$ROOT/examples/tiny-gpt.plan" 10 --set train.global_batch=8
 compare llama llama1.plan 10
 compare odd odd.plan 10
+TOL=1e-3 compare gpt-bf16 "$ROOT/examples/tiny-gpt.plan" 8 --set train.precision=bf16
+TOL=1e-3 compare gpt-f16 "$ROOT/examples/tiny-gpt.plan" 8 --set train.precision=f16
+
+echo "=== scaling"
+TOL=1e-3 compare overflow "$ROOT/examples/tiny-gpt.plan" 30 \
+  --set 'train.precision=f16(loss_scale = dynamic(scale = 1e9, growth_interval = 10))'
+"$PY" - <<'PY' || fail "scaling: no skipped steps and recovery"
+import json
+steps = [json.loads(l) for l in open('overflow.jsonl')]
+skipped = [s['step'] for s in steps if s['skipped']]
+print('skipped steps', skipped, '; loss scale', steps[0]['loss_scale'], '->', steps[-1]['loss_scale'])
+assert skipped[:3] == [0, 1, 2], skipped                 # 1e9 overflows f16 at once
+assert steps[1]['loss_scale'] == steps[0]['loss_scale'] / 2   # and backs off by half
+assert len(skipped) < len(steps) - 10                    # then most steps train
+assert sum(s['loss'] for s in steps[-5:]) / 5 < steps[0]['loss'] - 0.1
+PY
+grep -q "skipped: gradients overflowed at loss scale 1e+09" overflow.log || fail "scaling: the log does not say"
 
 echo "=== arena"
 "$PLANC" check --json "$ROOT/examples/tiny-gpt.plan" >check.json

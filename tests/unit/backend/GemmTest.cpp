@@ -68,11 +68,16 @@ TEST(GemmTest, CompiledCallsEqualTheInterpretersMatmul) {
   add({2, 1, 5, 7}, {3, 7, 4}, false, false, DType::F32, false); // both broadcast: [2, 3, 5, 4]
   add({4, 6}, {6, 8}, false, false, DType::F32, true);
   add({3, 4, 6}, {3, 8, 6}, false, true, DType::F64, true);
+  // 16-bit floats: f32 copies, one f32 GEMM, the result rounded once.
+  add({2, 5, 7}, {7, 3}, false, false, DType::BF16, false);
+  add({7, 5}, {3, 7}, true, true, DType::F16, false);
+  add({4, 6}, {6, 8}, false, false, DType::BF16, true);
 
   planc::testing::ScratchDir dir;
   const std::string &d = dir.path;
   std::string text;
   llvm::raw_string_ostream os(text);
+  renderPrelude(Flavor::Cpu, os); // the 16-bit conversions
   renderGemmPrelude(os);
   os << "#include <cstdint>\n" << planc::testing::kReadFileHelper;
   for (const GemmCase &g : cases) renderGemmKernel(g.kernel, os);
@@ -94,15 +99,21 @@ TEST(GemmTest, CompiledCallsEqualTheInterpretersMatmul) {
     Tensor got = planc::testing::readTensor(d + "/" + std::to_string(k) + ".out", g.want);
     ASSERT_EQ(got.data.size(), g.want.data.size()) << g.kernel.name;
     const double tol = g.want.dtype == DType::F64 ? 1e-13 : 1e-5 * double(g.kernel.k);
-    for (size_t i = 0; i < got.data.size(); ++i)
-      ASSERT_NEAR(got.data[i], g.want.data[i] + g.c0.data[i], tol) << g.kernel.name << " element " << i;
+    // A 16-bit result is rounded (twice when it accumulates): a unit in
+    // its last place either way.
+    const double ulp = g.want.dtype == DType::BF16 ? 0x1p-8 : g.want.dtype == DType::F16 ? 0x1p-11 : 0.0;
+    for (size_t i = 0; i < got.data.size(); ++i) {
+      const double want = g.want.data[i] + g.c0.data[i];
+      ASSERT_NEAR(got.data[i], want, tol + 2 * ulp * (std::fabs(want) + std::fabs(g.c0.data[i])))
+          << g.kernel.name << " element " << i;
+    }
   }
 }
 
 TEST(GemmTest, SaysWhyAMatmulHasNoLibraryCall) {
   GemmKernel g;
-  EXPECT_EQ(makeGemmKernel({}, {DType::BF16, {2, 2}}, {DType::BF16, {2, 2}}, {DType::BF16, {2, 2}}, g),
-            "dtype bf16 has no BLAS GEMM (f32 and f64 only)");
+  EXPECT_EQ(makeGemmKernel({}, {DType::F8E4M3, {2, 2}}, {DType::F8E4M3, {2, 2}}, {DType::F8E4M3, {2, 2}}, g),
+            "dtype fp8_e4m3 has no GEMM (f32, f64, bf16 and f16 only)");
   EXPECT_EQ(makeGemmKernel({}, {DType::F32, {2, 3}}, {DType::F32, {3, 2}}, {DType::F32, {2, 3}}, g),
             "a result of another shape than m x n");
 }

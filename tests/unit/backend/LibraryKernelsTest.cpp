@@ -340,6 +340,52 @@ std::vector<LibraryCase> makeCases() {
         {randomTensor({5, 6}, f64), randomTensor({6}, f64), randomTensor({6}, f64), randomTensor({5, 6}, f64)}, {},
         accTol);
   }
+
+  // 16-bit floats (bf16, f16): read and rounded through the runtime's
+  // conversions, as the reference rounds.
+  {
+    const DType bf16 = DType::BF16, f16 = DType::F16;
+    add("half", "causal_mask bf16", OpKind::CausalMask, {randomTensor({2, 5, 5}, bf16)}, {}, exact);
+    add("half", "gather f16", OpKind::Gather, {randomTensor({9, 4}, f16), randomIndices({2, 3}, 9)}, {}, exact);
+    for (DType t : {bf16, f16}) {
+      std::string d = spelling(t);
+      add("half", "layernorm_grad " + d, OpKind::LayerNormGrad,
+          {randomTensor({4, 8}, t), randomTensor({8}, t), randomTensor({8}, t), randomTensor({4, 8}, t)}, {});
+      add("half", "cross_entropy_grad " + d, OpKind::CrossEntropyGrad,
+          {randomTensor({5, 11}, t), randomIndices({5}, 11), scalar(1.0, DType::F32)}, {});
+      add("half", "rope " + d, OpKind::Rope, {randomTensor({1, 3, 2, 4}, t)}, {{"theta", 10000.0}});
+    }
+    add("half", "cross_entropy bf16 logits", OpKind::CrossEntropy, {randomTensor({5, 11}, bf16), randomIndices({5}, 11)},
+        {});
+  }
+
+  // Loss scaling: all_finite over several operands, select on its bool,
+  // loss_scale_update backing off, counting and growing.
+  {
+    Tensor withInf = randomTensor({3, 4}, DType::F16);
+    withInf.data[5] = std::numeric_limits<double>::infinity();
+    Tensor withNan = randomTensor({6}, f32);
+    withNan.data[2] = std::numeric_limits<double>::quiet_NaN();
+    add("scaling", "all_finite of finite operands", OpKind::AllFinite,
+        {randomTensor({3, 4}, DType::F16), randomTensor({6}, f32)}, {}, exact);
+    add("scaling", "all_finite with an inf", OpKind::AllFinite, {withInf, randomTensor({6}, f32)}, {}, exact);
+    add("scaling", "all_finite with a NaN", OpKind::AllFinite, {randomTensor({3, 4}, DType::F16), withNan}, {},
+        exact);
+    for (double cond : {0.0, 1.0})
+      add("scaling", "select on a scalar " + std::to_string(int(cond)), OpKind::Select,
+          {scalar(cond, DType::Bool), randomTensor({3, 4}, f32), randomTensor({3, 4}, f32)}, {}, exact);
+    Tensor rows({3, 1}, DType::Bool);
+    rows.data = {1, 0, 1};
+    add("scaling", "select broadcasting its condition", OpKind::Select,
+        {rows, randomTensor({3, 4}, DType::F16), randomTensor({3, 4}, DType::F16)}, {}, exact);
+    AttrMap rule = {{"growth", 2.0}, {"backoff", 0.5}, {"window", int64_t(3)}};
+    add("scaling", "loss_scale_update after an overflow", OpKind::LossScaleUpdate,
+        {scalar(65536.0, f32), scalar(2.0, f32), scalar(0.0, DType::Bool)}, rule, exact);
+    add("scaling", "loss_scale_update counting", OpKind::LossScaleUpdate,
+        {scalar(65536.0, f32), scalar(1.0, f32), scalar(1.0, DType::Bool)}, rule, exact);
+    add("scaling", "loss_scale_update growing after its window", OpKind::LossScaleUpdate,
+        {scalar(65536.0, f32), scalar(2.0, f32), scalar(1.0, DType::Bool)}, rule, exact);
+  }
   return cases;
 }
 
@@ -391,12 +437,13 @@ void LibraryKernelsTest::SetUpTestSuite() {
   }
   os << "  return 0;\n}\n";
   os.flush();
-  // The runtime's two sources the kernels need (the error channel, Philox)
-  // are compiled in rather than its library linked: under the sanitizers
-  // that library wants theirs.
+  // The runtime sources the kernels need (the error channel, Philox, the
+  // 16-bit conversions) are compiled in rather than its library linked:
+  // under the sanitizers that library wants theirs.
   const std::string root = sourceDir();
   if (!planc::testing::compileAndRun(source, dir.path,
-                                     {"-I" + root, root + "/runtime/CpuKernels.cpp", root + "/runtime/Philox.cpp"}))
+                                     {"-I" + root, root + "/runtime/CpuKernels.cpp", root + "/runtime/Philox.cpp",
+                                      root + "/runtime/ElementBits.cpp", root + "/runtime/ElementType.cpp"}))
     return;
   for (size_t n = 0; n < all.size(); ++n) {
     LibraryCase &c = all[n];
@@ -418,7 +465,12 @@ void LibraryKernelsTest::checkGroup(const std::string &group) {
       const Tensor &want = c.want[k], &got = c.got[k];
       ASSERT_EQ(got.data.size(), want.data.size()) << c.label << " output " << k;
       runtime::ElementType e = interp::toElementType(want.dtype);
-      const double rel = want.dtype == DType::F64 ? 1e-12 : 1e-6;
+      // The 16-bit floats: the reference's f64 result and the library's
+      // may round to neighbours, one unit in the last place apart.
+      const double rel = want.dtype == DType::F64    ? 1e-12
+                         : want.dtype == DType::BF16 ? 0x1p-7
+                         : want.dtype == DType::F16  ? 0x1p-10
+                                                     : 1e-6;
       for (size_t i = 0; i < want.data.size(); ++i) {
         // The library adds its f64 result to the buffer's value and rounds
         // once; the reference's result of a copy is that f64 result.
@@ -465,6 +517,10 @@ TEST_F(LibraryKernelsTest, LrScheduleEqualsTheInterpreter) { checkGroup("lr_sche
 
 TEST_F(LibraryKernelsTest, SgdUpdateEqualsTheInterpreter) { checkGroup("sgd"); }
 
+TEST_F(LibraryKernelsTest, SixteenBitFloatsEqualTheInterpreter) { checkGroup("half"); }
+
+TEST_F(LibraryKernelsTest, LossScalingEqualsTheInterpreter) { checkGroup("scaling"); }
+
 TEST_F(LibraryKernelsTest, AccumulatingStepsAddToTheirBuffers) { checkGroup("accumulate"); }
 
 TEST(LibraryKernelsInProcessTest, OutOfRangeIndexIsAKernelError) {
@@ -504,8 +560,8 @@ TEST(LibraryKernelsInProcessTest, SaysWhyItRendersNothing) {
   std::string none;
   llvm::raw_string_ostream nothing(none);
   EXPECT_NE(renderCase(c, Flavor::Cuda, nothing), "");
-  c.inputs = {Tensor({3, 3}, DType::BF16)};
-  c.want = {Tensor({3, 3}, DType::BF16)};
+  c.inputs = {Tensor({3, 3}, DType::F8E4M3)};
+  c.want = {Tensor({3, 3}, DType::F8E4M3)};
   EXPECT_NE(renderCase(c, Flavor::Cpu, nothing), "");
   c.inputs = {Tensor({3, 3}, DType::F32)};
   c.kind = OpKind::Add;
