@@ -95,9 +95,22 @@ llvm::Expected<std::string> planc::generateCpuSource(Compilation &c, std::option
   s.peakFlops = peak != config.cluster.device.peakFlops.end() ? peak->second : 0.0;
   if (built->memory && !built->memory->stages.empty()) s.ledgerBytes = built->memory->stages.front().arena;
 
+  // The inference step of --sample, for a plan of one rank (a mesh runs
+  // with MPI, later).
+  std::optional<CompileResult> inference;
+  if (built->plan->programs.size() == 1 && built->plan->programs.front().ranks.size() == 1) {
+    CompileOptions infer = planned;
+    infer.inference = true;
+    auto step = compile(c, infer);
+    if (!step) return step.takeError();
+    inference = std::move(*step);
+  }
+
   std::string text;
   llvm::raw_string_ostream os(text);
-  if (llvm::Error e = cpu::emitCpuProgram(*built->module, *built->plan, 0, s, os)) return e;
+  if (llvm::Error e = cpu::emitCpuProgram(*built->module, *built->plan, 0, s, os,
+                                          inference ? &*inference->plan : nullptr))
+    return e;
   os.flush();
   return text;
 }

@@ -68,6 +68,22 @@ llvm::Error planc::makeTrainingStep(Compilation &c, Module &m, std::optional<DTy
   return pm.run(m);
 }
 
+llvm::Error planc::makeInferenceStep(Module &m, const PassManagerOptions &pmOptions) {
+  const Output *loss = m.outputFor(OutputRole::Loss);
+  const Op *ce = loss && loss->value ? loss->value->def : nullptr;
+  if (!ce || ce->kind != OpKind::CrossEntropy || ce->operands.empty())
+    return makeError("model '" + m.name + "' has no cross-entropy loss whose logits an inference step could return");
+  Value *logits = ce->operands[0];
+  // Sampling is evaluation: no dropout.
+  for (auto &op : m.ops)
+    if (op->kind == OpKind::Dropout) op->attrs["p"] = 0.0;
+  m.outputs.clear();
+  m.outputs.push_back(Output("logits", logits));
+  PassManager pm(pmOptions);
+  if (llvm::Error e = pm.add("canonicalize")) return e;
+  return pm.run(m);
+}
+
 llvm::Expected<CompileResult> planc::compile(Compilation &c, const CompileOptions &options) {
   const PlanConfig &config = c.getConfig();
   const CompileStage stop = options.stopAfter;
@@ -96,7 +112,12 @@ llvm::Expected<CompileResult> planc::compile(Compilation &c, const CompileOption
   // is printed only when a pass fails (passes/PassManager.h).
   PassManagerOptions training = options.passes;
   if (!oneDevice) training.rebuildInput = [&c, batch] { return lowerToIR(c, batch); };
-  if (llvm::Error e = makeTrainingStep(c, *m, options.floatType, training)) return e;
+  if (options.inference) {
+    if (oneDevice) return makeError("internal error: the inference step is built only partitioned");
+    if (llvm::Error e = makeInferenceStep(*m, training)) return e;
+  } else if (llvm::Error e = makeTrainingStep(c, *m, options.floatType, training)) {
+    return e;
+  }
   if (stop == CompileStage::TrainingStep) {
     result.module = std::move(m);
     return result;
@@ -110,6 +131,13 @@ llvm::Expected<CompileResult> planc::compile(Compilation &c, const CompileOption
     quiet.verifyEach = options.passes.verifyEach;
     quiet.reproducerDir = "";
     if (!again) return nullptr;
+    if (options.inference) {
+      if (llvm::Error e = makeInferenceStep(*again, quiet)) {
+        llvm::consumeError(std::move(e));
+        return nullptr;
+      }
+      return again;
+    }
     if (llvm::Error e = makeTrainingStep(c, *again, options.floatType, quiet)) {
       llvm::consumeError(std::move(e));
       return nullptr;

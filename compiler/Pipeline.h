@@ -74,6 +74,11 @@ struct CompileOptions {
   /// ExecutionPlanned: run the plan's verifier (exec/PlanVerifier.h); a
   /// violation is an internal error naming every one.
   bool checkPlan = true;
+  /// The inference step instead of the training step: the forward program
+  /// up to the logits the loss reads (makeInferenceStep), no backward, no
+  /// update, partitioned and planned like the training step. Needs the
+  /// partitioned stages (not TrainingStep).
+  bool inference = false;
 };
 
 struct CompileResult {
@@ -94,6 +99,12 @@ struct CompileResult {
 /// Errors are messages for the plan's author (a plan that cannot be lowered
 /// or partitioned) or, from a failing pass, internal errors with a reproducer.
 llvm::Expected<CompileResult> compile(Compilation &c, const CompileOptions &options = {});
+
+/// The inference step of a lowered forward module: the logits of the
+/// model's cross-entropy loss become its one output, named "logits", and
+/// what only the loss needed is removed (targets stay an input nothing
+/// reads). An error for a model whose loss is not a cross-entropy.
+llvm::Error makeInferenceStep(ir::Module &m, const PassManagerOptions &pmOptions);
 
 /// The TrainingStep stage on a module the caller lowered: the default
 /// training pipeline with the plan's settings, optionally with every float

@@ -87,6 +87,26 @@ struct StepProfile {
   int64_t calls[kNumKernelClasses] = {};
 };
 
+/// The inference step (--sample): the forward program up to the logits, in
+/// an arena of its own, fed the trained parameters by name.
+struct ExecInference {
+  uint64_t arenaBytes = 0;
+  struct Param {
+    std::string name;          // the training step's checkpoint name
+    uint64_t offset = 0;       // in the inference arena
+    ElementType type = ElementType::F32;
+    int64_t elements = 0;
+  };
+  std::vector<Param> params;
+  uint64_t tokensOffset = 0;   // [rows, seq] tokens
+  ElementType tokensType = ElementType::I32;
+  int64_t rows = 1, seq = 1;
+  uint64_t logitsOffset = 0;   // [rows, seq, vocab] logits
+  ElementType logitsType = ElementType::F32;
+  int64_t vocab = 1;
+  void (*run)(uint8_t *arena) = nullptr; // null: no inference step
+};
+
 struct ExecutableModel {
   std::string plan;            // the model's name
   std::string source;          // the .plan file it was built from
@@ -112,6 +132,7 @@ struct ExecutableModel {
   void (*step)(uint8_t *arena, uint64_t drawSeed, StepProfile *profile) = nullptr;
   /// Sets the threads of the kernels (OpenMP, BLAS); null: not settable.
   void (*setThreads)(int threads) = nullptr;
+  ExecInference inference;
 };
 
 /// The executable's main: runs `model` as `argv` asks; the exit status.

@@ -3,7 +3,7 @@
 # diagnostics and the plan summary), compiles the tiny GPT example into a
 # native executable (planc build) and trains it for 300 steps on a text file
 # every Debian machine has (the GPL's text: its bytes are the tokens),
-# printing the loss falling.
+# printing the loss falling, then 300 bytes the model writes.
 #
 #   scripts/run-example.sh [extra planc check options, e.g. --set parallel.zero=1]
 set -euo pipefail
@@ -20,5 +20,5 @@ mkdir -p build/example
 echo "\$ build/bin/planc build examples/tiny-gpt.plan -o build/example/tiny-gpt"
 build/bin/planc build examples/tiny-gpt.plan -o build/example/tiny-gpt
 echo
-echo "\$ build/example/tiny-gpt --data text:/usr/share/common-licenses/GPL-3 --steps 300 --log-every 25"
-exec build/example/tiny-gpt --data text:/usr/share/common-licenses/GPL-3 --steps 300 --log-every 25
+echo "\$ build/example/tiny-gpt --data text:/usr/share/common-licenses/GPL-3 --steps 300 --log-every 25 --sample 300"
+exec build/example/tiny-gpt --data text:/usr/share/common-licenses/GPL-3 --steps 300 --log-every 25 --sample 300

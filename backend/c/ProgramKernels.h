@@ -42,8 +42,13 @@ struct StepKernel {
 /// a banner naming the step's micro-batch, op and layer path; a closing
 /// comment counts the steps per class and how many are rendered. Returns
 /// the choice made for every step.
+/// `prefix` goes before every function's name and `prelude` says whether
+/// to render the prelude: a second program in the same translation unit
+/// (an inference step beside the training step) takes another prefix and
+/// no prelude.
 std::vector<StepKernel> renderProgramKernels(const exec::ExecutionPlan &plan, const exec::RankProgram &program,
-                                             Flavor flavor, llvm::raw_ostream &os);
+                                             Flavor flavor, llvm::raw_ostream &os, llvm::StringRef prefix = "",
+                                             bool prelude = true);
 
 } // namespace planc::backend
 

@@ -109,10 +109,56 @@ std::string sectionOf(const exec::Step &s) {
   return w + ", micro-batch " + std::to_string(s.microBatch);
 }
 
+/// Every step of `program` as a call, under a comment per section.
+void renderCalls(const exec::RankProgram &program, const std::vector<backend::StepKernel> &chosen,
+                 llvm::raw_ostream &os) {
+  std::string section;
+  for (size_t i = 0; i < program.steps.size(); ++i) {
+    const exec::Step &s = program.steps[i];
+    if (std::string here = sectionOf(s); here != section) {
+      section = here;
+      os << "\n  // " << section << "\n";
+    }
+    const backend::StepKernel &k = chosen[i];
+    if (!k.rendered) {
+      os << "  // step " << i << ": " << ir::spelling(s.kind) << ": " << cComment(k.reason) << "\n";
+      continue;
+    }
+    const std::string call = "  PLANC_CALL(k" + std::string(1, char(std::toupper(backend::spelling(k.kind)[0]))) +
+                             (backend::spelling(k.kind) + 1) + ", " + k.name + "(";
+    const std::string indent(call.size(), ' ');
+    os << call;
+    bool first = true;
+    for (const std::vector<int64_t> *list : {&s.inputs, &s.outputs})
+      for (int64_t b : *list) {
+        os << (first ? "" : ",\n" + indent) << argumentOf(program, b);
+        first = false;
+      }
+    os << ")); // step " << i << (s.path.empty() ? "" : ", " + cComment(s.path)) << "\n";
+  }
+}
+
+/// Why a program of a one-rank plan cannot be built: its steps without a
+/// kernel (the first ten), or "".
+std::string missingKernels(const exec::RankProgram &program, const std::vector<backend::StepKernel> &chosen) {
+  std::string missing;
+  size_t count = 0;
+  for (size_t i = 0; i < chosen.size(); ++i) {
+    if (chosen[i].rendered) continue;
+    const exec::Step &s = program.steps[i];
+    if (++count <= 10)
+      missing += "\n  step " + std::to_string(i) + " (" + ir::spelling(s.kind) + (s.path.empty() ? "" : " in " + s.path) +
+                 "): " + chosen[i].reason;
+  }
+  if (!count) return "";
+  return std::to_string(count) + " step" + (count == 1 ? "" : "s") + ":" + missing + (count > 10 ? "\n  ..." : "");
+}
+
 } // namespace
 
 llvm::Error cpu::emitCpuProgram(const ir::Module &placed, const exec::ExecutionPlan &plan, int stage,
-                                const CpuProgramSettings &settings, llvm::raw_ostream &out) {
+                                const CpuProgramSettings &settings, llvm::raw_ostream &out,
+                                const exec::ExecutionPlan *inference) {
   if (stage < 0 || size_t(stage) >= plan.programs.size())
     return makeError("plan '" + plan.name + "' has no pipeline stage " + std::to_string(stage));
   const exec::RankProgram &program = plan.programs[size_t(stage)];
@@ -126,20 +172,22 @@ llvm::Error cpu::emitCpuProgram(const ir::Module &placed, const exec::ExecutionP
   kernels.flush();
 
   // A one-rank plan runs: every step must have its kernel.
-  if (oneRank) {
-    std::string missing;
-    size_t count = 0;
-    for (size_t i = 0; i < chosen.size(); ++i) {
-      if (chosen[i].rendered) continue;
-      const exec::Step &s = program.steps[i];
-      if (++count <= 10)
-        missing += "\n  step " + std::to_string(i) + " (" + ir::spelling(s.kind) + (s.path.empty() ? "" : " in " + s.path) +
-                   "): " + chosen[i].reason;
-    }
-    if (count)
-      return makeError("the CPU backend has no kernel for " + std::to_string(count) + " step" +
-                       (count == 1 ? "" : "s") + " of plan '" + plan.name + "':" + missing +
-                       (count > 10 ? "\n  ..." : ""));
+  if (oneRank)
+    if (std::string why = missingKernels(program, chosen); !why.empty())
+      return makeError("the CPU backend has no kernel for " + why + " of plan '" + plan.name + "'");
+  // The inference step's kernels, named apart ("is12_gelu"), after the
+  // training step's prelude.
+  std::vector<backend::StepKernel> inferChosen;
+  if (inference) {
+    if (inference->programs.size() != 1)
+      return makeError("internal error: an inference plan of several programs");
+    llvm::raw_string_ostream more(kernelsText);
+    inferChosen = backend::renderProgramKernels(*inference, inference->programs.front(), backend::Flavor::Cpu, more,
+                                                "i", /*prelude=*/false);
+    more.flush();
+    if (std::string why = missingKernels(inference->programs.front(), inferChosen); !why.empty())
+      return makeError("the CPU backend has no kernel for " + why + " of the inference step of plan '" + plan.name +
+                       "'");
   }
 
   std::string text;
@@ -183,31 +231,15 @@ llvm::Error cpu::emitCpuProgram(const ir::Module &placed, const exec::ExecutionP
      << "enum { kCommunication, kElementwise, kGemm, kLayout, kReduction, kLibrary };\n\n";
   os << "void planc_step(uint8_t *arena, uint64_t draw_seed, planc::runtime::StepProfile *profile) {\n";
   os << "  planc_draw_seed = draw_seed;\n";
-  std::string section;
-  for (size_t i = 0; i < program.steps.size(); ++i) {
-    const exec::Step &s = program.steps[i];
-    if (std::string here = sectionOf(s); here != section) {
-      section = here;
-      os << "\n  // " << section << "\n";
-    }
-    const backend::StepKernel &k = chosen[i];
-    if (!k.rendered) {
-      os << "  // step " << i << ": " << ir::spelling(s.kind) << ": " << cComment(k.reason) << "\n";
-      continue;
-    }
-    const std::string call = "  PLANC_CALL(k" + std::string(1, char(std::toupper(backend::spelling(k.kind)[0]))) +
-                             (backend::spelling(k.kind) + 1) + ", " + k.name + "(";
-    const std::string indent(call.size(), ' ');
-    os << call;
-    bool first = true;
-    for (const std::vector<int64_t> *list : {&s.inputs, &s.outputs})
-      for (int64_t b : *list) {
-        os << (first ? "" : ",\n" + indent) << argumentOf(program, b);
-        first = false;
-      }
-    os << ")); // step " << i << (s.path.empty() ? "" : ", " + cComment(s.path)) << "\n";
-  }
+  renderCalls(program, chosen, os);
   os << "}\n\n";
+  if (inference) {
+    os << "// The inference step (--sample): the forward program up to the logits, in its own arena.\n";
+    os << "void planc_infer(uint8_t *arena) {\n";
+    os << "  planc_draw_seed = 0;\n  planc::runtime::StepProfile *profile = nullptr;\n";
+    renderCalls(inference->programs.front(), inferChosen, os);
+    os << "}\n\n";
+  }
   os << "void planc_set_threads(int threads) {\n#ifdef _OPENMP\n  omp_set_num_threads(threads);\n#endif\n"
      << "  openblas_set_num_threads(threads);\n}\n\n";
 
@@ -300,6 +332,33 @@ llvm::Error cpu::emitCpuProgram(const ir::Module &placed, const exec::ExecutionP
   os << "  m.checkpointKeep = " << settings.checkpointKeep << ";\n";
   os << "  m.flopsPerStep = " << backend::floatLiteral(settings.flopsPerStep, true) << ";\n";
   os << "  m.peakFlops = " << backend::floatLiteral(settings.peakFlops, true) << ";\n";
+  if (inference) {
+    const exec::RankProgram &ip = inference->programs.front();
+    os << "  m.inference.arenaBytes = " << ip.arenaSize << "ull;\n";
+    bool tokens = false, logits = false;
+    for (const exec::Buffer &b : ip.buffers) {
+      if (b.role == exec::BufferRole::Param && b.aliasOf < 0) {
+        os << "  m.inference.params.push_back({" << cString(b.path.empty() ? b.value() : b.path) << ", " << b.offset
+           << "ull, ElementType::" << elementTypeName(b.type().dtype) << ", "
+           << ir::TensorType(b.local(), b.type().dtype).numel() << "});\n";
+      } else if (b.role == exec::BufferRole::Input && b.value() == "tokens" && b.slot <= 0 && b.local().size() == 2) {
+        os << "  m.inference.tokensOffset = " << b.offset << "ull;\n  m.inference.tokensType = ElementType::"
+           << elementTypeName(b.type().dtype) << ";\n  m.inference.rows = " << b.local()[0]
+           << ";\n  m.inference.seq = " << b.local()[1] << ";\n";
+        tokens = true;
+      }
+    }
+    for (const exec::OutputBinding &o : ip.outputs)
+      if (o.name == "logits" && o.buffer >= 0) {
+        const exec::Buffer &b = ip.buffers[size_t(o.buffer)];
+        if (b.local().size() != 3) break;
+        os << "  m.inference.logitsOffset = " << b.offset << "ull;\n  m.inference.logitsType = ElementType::"
+           << elementTypeName(b.type().dtype) << ";\n  m.inference.vocab = " << b.local()[2] << ";\n";
+        logits = true;
+      }
+    if (tokens && logits) os << "  m.inference.run = planc_infer;\n";
+    else os << "  // (no inference step: its tokens are not [rows, seq] or its logits not [rows, seq, vocab])\n";
+  }
   os << "  m.step = planc_step;\n";
   os << "  m.setThreads = planc_set_threads;\n";
   os << "  return m;\n}\n\n} // namespace\n";

@@ -58,8 +58,12 @@ struct CpuProgramSettings {
 /// initialisation). Errors: a step of a one-rank plan without a kernel
 /// (naming the step, its op, its .plan place and the reason), a model
 /// without the inputs the loop feeds.
+/// With `inference` (the execution plan of the inference step, one rank:
+/// compiler/Pipeline.h makeInferenceStep), the unit also has
+/// `planc_infer(arena)` and the model its buffers, for --sample.
 llvm::Error emitCpuProgram(const ir::Module &placed, const exec::ExecutionPlan &plan, int stage,
-                           const CpuProgramSettings &settings, llvm::raw_ostream &os);
+                           const CpuProgramSettings &settings, llvm::raw_ostream &os,
+                           const exec::ExecutionPlan *inference = nullptr);
 
 /// `s` as a C++ string literal: printable ASCII kept but for '"', '\\' and
 /// '?' (no trigraph can form), everything else an octal escape.

@@ -16,6 +16,8 @@
 #   hostile    data paths and checkpoint folders with quotes, backslashes, */, ??/, a newline,
 #              $(...) and non-ASCII build and run; nothing runs, the folder has its exact name
 #   mesh       a plan of several ranks builds, and its executable says it needs MPI
+#   sample     tiny-gpt trained 300 steps on text writes mostly printable text with --sample;
+#              the same checkpoint sampled again (--steps 0 --resume) writes the same bytes
 #
 #   PLANC=build/bin/planc tests/e2e/cpu-backend.sh
 set -euo pipefail
@@ -158,7 +160,7 @@ expect 1 "is a checkpoint of plan 'tiny_gpt', not of 'tiny_llama'" ./llama --res
 head -c 100 ck/step-00000008/rank-0.safetensors >trunc.safetensors
 cp -r ck/step-00000008 truncated && cp trunc.safetensors truncated/rank-0.safetensors
 expect 1 "truncated/rank-0.safetensors" ./gpt --resume truncated --steps 9
-expect 1 "not supported yet" ./gpt --sample 10
+expect 2 "option --temperature takes a number >= 0" ./gpt --temperature -1
 expect 2 "build needs an output file" "$PLANC" build "$ROOT/examples/tiny-gpt.plan"
 
 echo "=== hostile"
@@ -184,6 +186,18 @@ PY
 [[ -f "hostile/$hostile_dir/step-00000002/index.json" ]] || fail "hostile: no checkpoint in the exact folder: $(ls hostile)"
 grep -c "??/" hostile/model.cpp >/dev/null && fail "hostile: a trigraph reached the source"
 
+echo "=== sample"
+./gpt --data text:/usr/share/common-licenses/GPL-3 --steps 300 --log-every 300 --checkpoint-every 300 --checkpoint-dir sk \
+  --sample 200 --temperature 0 >sample1.log
+./gpt --resume sk --steps 0 --sample 200 --temperature 0 >sample2.log
+"$PY" - <<'PY' || fail "sample: the text is not printable or not reproduced from the checkpoint"
+a = open('sample1.log', 'rb').read().split(b'top-k 200):\n', 1)[1]
+b = open('sample2.log', 'rb').read().split(b'top-k 200):\n', 1)[1]
+printable = sum(32 <= c < 127 or c in (9, 10) for c in a) / max(1, len(a))
+print('sample: %d bytes, %.0f%% printable: %r' % (len(a), 100 * printable, a[:60]))
+assert len(a) == 201 and a == b and printable > 0.9
+PY
+expect 1 "--prompt is empty" ./gpt --steps 0 --sample 5 --prompt ""
 echo "=== mesh"
 "$PLANC" build "$ROOT/examples/tiny-llama.plan" -o mesh 2>mesh.build.log || fail "mesh: build: $(cat mesh.build.log)"
 expect 1 "runs on a mesh of 4 ranks" ./mesh --steps 1
