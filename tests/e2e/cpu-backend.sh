@@ -83,7 +83,7 @@ sed -e 's/mesh(pp = 2, tp = 2)/mesh(dp = 1)/' -e 's/pipeline 1f1b(micro_batches 
 echo "=== equal"
 compare gpt "$ROOT/examples/tiny-gpt.plan" 20
 compare gpt-accum "$ROOT/examples/tiny-gpt.plan" 10 --set train.global_batch=8
-compare llama llama1.plan 10
+compare llama llama1.plan 20
 compare odd odd.plan 10
 TOL=1e-3 compare gpt-bf16 "$ROOT/examples/tiny-gpt.plan" 8 --set train.precision=bf16
 TOL=1e-3 compare gpt-f16 "$ROOT/examples/tiny-gpt.plan" 8 --set train.precision=f16
