@@ -31,16 +31,6 @@ using namespace planc;
 
 namespace {
 
-runtime::DataSpec dataSpecOf(const DataConfig &d) {
-  runtime::DataSpec spec;
-  spec.kind = d.kind == DataKind::Text     ? runtime::DataSpec::Kind::Text
-              : d.kind == DataKind::Tokens ? runtime::DataSpec::Kind::Tokens
-                                           : runtime::DataSpec::Kind::Synthetic;
-  spec.path = d.path;
-  spec.tokenDType = d.tokenDtype == "u32" ? runtime::ElementType::U32 : runtime::ElementType::U16;
-  return spec;
-}
-
 /// The FLOPs of one training step of the whole global batch: the sum of the
 /// op table's counts over the one-device training step.
 llvm::Expected<double> stepFlops(Compilation &c, std::optional<ir::DType> floatType) {

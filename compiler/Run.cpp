@@ -2,6 +2,7 @@
 
 #include "compiler/Run.h"
 #include "compiler/Pipeline.h"
+#include "compiler/TrainOptions.h"
 
 #include "backend/interp/BatchShape.h"
 #include "backend/interp/PlanTrainer.h"
@@ -9,20 +10,6 @@
 #include "support/Error.h"
 
 using namespace planc;
-
-namespace {
-
-runtime::DataSpec dataSpecOf(const DataConfig &d) {
-  runtime::DataSpec spec;
-  spec.kind = d.kind == DataKind::Text     ? runtime::DataSpec::Kind::Text
-              : d.kind == DataKind::Tokens ? runtime::DataSpec::Kind::Tokens
-                                           : runtime::DataSpec::Kind::Synthetic;
-  spec.path = d.path;
-  spec.tokenDType = d.tokenDtype == "u32" ? runtime::ElementType::U32 : runtime::ElementType::U16;
-  return spec;
-}
-
-} // namespace
 
 llvm::Error planc::runOnInterpreter(Compilation &c, const RunOptions &options, llvm::raw_ostream &log) {
   // The interpreter keeps its state in memory; compiled executables write

@@ -61,3 +61,13 @@ PassPipelineOptions planc::passOptionsFromConfig(const PlanConfig &config) {
   part.pipeline = pipelineSpecOf(par);
   return p;
 }
+
+runtime::DataSpec planc::dataSpecOf(const DataConfig &d) {
+  runtime::DataSpec spec;
+  spec.kind = d.kind == DataKind::Text     ? runtime::DataSpec::Kind::Text
+              : d.kind == DataKind::Tokens ? runtime::DataSpec::Kind::Tokens
+                                           : runtime::DataSpec::Kind::Synthetic;
+  spec.path = d.path;
+  spec.tokenDType = d.tokenDtype == "u32" ? runtime::ElementType::U32 : runtime::ElementType::U16;
+  return spec;
+}

@@ -10,6 +10,7 @@
 
 #include "frontend/Config.h"
 #include "passes/PassPipelineOptions.h"
+#include "runtime/Data.h"
 
 namespace planc {
 
@@ -18,6 +19,10 @@ PassPipelineOptions passOptionsFromConfig(const PlanConfig &config);
 
 /// The pipeline the `parallel` block writes (1f1b when none is written).
 PipelineScheduleSpec pipelineSpecOf(const ParallelConfig &par);
+
+/// The data sources' spec of the `data` setting (the interpreter's run and
+/// compiled executables read the same).
+runtime::DataSpec dataSpecOf(const DataConfig &d);
 
 } // namespace planc
 

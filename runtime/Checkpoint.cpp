@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <regex>
 #include <system_error>
 
 using namespace planc::runtime;
@@ -90,12 +91,27 @@ Status planc::runtime::saveCheckpoint(const ExecutableModel &model, const uint8_
 
 namespace {
 
-/// Copies `t` into the buffer of `p`: the same shape; the dtype converted.
-Status placeTensor(const ExecParam &p, const HostTensor &t, uint8_t *arena, const std::string &file) {
-  if (t.shape != p.shape)
-    return errorStatus("'" + file + "': tensor '" + p.name + "' has shape " + shapeText(t.shape) + ", but the plan's is " +
-                       shapeText(p.shape));
+/// Copies `t` into the buffer of `p`: the same shape (or its transpose,
+/// with `transpose`); the dtype converted.
+Status placeTensor(const ExecParam &p, const HostTensor &t, uint8_t *arena, const std::string &file,
+                   const std::string &name, bool transpose = false) {
+  std::vector<int64_t> want = p.shape;
+  if (transpose && want.size() == 2) std::swap(want[0], want[1]);
+  if (t.shape != want || (transpose && want.size() != 2))
+    return errorStatus("'" + file + "': tensor '" + name + "' has shape " + shapeText(t.shape) + ", but the plan's '" +
+                       p.name + "' is " + shapeText(p.shape) + (transpose ? " (transposed: " + shapeText(want) + ")" : ""));
   uint8_t *dst = arena + p.offset;
+  if (transpose) {
+    if (!isFloat(t.type) || !isFloat(p.type))
+      return errorStatus("'" + file + "': tensor '" + name + "' is " + spelling(t.type) + ", not a float");
+    std::vector<double> values(size_t(t.numel())), turned(values.size());
+    decodeBuffer(t.type, t.bytes.data(), values.size(), values.data());
+    const int64_t rows = t.shape[0], cols = t.shape[1];
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < cols; ++c) turned[size_t(c * rows + r)] = values[size_t(r * cols + c)];
+    encodeBuffer(p.type, turned.data(), turned.size(), dst);
+    return Status::success();
+  }
   if (t.type == p.type) {
     std::memcpy(dst, t.bytes.data(), t.bytes.size());
     return Status::success();
@@ -142,7 +158,8 @@ Result<Resumed> planc::runtime::loadCheckpoint(const ExecutableModel &model, uin
     if (it->second.type != p.type)
       return errorStatus("cannot resume: '" + file + "': tensor '" + p.name + "' is " + spelling(it->second.type) +
                          ", but the plan's is " + spelling(p.type));
-    if (Status s = placeTensor(p, it->second, arena, file); !s.ok()) return errorStatus("cannot resume: " + s.message());
+    if (Status s = placeTensor(p, it->second, arena, file, p.name); !s.ok())
+      return errorStatus("cannot resume: " + s.message());
   }
   Resumed r;
   r.stepsDone = index["step"].get<int64_t>();
@@ -151,15 +168,95 @@ Result<Resumed> planc::runtime::loadCheckpoint(const ExecutableModel &model, uin
   return r;
 }
 
-Status planc::runtime::loadInitialWeights(const ExecutableModel &model, uint8_t *arena, const std::string &file) {
+namespace {
+
+/// A Hugging Face Llama name and the plan's parameters it may be
+/// (runtime/Checkpoint.h): `to` is a regular expression formatted with the
+/// name's groups ($1: the layer).
+struct HfRule {
+  const char *from, *to;
+  bool transpose;
+};
+const HfRule kLlamaRules[] = {
+    {R"(model\.embed_tokens\.weight)", R"((.*\.)?tok_embeddings\.weight)", false},
+    {R"(model\.layers\.(\d+)\.input_layernorm\.weight)", R"(blocks\.$1\.(.*\.)?attention_norm\.weight)", false},
+    {R"(model\.layers\.(\d+)\.post_attention_layernorm\.weight)", R"(blocks\.$1\.(.*\.)?ffn_norm\.weight)", false},
+    {R"(model\.layers\.(\d+)\.self_attn\.([qkvo])_proj\.weight)", R"(blocks\.$1\.(.*\.)?w$2(\.weight)?)", true},
+    {R"(model\.layers\.(\d+)\.mlp\.gate_proj\.weight)", R"(blocks\.$1\.(.*\.)?w1(\.weight)?)", true},
+    {R"(model\.layers\.(\d+)\.mlp\.up_proj\.weight)", R"(blocks\.$1\.(.*\.)?w3(\.weight)?)", true},
+    {R"(model\.layers\.(\d+)\.mlp\.down_proj\.weight)", R"(blocks\.$1\.(.*\.)?w2(\.weight)?)", true},
+    {R"(model\.norm\.weight)", R"(norm\.weight)", false},
+    {R"(lm_head\.weight)", R"(output\.weight)", true},
+};
+
+bool isHuggingFaceLlama(const SafetensorsContents &c) {
+  for (const auto &[name, t] : c.tensors)
+    if (name.rfind("model.layers.", 0) == 0 || name == "model.embed_tokens.weight") return true;
+  return false;
+}
+
+/// Loads a Hugging Face Llama file by the name map: every tensor the map
+/// knows onto the one model parameter it names; the others (rotary
+/// tables) are skipped. Parameters it does not cover keep their values
+/// (LoRA's adapters); the log line says how many.
+Status loadHuggingFaceLlama(const ExecutableModel &model, const SafetensorsContents &c, uint8_t *arena,
+                            const std::string &file, std::string &summary) {
+  std::vector<bool> loaded(model.params.size(), false);
+  size_t used = 0, skipped = 0;
+  for (const auto &[name, t] : c.tensors) {
+    const HfRule *rule = nullptr;
+    std::smatch m;
+    for (const HfRule &r : kLlamaRules)
+      if (std::regex_match(name, m, std::regex(r.from))) {
+        rule = &r;
+        break;
+      }
+    if (!rule) {
+      ++skipped;
+      continue;
+    }
+    const std::regex to(m.format(rule->to));
+    const ExecParam *target = nullptr;
+    size_t index = 0;
+    for (size_t i = 0; i < model.params.size(); ++i) {
+      const ExecParam &p = model.params[i];
+      if (!p.trained || !std::regex_match(p.name, to)) continue;
+      if (target)
+        return errorStatus("--init-from: '" + file + "': tensor '" + name + "' could be '" + target->name + "' or '" +
+                           p.name + "' of the plan");
+      target = &p;
+      index = i;
+    }
+    if (!target)
+      return errorStatus("--init-from: '" + file + "': tensor '" + name + "' (Hugging Face Llama names) has no parameter " +
+                         "of the plan to go to (looked for one named like '" + m.format(rule->to) + "')");
+    if (Status s = placeTensor(*target, t, arena, file, name, rule->transpose); !s.ok())
+      return errorStatus("--init-from: " + s.message());
+    loaded[index] = true;
+    ++used;
+  }
+  size_t kept = 0;
+  for (size_t i = 0; i < model.params.size(); ++i) kept += model.params[i].trained && !loaded[i];
+  summary = "loaded " + std::to_string(used) + " tensors of '" + file + "' by Hugging Face Llama names (" +
+            std::to_string(skipped) + " skipped); " + std::to_string(kept) + " parameters keep their initial values";
+  return Status::success();
+}
+
+} // namespace
+
+Status planc::runtime::loadInitialWeights(const ExecutableModel &model, uint8_t *arena, const std::string &file,
+                                          std::string &summary) {
   Result<SafetensorsContents> contents = readSafetensors(file);
   if (!contents.ok()) return errorStatus("--init-from: " + contents.error());
+  if (isHuggingFaceLlama(*contents)) return loadHuggingFaceLlama(model, *contents, arena, file, summary);
+  summary = "loaded the parameters of '" + file + "'";
   for (const ExecParam &p : model.params) {
     if (!p.trained) continue;
     auto it = contents->tensors.find(p.name);
     if (it == contents->tensors.end())
       return errorStatus("--init-from: '" + file + "' has no tensor '" + p.name + "'");
-    if (Status s = placeTensor(p, it->second, arena, file); !s.ok()) return errorStatus("--init-from: " + s.message());
+    if (Status s = placeTensor(p, it->second, arena, file, p.name); !s.ok())
+      return errorStatus("--init-from: " + s.message());
   }
   return Status::success();
 }

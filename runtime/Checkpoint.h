@@ -49,10 +49,31 @@ struct Resumed {
 /// another shape or dtype, a truncated file.
 Result<Resumed> loadCheckpoint(const ExecutableModel &model, uint8_t *arena, const std::string &path);
 
-/// Loads the model parameters of a safetensors file by name (--init-from):
-/// every trained parameter must be there with its shape; a dtype other than
-/// the buffer's is converted. Names the file and the tensor on errors.
-Status loadInitialWeights(const ExecutableModel &model, uint8_t *arena, const std::string &file);
+/// Loads the model parameters of a safetensors file (--init-from): by the
+/// plan's paths, every model parameter there with its shape; or, for a file
+/// of Hugging Face Llama names (model.layers.N...), by the name map below,
+/// nn.Linear's [out, in] weights transposed. A dtype other than the
+/// buffer's is converted. Names the file and the tensor on errors;
+/// `summary` says what was loaded.
+///
+/// The Llama map (a plan built from std.nn and std.llama, named as
+/// examples/llama2-7b.plan; `*` any instance path):
+///
+///   model.embed_tokens.weight                        *tok_embeddings.weight
+///   model.layers.N.input_layernorm.weight            blocks.N.*attention_norm.weight
+///   model.layers.N.self_attn.{q,k,v,o}_proj.weight   blocks.N.*w{q,k,v,o}[.weight]   transposed
+///   model.layers.N.post_attention_layernorm.weight   blocks.N.*ffn_norm.weight
+///   model.layers.N.mlp.{gate,up,down}_proj.weight    blocks.N.*w{1,3,2}[.weight]     transposed
+///   model.norm.weight, lm_head.weight                norm.weight, output.weight (transposed)
+///
+/// Each must match exactly one parameter; tensors the map does not know
+/// (rotary tables) are skipped, parameters it does not reach (LoRA's
+/// adapters) keep their initial values. Rotary weights need no
+/// permutation: planc's rope turns the pairs (i, i + d/2), as the Hugging
+/// Face checkpoints expect. GPT-2's fused c_attn ([3, heads, d] against
+/// std.gpt's [heads, 3, d]) is not mapped yet.
+Status loadInitialWeights(const ExecutableModel &model, uint8_t *arena, const std::string &file,
+                          std::string &summary);
 
 } // namespace planc::runtime
 

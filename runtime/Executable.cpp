@@ -294,8 +294,11 @@ int planc::runtime::runExecutable(const ExecutableModel &m, int argc, char **arg
     std::printf("resumed from %s: %lld steps done\n", r->folder.c_str(), (long long)start);
   } else {
     initialiseParams(m, mem, seed);
-    if (o.initFrom)
-      if (Status s = loadInitialWeights(m, mem, *o.initFrom); !s.ok()) return fail(s.message());
+    if (o.initFrom) {
+      std::string summary;
+      if (Status s = loadInitialWeights(m, mem, *o.initFrom, summary); !s.ok()) return fail(s.message());
+      std::printf("%s\n", summary.c_str());
+    }
   }
 
   Result<std::unique_ptr<DataSource>> data = openDataSource(dataSpec, m.batch, seed);

@@ -16,6 +16,8 @@
 #   hostile    data paths and checkpoint folders with quotes, backslashes, */, ??/, a newline,
 #              $(...) and non-ASCII build and run; nothing runs, the folder has its exact name
 #   mesh       a plan of several ranks builds, and its executable says it needs MPI
+#   init-from  a safetensors file of Hugging Face Llama names starts tiny-llama where the same
+#              numbers under planc's names do
 #   sample     tiny-gpt trained 300 steps on text writes mostly printable text with --sample;
 #              the same checkpoint sampled again (--steps 0 --resume) writes the same bytes
 #
@@ -162,6 +164,53 @@ cp -r ck/step-00000008 truncated && cp trunc.safetensors truncated/rank-0.safete
 expect 1 "truncated/rank-0.safetensors" ./gpt --resume truncated --steps 9
 expect 2 "option --temperature takes a number >= 0" ./gpt --temperature -1
 expect 2 "build needs an output file" "$PLANC" build "$ROOT/examples/tiny-gpt.plan"
+
+echo "=== init-from"
+# The same numbers under the plan's names and under Hugging Face Llama's (nn.Linear's weights
+# transposed, a rotary table the map skips) start the same run; a tensor of the wrong shape is
+# an error naming it.
+"$PY" - <<'PY'
+import json, struct
+import numpy as np
+def write(path, tensors):
+    header, data = {}, b''
+    for name, a in tensors.items():
+        b = np.ascontiguousarray(a, dtype=np.float32).tobytes()
+        header[name] = {'dtype': 'F32', 'shape': list(a.shape), 'data_offsets': [len(data), len(data) + len(b)]}
+        data += b
+    h = json.dumps(header).encode()
+    h += b' ' * (-len(h) % 8)
+    open(path, 'wb').write(struct.pack('<Q', len(h)) + h + data)
+rng = np.random.default_rng(5)
+L, H, KV, F, V = 2, 64, 32, 172, 256   # tiny-llama
+ours, hf = {}, {}
+def both(mine, theirs, shape, transposed=False, scale=0.05, offset=0.0):
+    a = (rng.standard_normal(shape) * scale + offset).astype(np.float32)
+    ours[mine] = a
+    hf[theirs] = np.ascontiguousarray(a.T) if transposed else a
+both('tok_embeddings.weight', 'model.embed_tokens.weight', (V, H))
+both('norm.weight', 'model.norm.weight', (H,), offset=1.0)
+both('output.weight', 'lm_head.weight', (H, V), True)
+for i in range(L):
+    both('blocks.%d.attention_norm.weight' % i, 'model.layers.%d.input_layernorm.weight' % i, (H,), offset=1.0)
+    both('blocks.%d.ffn_norm.weight' % i, 'model.layers.%d.post_attention_layernorm.weight' % i, (H,), offset=1.0)
+    for w, proj, shape in (('wq', 'q', (H, H)), ('wk', 'k', (H, KV)), ('wv', 'v', (H, KV)), ('wo', 'o', (H, H))):
+        both('blocks.%d.llama_attention.%s' % (i, w), 'model.layers.%d.self_attn.%s_proj.weight' % (i, proj), shape, True)
+    for w, proj, shape in (('w1', 'gate', (H, F)), ('w3', 'up', (H, F)), ('w2', 'down', (F, H))):
+        both('blocks.%d.swiglu.%s' % (i, w), 'model.layers.%d.mlp.%s_proj.weight' % (i, proj), shape, True)
+hf['model.layers.0.self_attn.rotary_emb.inv_freq'] = np.ones(16, np.float32)
+write('our-names.safetensors', ours)
+write('hf-names.safetensors', hf)
+hf['model.layers.1.self_attn.k_proj.weight'] = np.zeros((H, H), np.float32)
+write('hf-bad.safetensors', hf)
+PY
+./llama --init-from our-names.safetensors --steps 3 --metrics ours.jsonl >init-ours.log
+./llama --init-from hf-names.safetensors --steps 3 --metrics hf.jsonl >init-hf.log
+cmp -s <(cut -d, -f1-2 ours.jsonl) <(cut -d, -f1-2 hf.jsonl) || fail "init-from: Hugging Face names train another model"
+grep -q "loaded 21 tensors of 'hf-names.safetensors' by Hugging Face Llama names (1 skipped); 0 parameters keep" \
+  init-hf.log || fail "init-from: $(grep loaded init-hf.log)"
+expect 1 "tensor 'model.layers.1.self_attn.k_proj.weight' has shape [64, 64], but the plan's 'blocks.1.llama_attention.wk'" \
+  ./llama --init-from hf-bad.safetensors --steps 1
 
 echo "=== hostile"
 mkdir -p hostile

@@ -410,9 +410,10 @@ def main():
         metrics = os.path.join(work, 'compiled.jsonl')
         if os.path.exists(metrics):
             os.remove(metrics)
-        cmd = [args.compiled, '--steps', str(args.steps), '--metrics', metrics, '--log-every', '10']
+        cmd = [args.compiled, '--steps', str(args.steps), '--metrics', metrics, '--log-every', '10', '--sample', '0']
         print('$ ' + ' '.join(cmd), flush=True)
-        ran = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
+        ran = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True,
+                             errors='replace')
         sys.stdout.write(ran.stdout)
         compiled = [json.loads(line)['loss'] for line in open(metrics)] if ran.returncode == 0 else []
         if len(compiled) != args.steps:
