@@ -2,10 +2,10 @@
 
 #include "compiler/Build.h"
 #include "compiler/Pipeline.h"
+#include "compiler/Run.h"
 #include "compiler/TrainOptions.h"
 
 #include "backend/cpu/CppEmitter.h"
-#include "backend/interp/BatchShape.h"
 #include "ir/OpDef.h"
 #include "support/Error.h"
 
@@ -50,14 +50,8 @@ llvm::Expected<double> stepFlops(Compilation &c, std::optional<ir::DType> floatT
 
 llvm::Expected<std::string> planc::generateCpuSource(Compilation &c, std::optional<ir::DType> floatType,
                                                      const std::string &sourceName) {
-  CompileOptions forward;
-  forward.stopAfter = CompileStage::ForwardIR;
-  forward.batch = BatchScope::Step;
-  auto lowered = compile(c, forward);
-  if (!lowered) return lowered.takeError();
-  auto shape = interp::batchShapeOf(*lowered->module);
+  auto shape = stepBatchShape(c);
   if (!shape) return shape.takeError();
-  lowered->module.reset();
 
   auto flops = stepFlops(c, floatType);
   if (!flops) return flops.takeError();

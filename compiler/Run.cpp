@@ -11,6 +11,17 @@
 
 using namespace planc;
 
+llvm::Expected<runtime::BatchShape> planc::stepBatchShape(Compilation &c) {
+  // The batch shape is the forward model's business, read on the whole
+  // step's rows: the data sources hand out the global batch.
+  CompileOptions forward;
+  forward.stopAfter = CompileStage::ForwardIR;
+  forward.batch = BatchScope::Step;
+  auto lowered = compile(c, forward);
+  if (!lowered) return lowered.takeError();
+  return interp::batchShapeOf(*lowered->module);
+}
+
 llvm::Error planc::runOnInterpreter(Compilation &c, const RunOptions &options, llvm::raw_ostream &log) {
   // The interpreter keeps its state in memory; compiled executables write
   // the checkpoints a plan asks for.
@@ -29,16 +40,8 @@ llvm::Error planc::runOnInterpreter(Compilation &c, const RunOptions &options, l
                      std::to_string(ckpt.every) + " steps; run it with --target=cpu (or build it with planc build), "
                      "or remove the 'checkpoint' setting");
   }
-  // The batch shape is the forward model's business, read on the whole
-  // step's rows: the data sources hand out the global batch.
-  CompileOptions forward;
-  forward.stopAfter = CompileStage::ForwardIR;
-  forward.batch = BatchScope::Step;
-  auto lowered = compile(c, forward);
-  if (!lowered) return lowered.takeError();
-  auto shape = interp::batchShapeOf(*lowered->module);
+  auto shape = stepBatchShape(c);
   if (!shape) return shape.takeError();
-  lowered->module.reset();
 
   // The plan as an executable runs it: every rank's steps and buffers.
   CompileOptions planned;

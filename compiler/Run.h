@@ -23,6 +23,7 @@
 #include "frontend/Frontend.h"
 #include "ir/Type.h"
 #include "passes/PassManager.h"
+#include "runtime/Data.h"
 
 #include "llvm/Support/Error.h"
 #include "llvm/Support/raw_ostream.h"
@@ -42,6 +43,10 @@ struct RunOptions {
   std::string dumpDir;                 // empty: no dump (see backend/interp/PlanTrainer.h)
   bool verifyEach = true;              // PassManagerOptions::verifyEach, for the training passes
 };
+
+/// The batch a training step of the checked plan reads: the whole global
+/// batch's shape, its vocabulary and token type (the data sources' input).
+llvm::Expected<runtime::BatchShape> stepBatchShape(Compilation &c);
 
 /// Trains the checked plan of `c` on the interpreter, logging to `log`.
 /// Errors (a model without token inputs, a bad data file, an unwritable dump
