@@ -220,7 +220,7 @@ Status loadHuggingFaceLlama(const ExecutableModel &model, const SafetensorsConte
     size_t index = 0;
     for (size_t i = 0; i < model.params.size(); ++i) {
       const ExecParam &p = model.params[i];
-      if (!p.trained || !std::regex_match(p.name, to)) continue;
+      if (!p.modelParam || !std::regex_match(p.name, to)) continue;
       if (target)
         return errorStatus("--init-from: '" + file + "': tensor '" + name + "' could be '" + target->name + "' or '" +
                            p.name + "' of the plan");
@@ -236,7 +236,7 @@ Status loadHuggingFaceLlama(const ExecutableModel &model, const SafetensorsConte
     ++used;
   }
   size_t kept = 0;
-  for (size_t i = 0; i < model.params.size(); ++i) kept += model.params[i].trained && !loaded[i];
+  for (size_t i = 0; i < model.params.size(); ++i) kept += model.params[i].modelParam && !loaded[i];
   summary = "loaded " + std::to_string(used) + " tensors of '" + file + "' by Hugging Face Llama names (" +
             std::to_string(skipped) + " skipped); " + std::to_string(kept) + " parameters keep their initial values";
   return Status::success();
@@ -251,7 +251,7 @@ Status planc::runtime::loadInitialWeights(const ExecutableModel &model, uint8_t 
   if (isHuggingFaceLlama(*contents)) return loadHuggingFaceLlama(model, *contents, arena, file, summary);
   summary = "loaded the parameters of '" + file + "'";
   for (const ExecParam &p : model.params) {
-    if (!p.trained) continue;
+    if (!p.modelParam) continue;
     auto it = contents->tensors.find(p.name);
     if (it == contents->tensors.end())
       return errorStatus("--init-from: '" + file + "' has no tensor '" + p.name + "'");

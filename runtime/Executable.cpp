@@ -306,7 +306,7 @@ int planc::runtime::runExecutable(const ExecutableModel &m, int argc, char **arg
 
   int64_t parameters = 0;
   for (const ExecParam &p : m.params)
-    if (p.trained) {
+    if (p.modelParam) {
       int64_t n = 1;
       for (int64_t d : p.shape) n *= d;
       parameters += n;

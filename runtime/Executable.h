@@ -53,7 +53,7 @@ struct ExecParam {
   std::string sharding;        // as the plan prints it ("" when whole)
   ParamInit init = ParamInit::Zeros;
   double stddev = 0;
-  bool trained = true;         // a model parameter with a gradient (counted as the model's)
+  bool modelParam = true;      // a parameter of the model, frozen or not (false: optimizer state)
 };
 
 /// An input buffer the loop writes before each step.

@@ -49,7 +49,7 @@ Status planc::runtime::sampleTokens(const ExecutableModel &m, const uint8_t *tra
   for (const ExecParam &p : m.params) byName[p.name] = &p;
   for (const ExecInference::Param &p : inf.params) {
     auto it = byName.find(p.name);
-    if (it == byName.end()) return errorStatus("--sample: the inference step's parameter '" + p.name + "' is not trained");
+    if (it == byName.end()) return errorStatus("--sample: the inference step's parameter '" + p.name + "' is none of the training step's");
     const ExecParam &t = *it->second;
     if (t.type == p.type) {
       std::memcpy(mem + p.offset, trained + t.offset, size_t(p.elements) * byteSize(p.type));
