@@ -49,6 +49,7 @@ PassPipelineOptions planc::passOptionsFromConfig(const PlanConfig &config) {
   // Rank 0 leaves the model as written.
   p.training.lora.rank = t.adapters.kind == AdapterKind::LoRA ? t.adapters.rank : 0;
   p.training.lora.alpha = t.adapters.alpha;
+  p.training.fusion.policy = t.fusion;
 
   const ParallelConfig &par = config.parallel;
   PartitionOptions &part = p.partition;

@@ -138,7 +138,12 @@ private:
       // What the micro-batch changes.
       if (mbs > 1 && op.kind == OpKind::Fill && !op.results.empty() && op.results[0]->name == "grad.loss")
         s.attrs["value"] = op.getFloat("value", 1.0) / double(mbs);
-      if (mbs > 1 && op.kind == OpKind::Dropout)
+      // Dropout's mask, and fused attention's on its probabilities, is drawn
+      // by the element's place in the whole batch.
+      bool drawsMask = op.kind == OpKind::Dropout || ((op.kind == OpKind::FlashAttention ||
+                                                       op.kind == OpKind::FlashAttentionGrad) &&
+                                                      op.getFloat("p") > 0);
+      if (mbs > 1 && drawsMask)
         s.attrs["batch_split"] = std::vector<int64_t>{rowBlocks, int64_t(mbs), int64_t(std::max(ps.microBatch, 0))};
       if (isPointToPoint(op.kind)) s.attrs["tag"] = sequencer.tagOf(op, ps.microBatch);
     }

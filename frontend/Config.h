@@ -102,6 +102,8 @@ struct TrainConfig {
   AdapterConfig adapters;
   DataConfig data;
   CheckpointConfig checkpoint;
+  /// Which ops become one kernel (passes/FuseAttention.h).
+  FusionPolicy fusion = FusionPolicy::None; SettingSource fusionSource;
 };
 
 //===----------------------------------------------------------------------===//

@@ -32,6 +32,7 @@ Table buildTable() {
   registerReduceOps(table.data());
   registerNormOps(table.data());
   registerAttentionOps(table.data());
+  registerFlashAttentionOps(table.data());
   registerShapeOps(table.data());
   registerEmbeddingOps(table.data());
   registerLossOps(table.data());

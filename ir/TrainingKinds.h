@@ -26,6 +26,10 @@ enum class DecayKind { Constant, Linear, Cosine };
 enum class LossScaling { None, Static, Dynamic };
 // No `auto` yet: choosing per layer from the memory budget is not written.
 enum class RecomputePolicy { None, Selective, Full };
+/// Which ops fusion puts into one kernel (passes/FuseAttention.cpp):
+/// `aggressive` fuses attention into flash_attention; `elementwise` chains
+/// are not fused yet (the frontend says so at the setting's line).
+enum class FusionPolicy { None, Elementwise, Aggressive };
 /// How a pipeline orders its micro-batches (analysis/PipelineSchedule.h).
 enum class ScheduleStyle { GPipe, OneFOneB, Interleaved, ZeroBubble };
 
@@ -56,6 +60,10 @@ template <> inline llvm::ArrayRef<llvm::StringRef> kindNames<LossScaling>() {
 }
 template <> inline llvm::ArrayRef<llvm::StringRef> kindNames<RecomputePolicy>() {
   static const llvm::StringRef names[] = {"none", "selective", "full"};
+  return names;
+}
+template <> inline llvm::ArrayRef<llvm::StringRef> kindNames<FusionPolicy>() {
+  static const llvm::StringRef names[] = {"none", "elementwise", "aggressive"};
   return names;
 }
 template <> inline llvm::ArrayRef<llvm::StringRef> kindNames<ScheduleStyle>() {
@@ -89,6 +97,7 @@ inline const char *spelling(OptimizerKind k) { return kindNames<OptimizerKind>()
 inline const char *spelling(DecayKind k) { return kindNames<DecayKind>()[unsigned(k)].data(); }
 inline const char *spelling(LossScaling k) { return kindNames<LossScaling>()[unsigned(k)].data(); }
 inline const char *spelling(RecomputePolicy k) { return kindNames<RecomputePolicy>()[unsigned(k)].data(); }
+inline const char *spelling(FusionPolicy k) { return kindNames<FusionPolicy>()[unsigned(k)].data(); }
 inline const char *spelling(ScheduleStyle k) { return kindNames<ScheduleStyle>()[unsigned(k)].data(); }
 inline const char *spelling(StageBalance k) { return kindNames<StageBalance>()[unsigned(k)].data(); }
 

@@ -183,6 +183,10 @@ llvm::ArrayRef<PassOptionRow<TrainingOptions>> planc::trainingOptionTable() {
       integer<T, int64_t>("loss-scaling", "loss_scale_window",
                           "dynamic scaling: overflow-free steps before the scale grows, >= 1",
                           [](T &o) -> int64_t & { return o.precision.lossScaleWindow; }, 1),
+      choice<T, FusionPolicy>("fuse-attention", "fusion",
+                              "fusion policy (aggressive: attention into flash_attention; elementwise: not yet)",
+                              [](T &o) -> FusionPolicy & { return o.fusion.policy; },
+                              [] { return kindList<FusionPolicy>(", ", " or "); }),
       integer<T, int64_t>("lora", "lora_rank", "LoRA adapters' rank; 0: no adapters",
                           [](T &o) -> int64_t & { return o.lora.rank; }, 0, "a non-negative integer"),
       {"lora_alpha", "LoRA's scale numerator, > 0; empty: 2 x rank",
@@ -274,7 +278,7 @@ void planc::printPassOptionHelp(llvm::raw_ostream &os) {
       os << "  " << row.help << " (default " << (value.empty() ? "none" : value) << ")\n";
     }
   };
-  print("TRAINING PASS OPTIONS (lora, mixed-precision, optimizer, loss-scaling)", trainingOptionTable(), TrainingOptions{});
+  print("TRAINING PASS OPTIONS (lora, fuse-attention, mixed-precision, optimizer, loss-scaling)", trainingOptionTable(), TrainingOptions{});
   print("PARTITION PASS OPTIONS (recompute, zero, propagate-sharding, sp-regather, param-prefetch, grad-buckets, "
         "pipeline, check-deadlock)",
         partitionOptionTable(), PartitionOptions{});

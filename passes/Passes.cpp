@@ -20,6 +20,8 @@ const std::vector<PassInfo> &planc::registeredPasses() {
        [](const PassPipelineOptions &o) { return createOptimizerLoweringPass(o.training.optimizer, o.training.precision.grads); }},
       {"lora", "freezes the model and adds trainable LoRA adapters to every linear weight (lora_rank, lora_alpha)",
        [](const PassPipelineOptions &o) { return createLoraAdaptersPass(o.training.lora); }},
+      {"fuse-attention", "under fusion = aggressive, fuses each attention (scores, mask, softmax, dropout, values) into flash_attention",
+       [](const PassPipelineOptions &o) { return createFuseAttentionPass(o.training.fusion); }},
       {"mixed-precision", "computes the forward graph in compute_dtype (bf16, f16) from f32 master parameters",
        [](const PassPipelineOptions &o) { return createMixedPrecisionPass(o.training.precision); }},
       {"loss-scaling", "scales the loss, unscales the gradients and skips steps that overflow (fp16)",
@@ -54,6 +56,10 @@ llvm::Error planc::addDefaultTrainingPipeline(PassManager &pm) {
   // casts, gradients and updates of every later pass see the adapters as any
   // other parameter.
   if (llvm::Error e = pm.add("lora")) return e;
+  // Attention fused before differentiation: backward is the fused op's own
+  // gradient, and no s x t value is left for recompute or the planner to keep
+  // (a no-op unless the plan asks for fusion = aggressive).
+  if (llvm::Error e = pm.add("fuse-attention")) return e;
   // The compute dtype is a property of the forward graph; autodiff then
   // differentiates its casts, so gradients reach the f32 master weights in f32.
   if (llvm::Error e = pm.add("mixed-precision")) return e;

@@ -38,6 +38,10 @@ std::unique_ptr<Pass> createRecomputePass(const PartitionOptions &options);
 /// options.compute. See MixedPrecision.cpp.
 std::unique_ptr<Pass> createMixedPrecisionPass(const PrecisionOptions &options);
 
+/// Fuses each attention of the forward graph into flash_attention when the
+/// policy is `aggressive` (passes/FuseAttention.h); otherwise a no-op.
+std::unique_ptr<Pass> createFuseAttentionPass(const FusionOptions &options);
+
 /// LoRA on every linear layer of the model as written: freezes every
 /// parameter and gives each linear weight P trainable adapters P.lora_a,
 /// P.lora_b, its matmul x @ P becoming x @ P + (x @ P.lora_a) @ P.lora_b *

@@ -1,7 +1,7 @@
 //===- passes/TrainingOptions.h - what the training passes are told -*- C++ -*-===//
 //
 // The settings of the passes that make a training step (lora,
-// mixed-precision, optimizer, loss-scaling), typed, each default written
+// fuse-attention, mixed-precision, optimizer, loss-scaling), typed, each default written
 // here once. The driver fills them from a plan (compiler/TrainOptions.h),
 // plan-opt from --pass-option (passes/PassOptionTable.h), tests by hand. The
 // frontend's defaults for the same settings (frontend/Config.h) are equal;
@@ -60,10 +60,16 @@ struct LoraOptions {
   std::optional<double> alpha;         // none: 2 x rank
 };
 
+/// The `fuse-attention` pass.
+struct FusionOptions {
+  FusionPolicy policy = FusionPolicy::None;
+};
+
 struct TrainingOptions {
   OptimizerOptions optimizer;
   PrecisionOptions precision;
   LoraOptions lora;
+  FusionOptions fusion;
 };
 
 } // namespace planc

@@ -3,9 +3,10 @@
 // The library class of docs/kernels.md for the CPU: the kernels that are no
 // formula, GEMM, gather of bits or row reduction -- masks that depend on the
 // position, the embedding's gather and scatter, rotary embeddings, dropout's
-// counter-based masks, cross-entropy, the gradient norm, the norms'
-// backward with their weight gradients, the learning-rate schedule, SGD,
-// concatenation and repeat_interleave. Generated code (backend/c/
+// counter-based masks, fused (flash) attention and its gradient,
+// cross-entropy, the gradient norm, the norms' backward with their weight
+// gradients, the learning-rate schedule, SGD, concatenation and
+// repeat_interleave. Generated code (backend/c/
 // LibraryKernels.h) calls them through a small wrapper per step that fixes
 // the shapes and attributes as constants.
 //
@@ -263,31 +264,163 @@ PLANC_OMP(omp parallel for collapse(2) schedule(static))
       }
 }
 
+/// The Philox counter of element i of a dropout mask over `n` elements in
+/// `rows` rows: i itself, but for a micro-batch of a batch cut into
+/// `split[1]` micro-batches on `split[0]` row blocks, of which this is number
+/// split[2], its index in the whole batch's mask (as the interpreter counts).
+struct MaskCounter {
+  MaskCounter(int64_t n, int64_t rows, const int64_t *split)
+      : split(split), width(rows > 0 ? n / rows : 0),
+        remap(split && rows > 0 && width > 0 && split[0] > 0 && rows % split[0] == 0),
+        perBlock(remap ? rows / split[0] : 1) {}
+  int64_t operator()(int64_t i) const {
+    if (!remap) return i;
+    int64_t r = i / width, d = r / perBlock, k = r % perBlock;
+    return (d * split[1] * perBlock + split[2] * perBlock + k) * width + i % width;
+  }
+  const int64_t *split;
+  int64_t width;
+  bool remap;
+  int64_t perBlock;
+};
+
+/// Dropout's Philox key from its attributes and the step's draw seed.
+inline uint64_t dropoutKey(uint64_t attrSeed, uint64_t stream, uint64_t stepSeed) {
+  return ((attrSeed << 32) + stream) ^ (stepSeed * 0x9E3779B97F4A7C15ull);
+}
+
 /// dropout: element g of the global value kept (and scaled by 1/(1-p))
 /// where philoxUniform(key, g) >= p. The elements here are the whole
-/// value, but for a micro-batch of a batch cut into `split[1]` micro-batches
-/// on `split[0]` row blocks, of which this is number split[2]: its rows are
-/// those of the whole batch's mask it holds (as the interpreter counts).
+/// value, counted as MaskCounter says.
 template <typename T>
 void dropout(const T *x, T *y, int64_t n, int64_t rows, double p, uint64_t attrSeed, uint64_t stream,
              uint64_t stepSeed, const int64_t *split, bool accumulate) {
-  const uint64_t key = ((attrSeed << 32) + stream) ^ (stepSeed * 0x9E3779B97F4A7C15ull);
+  const uint64_t key = dropoutKey(attrSeed, stream, stepSeed);
   const double keepScale = p < 1 ? 1.0 / (1.0 - p) : 0.0;
-  const int64_t width = rows > 0 ? n / rows : 0;
-  const bool remap = split && rows > 0 && width > 0 && split[0] > 0 && rows % split[0] == 0;
-  const int64_t perBlock = remap ? rows / split[0] : 1;
+  const MaskCounter counter(n, rows, split);
 PLANC_OMP(omp parallel for schedule(static))
   for (int64_t i = 0; i < n; ++i) {
     if (p == 0) {
       put(y, i, double(x[i]), accumulate);
       continue;
     }
-    int64_t g = i;
-    if (remap) {
-      int64_t r = i / width, d = r / perBlock, k = r % perBlock;
-      g = (d * split[1] * perBlock + split[2] * perBlock + k) * width + i % width;
+    put(y, i, runtime::philoxUniform(key, uint64_t(counter(i))) >= p ? double(x[i]) * keepScale : 0.0, accumulate);
+  }
+}
+
+/// The shape of a fused attention: `matrices` (batch x heads) of q [S, D],
+/// k [Tk, D], v [Tk, E]; the dropout mask is over the [matrices, S, Tk]
+/// probabilities whose first dim has `rows` rows (the batch).
+struct FlashShape {
+  int64_t matrices, S, Tk, D, E, rows;
+  double scale;
+  bool causal;
+  double p;
+  uint64_t key;
+  const int64_t *split;
+};
+
+/// Per row of scores: scale q_i . k_j in f64, -inf where masked.
+template <typename T>
+inline void flashScores(const FlashShape &f, const T *q, const T *k, int64_t b, int64_t i, double *score) {
+  const T *qi = q + (b * f.S + i) * f.D;
+  for (int64_t j = 0; j < f.Tk; ++j) {
+    if (f.causal && j > i) {
+      score[j] = -std::numeric_limits<double>::infinity();
+      continue;
     }
-    put(y, i, runtime::philoxUniform(key, uint64_t(g)) >= p ? double(x[i]) * keepScale : 0.0, accumulate);
+    const T *kj = k + (b * f.Tk + j) * f.D;
+    double dot = 0;
+    for (int64_t c = 0; c < f.D; ++c) dot += double(qi[c]) * double(kj[c]);
+    score[j] = f.scale * dot;
+  }
+}
+
+/// flash_attention: per row, the scores, their log-sum-exp and the output
+/// softmax(scores) (dropped) v; no s x t value exists beyond one row per
+/// thread. As ir/ops/FlashAttention.cpp's reference, in f64.
+template <typename T, typename L>
+void flashAttention(const T *q, const T *k, const T *v, T *out, L *lse, const FlashShape f, bool accOut, bool accLse) {
+  const MaskCounter counter(f.matrices * f.S * f.Tk, f.rows, f.split);
+  const double keepScale = f.p < 1 ? 1.0 / (1.0 - f.p) : 0.0;
+PLANC_OMP(omp parallel)
+  {
+    std::vector<double> score(size_t(std::max<int64_t>(f.Tk, 1))), acc(size_t(std::max<int64_t>(f.E, 1)));
+PLANC_OMP(omp for schedule(static) collapse(2))
+    for (int64_t b = 0; b < f.matrices; ++b)
+      for (int64_t i = 0; i < f.S; ++i) {
+        flashScores(f, q, k, b, i, score.data());
+        double mx = -std::numeric_limits<double>::infinity();
+        for (int64_t j = 0; j < f.Tk; ++j) mx = std::max(mx, score[size_t(j)]);
+        double sum = 0;
+        for (int64_t j = 0; j < f.Tk; ++j) sum += std::exp(score[size_t(j)] - mx);
+        const double rowLse = mx + std::log(sum);
+        put(lse, b * f.S + i, rowLse, accLse);
+        std::fill(acc.begin(), acc.end(), 0.0);
+        for (int64_t j = 0; j < f.Tk; ++j) {
+          double pz = std::exp(score[size_t(j)] - rowLse);
+          if (f.p > 0) {
+            int64_t g = counter((b * f.S + i) * f.Tk + j);
+            pz *= runtime::philoxUniform(f.key, uint64_t(g)) >= f.p ? keepScale : 0.0;
+          }
+          if (pz == 0) continue;
+          const T *vj = v + (b * f.Tk + j) * f.E;
+          for (int64_t c = 0; c < f.E; ++c) acc[size_t(c)] += pz * double(vj[c]);
+        }
+        for (int64_t c = 0; c < f.E; ++c) put(out, (b * f.S + i) * f.E + c, acc[size_t(c)], accOut);
+      }
+  }
+}
+
+/// flash_attention_grad: each matrix on one thread (dk and dv sum over its
+/// rows): the probabilities recomputed from lse, then dv, dP, dS, dq, dk as
+/// ir/ops/FlashAttention.cpp's reference, in f64.
+template <typename T, typename L>
+void flashAttentionGrad(const T *q, const T *k, const T *v, const T *out, const L *lse, const T *dout, T *dq, T *dk,
+                        T *dv, const FlashShape f, bool accQ, bool accK, bool accV) {
+  const MaskCounter counter(f.matrices * f.S * f.Tk, f.rows, f.split);
+  const double keepScale = f.p < 1 ? 1.0 / (1.0 - f.p) : 0.0;
+PLANC_OMP(omp parallel)
+  {
+    std::vector<double> score(size_t(std::max<int64_t>(f.Tk, 1))), dqRow(size_t(std::max<int64_t>(f.D, 1)));
+    std::vector<double> dkAcc(size_t(f.Tk * f.D)), dvAcc(size_t(f.Tk * f.E));
+PLANC_OMP(omp for schedule(static))
+    for (int64_t b = 0; b < f.matrices; ++b) {
+      std::fill(dkAcc.begin(), dkAcc.end(), 0.0);
+      std::fill(dvAcc.begin(), dvAcc.end(), 0.0);
+      for (int64_t i = 0; i < f.S; ++i) {
+        const T *oi = out + (b * f.S + i) * f.E, *doi = dout + (b * f.S + i) * f.E, *qi = q + (b * f.S + i) * f.D;
+        double rowDot = 0;
+        for (int64_t c = 0; c < f.E; ++c) rowDot += double(doi[c]) * double(oi[c]);
+        const double rowLse = double(lse[b * f.S + i]);
+        flashScores(f, q, k, b, i, score.data());
+        std::fill(dqRow.begin(), dqRow.end(), 0.0);
+        for (int64_t j = 0; j < f.Tk; ++j) {
+          if (f.causal && j > i) continue;
+          const double pr = std::exp(score[size_t(j)] - rowLse);
+          double z = 1.0;
+          if (f.p > 0) {
+            int64_t g = counter((b * f.S + i) * f.Tk + j);
+            z = runtime::philoxUniform(f.key, uint64_t(g)) >= f.p ? keepScale : 0.0;
+          }
+          const T *vj = v + (b * f.Tk + j) * f.E, *kj = k + (b * f.Tk + j) * f.D;
+          double *dvj = &dvAcc[size_t(j * f.E)], *dkj = &dkAcc[size_t(j * f.D)];
+          double dp = 0;
+          for (int64_t c = 0; c < f.E; ++c) {
+            dvj[c] += pr * z * double(doi[c]);
+            dp += double(doi[c]) * double(vj[c]);
+          }
+          const double ds = pr * (z * dp - rowDot) * f.scale;
+          for (int64_t c = 0; c < f.D; ++c) {
+            dqRow[size_t(c)] += ds * double(kj[c]);
+            dkj[c] += ds * double(qi[c]);
+          }
+        }
+        for (int64_t c = 0; c < f.D; ++c) put(dq, (b * f.S + i) * f.D + c, dqRow[size_t(c)], accQ);
+      }
+      for (int64_t x = 0; x < f.Tk * f.D; ++x) put(dk, b * f.Tk * f.D + x, dkAcc[size_t(x)], accK);
+      for (int64_t x = 0; x < f.Tk * f.E; ++x) put(dv, b * f.Tk * f.E + x, dvAcc[size_t(x)], accV);
+    }
   }
 }
 

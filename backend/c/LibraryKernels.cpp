@@ -16,6 +16,8 @@ bool backend::hasLibraryKernel(OpKind kind) {
   case OpKind::MaskGrad:
   case OpKind::Rope:
   case OpKind::Dropout:
+  case OpKind::FlashAttention:
+  case OpKind::FlashAttentionGrad:
   case OpKind::Gather:
   case OpKind::ScatterAdd:
   case OpKind::Concat:
@@ -156,6 +158,28 @@ std::string backend::renderLibraryKernel(const exec::RankProgram &program, const
     b << "  planc::cpu::dropout(in0, out0, " << elements(x) << ", " << (x.empty() ? 0 : x[0]) << ", " << num(p) << ", "
       << "uint64_t(" << seed << "ll), uint64_t(" << stream << "ll), planc_draw_seed, " << (split.empty() ? "nullptr" : "split")
       << ", " << w.acc(0) << ");\n";
+    break;
+  }
+  case OpKind::FlashAttention:
+  case OpKind::FlashAttentionGrad: {
+    const Shape &q = w.inShape(0), &k = w.inShape(1), &v = w.inShape(2);
+    const size_t r = q.size();
+    if (r < 2 || k.size() != r || v.size() != r) return "attention of rank below 2";
+    double p = at.getFloat("p", 0.0);
+    if (p > 0 && w.in(0).type().shape != q) return "dropout on a block of a split value needs the rank's place (the MPI issue)";
+    std::vector<int64_t> split = at.getInts("batch_split", std::vector<int64_t>{});
+    if (!split.empty() && split.size() != 3) return "a batch_split of other than three numbers";
+    if (!split.empty()) b << "  static const int64_t split[3] = {" << split[0] << ", " << split[1] << ", " << split[2] << "};\n";
+    b << "  const planc::cpu::FlashShape shape{" << elements(q, 0, r - 2) << ", " << q[r - 2] << ", " << k[r - 2] << ", "
+      << q[r - 1] << ", " << v[r - 1] << ", " << (r > 2 ? q[0] : 1) << ", " << num(at.getFloat("scale")) << ", "
+      << (at.getBool("causal", false) ? "true" : "false") << ", " << num(p) << ", "
+      << "planc::cpu::dropoutKey(uint64_t(" << at.getInt("seed", 0) << "ll), uint64_t(" << at.getInt("stream", 0)
+      << "ll), planc_draw_seed), " << (split.empty() ? "nullptr" : "split") << "};\n";
+    if (s.kind == OpKind::FlashAttention)
+      b << "  planc::cpu::flashAttention(in0, in1, in2, out0, out1, shape, " << w.acc(0) << ", " << w.acc(1) << ");\n";
+    else
+      b << "  planc::cpu::flashAttentionGrad(in0, in1, in2, in3, in4, in5, out0, out1, out2, shape, " << w.acc(0) << ", "
+        << w.acc(1) << ", " << w.acc(2) << ");\n";
     break;
   }
   case OpKind::Gather: {

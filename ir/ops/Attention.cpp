@@ -240,13 +240,7 @@ std::string inferDropout(llvm::ArrayRef<TensorType> ops, const AttrMap &attrs, s
 }
 
 void evalDropout(EvalContext &ctx, const Op &op, llvm::ArrayRef<const Tensor *> in, llvm::MutableArrayRef<Tensor> out) {
-  AttrReader at(op.attrs);
-  double p = at.getFloat("p");
-  // The run's seed (the trainer passes one per step) changes the mask from
-  // step to step; within a step, forward, backward and any recomputation, on
-  // every rank, draw the same one. Seed 0 leaves the key as the attributes say.
-  uint64_t key = ((uint64_t(at.getInt("seed")) << 32) + uint64_t(at.getInt("stream"))) ^
-                 (ctx.seed * 0x9E3779B97F4A7C15ull);
+  double p = AttrReader(op.attrs).getFloat("p");
   const std::vector<double> &x = in[0]->data;
   std::vector<double> &y = out[0].data;
   if (p == 0) {
@@ -254,27 +248,10 @@ void evalDropout(EvalContext &ctx, const Op &op, llvm::ArrayRef<const Tensor *> 
     return;
   }
   double keepScale = p < 1 ? 1.0 / (1.0 - p) : 0.0;
-  // Counted by the element's index in the global value, so a rank holding a
-  // block draws exactly the global mask's block.
-  std::vector<int64_t> index = ctx.globalIndices(op.operands[0]->type);
-  // One micro-batch of a batch cut into m (the pipeline pass's clones) draws
-  // the rows of the whole batch's mask it holds: {batch_split = [d, m, j]}
-  // says its rows are micro-batch j of d row blocks (dp ranks), each block
-  // holding its m micro-batches one after the other.
-  if (op.has("batch_split") && op.operands[0]->type.rank() > 0) {
-    std::vector<int64_t> split = op.getInts("batch_split");
-    const Shape &shape = op.operands[0]->type.shape;
-    int64_t rows = shape[0], width = rows ? op.operands[0]->type.numel() / rows : 0;
-    if (split.size() == 3 && split[0] > 0 && rows % split[0] == 0 && width > 0) {
-      int64_t perBlock = rows / split[0];
-      for (int64_t &g : index) {
-        int64_t r = g / width, d = r / perBlock, i = r % perBlock;
-        g = (d * split[1] * perBlock + split[2] * perBlock + i) * width + g % width;
-      }
-    }
-  }
+  uint64_t key = dropoutKey(ctx, op.attrs);
+  std::vector<int64_t> counter = dropoutCounters(ctx, op.attrs, op.operands[0]->type);
   for (size_t i = 0; i < x.size(); ++i)
-    y[i] = EvalContext::philoxUniform(key, uint64_t(index[i])) >= p ? x[i] * keepScale : 0.0;
+    y[i] = EvalContext::philoxUniform(key, uint64_t(counter[i])) >= p ? x[i] * keepScale : 0.0;
 }
 
 // The same attributes draw the same mask: dx = mask * dy / (1 - p).
@@ -326,6 +303,37 @@ std::optional<DimLabels> labelsDropout(const Op &op) {
 }
 
 } // namespace
+
+uint64_t ir::dropoutKey(const EvalContext &ctx, const AttrMap &attrs) {
+  AttrReader at(attrs);
+  // The run's seed (the trainer passes one per step) changes the mask from
+  // step to step; within a step, forward, backward and any recomputation, on
+  // every rank, draw the same one. Seed 0 leaves the key as the attributes say.
+  return ((uint64_t(at.getInt("seed")) << 32) + uint64_t(at.getInt("stream"))) ^ (ctx.seed * 0x9E3779B97F4A7C15ull);
+}
+
+std::vector<int64_t> ir::dropoutCounters(const EvalContext &ctx, const AttrMap &attrs, const TensorType &t) {
+  // Counted by the element's index in the global value, so a rank holding a
+  // block draws exactly the global mask's block.
+  std::vector<int64_t> index = ctx.globalIndices(t);
+  // One micro-batch of a batch cut into m (the pipeline pass's clones) draws
+  // the rows of the whole batch's mask it holds: {batch_split = [d, m, j]}
+  // says its rows are micro-batch j of d row blocks (dp ranks), each block
+  // holding its m micro-batches one after the other.
+  auto it = attrs.find("batch_split");
+  if (it != attrs.end() && t.rank() > 0) {
+    const auto *split = std::get_if<std::vector<int64_t>>(&it->second);
+    int64_t rows = t.shape[0], width = rows ? t.numel() / rows : 0;
+    if (split && split->size() == 3 && (*split)[0] > 0 && rows % (*split)[0] == 0 && width > 0) {
+      int64_t perBlock = rows / (*split)[0];
+      for (int64_t &g : index) {
+        int64_t r = g / width, d = r / perBlock, i = r % perBlock;
+        g = (d * (*split)[1] * perBlock + (*split)[2] * perBlock + i) * width + g % width;
+      }
+    }
+  }
+  return index;
+}
 
 void ir::registerAttentionOps(OpDef *t) {
   define(t, OpKind::Softmax, inferSoftmax, evalSoftmax<false>, gradSoftmax, flopsSoftmax);

@@ -26,6 +26,7 @@ void registerMatMulOps(OpDef *table);
 void registerReduceOps(OpDef *table);
 void registerNormOps(OpDef *table);
 void registerAttentionOps(OpDef *table);
+void registerFlashAttentionOps(OpDef *table);
 void registerShapeOps(OpDef *table);
 void registerEmbeddingOps(OpDef *table);
 void registerLossOps(OpDef *table);
@@ -85,6 +86,16 @@ private:
   }
   const AttrMap &attrs;
 };
+
+/// Dropout's Philox key: its `seed` and `stream` attributes mixed with the
+/// run's draw seed (ir/ops/Attention.cpp says how).
+uint64_t dropoutKey(const EvalContext &ctx, const AttrMap &attrs);
+/// The Philox counter of each element of a dropout mask over a value of type
+/// `t` (row-major): the element's index in the global value, and for one
+/// micro-batch of a batch the pipeline cut ({batch_split} in `attrs`) its
+/// index in the whole batch's mask. Dropout and fused attention's dropout
+/// draw with these, so both draw the same mask.
+std::vector<int64_t> dropoutCounters(const EvalContext &ctx, const AttrMap &attrs, const TensorType &t);
 
 /// "" if there are `n` operands, else the message.
 std::string checkArity(llvm::ArrayRef<TensorType> operands, size_t n);

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "frontend/Frontend.h"
+#include "compiler/FusionReport.h"
 #include "compiler/Pipeline.h"
 #include "compiler/Run.h"
 #include "compiler/Build.h"
@@ -144,13 +145,18 @@ int parseArgs(int argc, char **argv, Options &o) {
     if (a == "--set" || a.rfind("--set=", 0) == 0) {
       if (!valueOf(i, "--set", v)) return usage("--set needs a value: --set block.key=value");
       o.frontend.setOverrides.push_back(v);
+    } else if (a == "--fusion" || a.rfind("--fusion=", 0) == 0) {
+      if (!valueOf(i, "--fusion", v) || (v != "none" && v != "elementwise" && v != "aggressive"))
+        return usage("--fusion must be none, elementwise or aggressive");
+      // The plan's own setting, overridden as --set train.fusion=... would.
+      o.frontend.setOverrides.push_back("train.fusion=" + v);
     } else if (a == "--dim" || a.rfind("--dim=", 0) == 0) {
       if (!valueOf(i, "--dim", v)) return usage("--dim needs a value: --dim name=value");
       o.frontend.dimOverrides.push_back(v);
     } else if (a.rfind("--emit", 0) == 0) {
       if (!valueOf(i, "--emit", v))
-        return usage("--emit needs a value: tokens, ast, ir, ir-train, ir-partitioned, exec, comm, memory, mesh, "
-                     "schedule or schedule-svg");
+        return usage("--emit needs a value: tokens, ast, ir, ir-train, ir-partitioned, exec, kernels, kernels-cuda, "
+                     "cpp, comm, memory, fusion, mesh, schedule or schedule-svg");
       o.emit = v;
     } else if (a.rfind("--diagnostics-format", 0) == 0) {
       if (!valueOf(i, "--diagnostics-format", v) || (v != "text" && v != "json"))
@@ -259,12 +265,12 @@ int parseArgs(int argc, char **argv, Options &o) {
     return usage("--dump goes with --target=interp");
   if (o.command == "emit") {
     const char *forms =
-        "tokens, ast, ir, ir-train, ir-partitioned, exec, kernels, kernels-cuda, cpp, comm, memory, mesh, schedule "
-        "and schedule-svg";
+        "tokens, ast, ir, ir-train, ir-partitioned, exec, kernels, kernels-cuda, cpp, comm, memory, fusion, mesh, "
+        "schedule and schedule-svg";
     if (o.emit.empty()) return usage(std::string("emit needs --emit=<form>; the forms are ") + forms);
     if (o.emit != "tokens" && o.emit != "ast" && o.emit != "ir" && o.emit != "ir-train" && o.emit != "exec" &&
         o.emit != "kernels" && o.emit != "kernels-cuda" && o.emit != "cpp" &&
-        o.emit != "ir-partitioned" && o.emit != "comm" && o.emit != "memory" && o.emit != "mesh" &&
+        o.emit != "ir-partitioned" && o.emit != "comm" && o.emit != "memory" && o.emit != "fusion" && o.emit != "mesh" &&
         o.emit != "schedule" &&
         o.emit != "schedule-svg")
       return usage("--emit=" + o.emit + " is not available; this version emits " + forms);
@@ -403,6 +409,11 @@ int runEmit(const Options &o, Compilation &c) {
   }
 
   bool ok = c.loadFile(o.file);
+  if (o.emit == "fusion") {
+    if (!ok || !c.check()) return 1;
+    if (llvm::Error e = printFusionReport(c, o.passes, llvm::outs())) return failAfterCheck(c, std::move(e));
+    return 0;
+  }
   if (o.emit == "ir" || o.emit == "ir-train") {
     if (!ok || !c.check()) return 1;
     CompileOptions options;

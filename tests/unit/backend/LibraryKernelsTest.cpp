@@ -325,6 +325,66 @@ std::vector<LibraryCase> makeCases() {
         {{"momentum", 0.9}, {"weight_decay", 0.01}, {"nesterov", true}}, inPlace);
   }
 
+  // flash_attention and its gradient: causal or not, more keys than
+  // queries, dropout with the run's draw seed and a micro-batch's rows, and
+  // the gradient fed the forward's own out and lse (from the interpreter).
+  {
+    struct Shapes {
+      Shape q, k, v;
+    };
+    const Shapes shapes[] = {{{2, 3, 5, 4}, {2, 3, 5, 4}, {2, 3, 5, 4}}, {{2, 4, 6}, {2, 7, 6}, {2, 7, 3}}};
+    auto forward = [&](const std::vector<Tensor> &qkv, const AttrMap &attrs, uint64_t seed) {
+      ir::testing::OpModule om;
+      std::vector<Value *> operands;
+      for (size_t i = 0; i < qkv.size(); ++i) operands.push_back(om.input("x" + std::to_string(i), qkv[i]));
+      Op *op = om.b.create(OpKind::FlashAttention, operands, attrs);
+      om.m.outputs.push_back(Output("out", op->results[0]));
+      om.m.outputs.push_back(Output("lse", op->results[1]));
+      llvm::Expected<TensorMap> r = interpret(om.m, om.feeds, seed);
+      if (!r) {
+        ADD_FAILURE() << llvm::toString(r.takeError());
+        return std::vector<Tensor>{};
+      }
+      return std::vector<Tensor>{r->at("out"), r->at("lse")};
+    };
+    for (DType t : {f32, f64})
+      for (const Shapes &sh : shapes)
+        for (double p : {0.0, 0.3}) {
+          bool causal = sh.q == sh.k;
+          AttrMap attrs = {{"scale", 0.5}, {"causal", causal}};
+          Options o;
+          if (p > 0) {
+            attrs["p"] = p;
+            attrs["seed"] = int64_t(5);
+            attrs["stream"] = int64_t(2);
+            attrs["batch_split"] = std::vector<int64_t>{1, 2, 1};
+            o.seed = 77;
+          }
+          std::vector<Tensor> qkv = {randomTensor(sh.q, t), randomTensor(sh.k, t), randomTensor(sh.v, t)};
+          std::string what = toString(sh.q) + " x " + toString(sh.k) + " " + spelling(t) + (causal ? " causal" : "") +
+                             (p > 0 ? " dropout" : "");
+          add("flash_attention", "flash_attention " + what, OpKind::FlashAttention, qkv, attrs, o);
+          std::vector<Tensor> fwd = forward(qkv, attrs, o.seed);
+          if (fwd.size() != 2) continue;
+          std::vector<Tensor> in = qkv;
+          in.push_back(fwd[0]);
+          in.push_back(fwd[1]);
+          in.push_back(randomTensor(fwd[0].shape, t));
+          add("flash_attention", "flash_attention_grad " + what, OpKind::FlashAttentionGrad, in, attrs, o);
+        }
+    Options acc;
+    acc.accumulate = {true, false, true};
+    std::vector<Tensor> qkv = {randomTensor({3, 4, 2}, f32), randomTensor({3, 4, 2}, f32), randomTensor({3, 4, 2}, f32)};
+    AttrMap attrs = {{"scale", 0.7}, {"causal", true}};
+    std::vector<Tensor> fwd = forward(qkv, attrs, 0);
+    if (fwd.size() == 2)
+      add("flash_attention", "flash_attention_grad accumulating dq and dv", OpKind::FlashAttentionGrad,
+          {qkv[0], qkv[1], qkv[2], fwd[0], fwd[1], randomTensor({3, 4, 2}, f32)}, attrs, acc);
+    add("flash_attention", "flash_attention bf16", OpKind::FlashAttention,
+        {randomTensor({2, 5, 4}, DType::BF16), randomTensor({2, 5, 4}, DType::BF16), randomTensor({2, 5, 4}, DType::BF16)},
+        attrs);
+  }
+
   // accumulate: the result added to what the buffer holds.
   {
     Options acc = exact;
@@ -500,6 +560,17 @@ TEST_F(LibraryKernelsTest, DropoutDrawsTheInterpretersMask) {
     for (double v : c.got[0].data) dropped += v == 0;
     EXPECT_GT(dropped, 0u) << c.label;
     EXPECT_LT(dropped, c.got[0].data.size() / 2) << c.label;
+  }
+}
+
+TEST_F(LibraryKernelsTest, FlashAttentionAndItsGradientEqualTheInterpreter) {
+  checkGroup("flash_attention");
+  // Not vacuous: every case computed something other than zeros.
+  for (const LibraryCase &c : cases()) {
+    if (c.group != "flash_attention" || c.got.empty()) continue;
+    double largest = 0;
+    for (double v : c.got[0].data) largest = std::max(largest, std::fabs(v));
+    EXPECT_GT(largest, 1e-3) << c.label;
   }
 }
 

@@ -210,6 +210,24 @@ std::vector<GradCase> gradCases() {
     return unary(b, OpKind::Dropout, in[0], {{"p", 0.3}, {"seed", int64_t(7)}, {"stream", int64_t(2)}});
   });
 
+  // flash_attention: the gradient rule (flash_attention_grad) against
+  // finite differences of the output; lse has no reader, so no gradient.
+  for (bool causal : {false, true})
+    for (double p : {0.0, 0.3}) {
+      AttrMap attrs = {{"scale", 0.6}, {"causal", causal}};
+      if (p > 0) {
+        attrs["p"] = p;
+        attrs["seed"] = int64_t(4);
+        attrs["stream"] = int64_t(1);
+      }
+      Shape k = causal ? Shape{2, 4, 3} : Shape{2, 5, 3};
+      add(std::string("flash_attention") + (causal ? " causal" : "") + (p > 0 ? " dropout" : ""),
+          OpKind::FlashAttention, {{"q", {2, 4, 3}}, {"k", k}, {"v", causal ? Shape{2, 4, 2} : Shape{2, 5, 2}}},
+          [attrs](Builder &b, const std::vector<Value *> &in) {
+            return b.create(OpKind::FlashAttention, {in[0], in[1], in[2]}, attrs)->results[0];
+          });
+    }
+
   // ---- data movement
   add("reshape", OpKind::Reshape, {{"x", {2, 3, 4}}}, [](Builder &b, const std::vector<Value *> &in) {
     return unary(b, OpKind::Reshape, in[0], {{"shape", Shape{4, -1}}});

@@ -16,6 +16,7 @@
 #include "passes/PassManager.h"
 #include "passes/PassOptionTable.h"
 #include "analysis/SavedActivations.h"
+#include "StepTestHelpers.h"
 
 #include <gtest/gtest.h>
 
@@ -26,16 +27,9 @@
 
 using namespace planc;
 using namespace planc::ir;
+using namespace planc::testing;
 
 namespace {
-
-/// The source tree: $PLANC_SOURCE_DIR (ctest sets it), else found from this
-/// file's own path.
-std::string sourceDir() {
-  if (const char *root = std::getenv("PLANC_SOURCE_DIR")) return root;
-  llvm::StringRef file = __FILE__;
-  return file.drop_back(llvm::StringRef("/tests/unit/passes/RecomputeTest.cpp").size()).str();
-}
 
 std::string tinyGpt() { return std::string(sourceDir()) + "/examples/tiny-gpt.plan"; }
 
@@ -75,39 +69,6 @@ parallel {
 }
 )";
 
-/// Lowers a plan (a file when `isFile`, else text) to forward IR, in f64.
-std::unique_ptr<Module> lower(const std::string &source, bool isFile) {
-  Compilation c{FrontendOptions()};
-  auto consumer = std::make_unique<CollectingConsumer>();
-  CollectingConsumer *diags = consumer.get();
-  c.setDiagnosticConsumer(std::move(consumer));
-  bool ok = (isFile ? c.loadFile(source) : c.loadString("t.plan", source)) && c.check();
-  std::unique_ptr<Module> m = ok ? lowerToIR(c) : nullptr;
-  if (!m) {
-    std::string text;
-    for (const Diagnostic &d : diags->diagnostics) text += d.message + "\n";
-    ADD_FAILURE() << "the frontend rejected the plan:\n" << text;
-    return nullptr;
-  }
-  convertFloatTypes(*m, DType::F64);
-  return m;
-}
-
-/// Settings as --pass-option gives them; a bad one is the run's error.
-using Settings = std::map<std::string, std::string>;
-
-llvm::Error runPasses(Module &m, const std::string &pipeline, const Settings &settings) {
-  PassPipelineOptions options;
-  for (const auto &[key, value] : settings)
-    if (llvm::Error e = setPassOption(options, key, value)) return e;
-  PassManagerOptions pm;
-  pm.verifyEach = true;
-  pm.reproducerDir = "";
-  PassManager manager(pm, std::move(options));
-  if (llvm::Error e = manager.addPipeline(pipeline)) return e;
-  return manager.run(m);
-}
-
 Settings withPolicy(const std::string &policy) {
   Settings o;
   o["optimizer"] = "adamw";
@@ -144,25 +105,6 @@ std::string forwardText(const Module &m) {
 bool isAttentionScoreShape(const Value *v) {
   const Shape &s = v->type.shape;
   return s.size() == 4 && s[2] == s[3];
-}
-
-/// Random parameters and inputs (ints below `indexLimit`), the step counter 1.
-TensorMap feedsFor(const Module &m, int64_t indexLimit) {
-  std::mt19937_64 engine(11);
-  std::normal_distribution<double> normal;
-  std::uniform_int_distribution<int64_t> index(0, indexLimit - 1);
-  TensorMap feeds;
-  for (const Value *v : m.params) {
-    Tensor t(v->type.shape, v->type.dtype);
-    for (double &x : t.data) x = v->frozen ? 0.0 : 0.3 * normal(engine);
-    feeds[v->name] = std::move(t);
-  }
-  for (const Value *v : m.inputs) {
-    Tensor t(v->type.shape, v->type.dtype);
-    for (double &x : t.data) x = v->name == "step" ? 1.0 : isFloat(v->type.dtype) ? normal(engine) : double(index(engine));
-    feeds[v->name] = std::move(t);
-  }
-  return feeds;
 }
 
 /// Interprets both modules on the same feeds and draw seed; every output must
