@@ -208,13 +208,11 @@ public:
     // result value, so every reader of the attention's output is unchanged.
     std::map<const Op *, std::unique_ptr<Op>> replacement;
     std::unordered_set<const Op *> removed;
-    std::unordered_map<const Op *, size_t> position;
-    for (size_t i = 0; i < m.ops.size(); ++i) position[m.ops[i].get()] = i;
     for (const AttentionFusion &f : groups) {
       if (!f.refused.empty()) continue;
-      const Op &softmax = *f.ops[size_t(std::find_if(f.ops.begin(), f.ops.end(), [](const Op *op) {
-                                          return op->kind == OpKind::Softmax;
-                                        }) - f.ops.begin())];
+      const Op &softmax = **std::find_if(f.ops.begin(), f.ops.end(), [](const Op *op) {
+        return op->kind == OpKind::Softmax;
+      });
       const Op *last = f.ops.back();
       AttrMap attrs = annotationsOf(softmax);
       attrs["scale"] = f.scale;
