@@ -144,7 +144,9 @@ llvm::Expected<CompileResult> planc::compile(Compilation &c, const CompileOption
     }
     return again;
   };
-  PassManager pm(partitioning, passOptionsFromConfig(config));
+  PassPipelineOptions passOptions = passOptionsFromConfig(config);
+  passOptions.training.fusion.elementwise = options.fuseElementwise;
+  PassManager pm(partitioning, passOptions);
   // A plan that is built and checked gets the deadlock check on the plan
   // (the same replay of the schedule, on what the ranks will run), once.
   const bool planChecked = stop == CompileStage::ExecutionPlanned && options.checkPlan;

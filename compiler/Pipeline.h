@@ -79,6 +79,9 @@ struct CompileOptions {
   /// update, partitioned and planned like the training step. Needs the
   /// partitioned stages (not TrainingStep).
   bool inference = false;
+  /// False: the fuse-elementwise pass leaves the step unfused whatever the
+  /// plan's fusion policy (the fusion report analyses that step).
+  bool fuseElementwise = true;
 };
 
 struct CompileResult {

@@ -336,13 +336,6 @@ void config::interpretTrain(const Block &block, TrainConfig &t, Reader &r) {
   r.with(block, "checkpoint", [&](const Entry &e) { readCheckpoint(e, t.checkpoint, r); });
   r.with(block, "fusion", [&](const Entry &e) {
     const ast::Expr *x = r.scalar(e, spec("fusion"));
-    // Elementwise chains are not fused yet: the word is known, the policy
-    // does not exist.
-    if (auto *n = llvm::dyn_cast_or_null<ast::NameExpr>(x); n && n->name == "elementwise") {
-      r.diags.report(DiagID::err_not_supported_yet, x->range)
-          << "fusion policy 'elementwise'" << "use none, or aggressive to fuse attention";
-      return;
-    }
     if (x)
       if (auto k = r.choiceOf(x, "fusion", "fusion policy", kindNames<FusionPolicy>())) {
         t.fusion = FusionPolicy(*k);

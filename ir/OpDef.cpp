@@ -33,6 +33,7 @@ Table buildTable() {
   registerNormOps(table.data());
   registerAttentionOps(table.data());
   registerFlashAttentionOps(table.data());
+  registerFusedElementwiseOps(table.data());
   registerShapeOps(table.data());
   registerEmbeddingOps(table.data());
   registerLossOps(table.data());

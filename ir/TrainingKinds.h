@@ -26,9 +26,9 @@ enum class DecayKind { Constant, Linear, Cosine };
 enum class LossScaling { None, Static, Dynamic };
 // No `auto` yet: choosing per layer from the memory budget is not written.
 enum class RecomputePolicy { None, Selective, Full };
-/// Which ops fusion puts into one kernel (passes/FuseAttention.cpp):
-/// `aggressive` fuses attention into flash_attention; `elementwise` chains
-/// are not fused yet (the frontend says so at the setting's line).
+/// Which ops fusion puts into one kernel: `elementwise` fuses chains of
+/// elementwise ops (passes/FuseElementwise.h), `aggressive` those and each
+/// attention into flash_attention (passes/FuseAttention.h).
 enum class FusionPolicy { None, Elementwise, Aggressive };
 /// How a pipeline orders its micro-batches (analysis/PipelineSchedule.h).
 enum class ScheduleStyle { GPipe, OneFOneB, Interleaved, ZeroBubble };

@@ -200,8 +200,6 @@ public:
   explicit FuseAttentionPass(FusionOptions o) : options(o) {}
 
   llvm::Error run(Module &m) override {
-    if (options.policy == FusionPolicy::Elementwise)
-      return makeError("fusion policy 'elementwise' is not supported yet; use none or aggressive");
     if (options.policy != FusionPolicy::Aggressive) return llvm::Error::success();
     std::vector<AttentionFusion> groups = findAttentionFusions(m);
     // The fused op takes the place of the chain's last matmul and keeps its

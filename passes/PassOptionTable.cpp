@@ -184,7 +184,7 @@ llvm::ArrayRef<PassOptionRow<TrainingOptions>> planc::trainingOptionTable() {
                           "dynamic scaling: overflow-free steps before the scale grows, >= 1",
                           [](T &o) -> int64_t & { return o.precision.lossScaleWindow; }, 1),
       choice<T, FusionPolicy>("fuse-attention", "fusion",
-                              "fusion policy (aggressive: attention into flash_attention; elementwise: not yet)",
+                              "fusion policy (elementwise: chains of elementwise ops; aggressive: those and attention)",
                               [](T &o) -> FusionPolicy & { return o.fusion.policy; },
                               [] { return kindList<FusionPolicy>(", ", " or "); }),
       integer<T, int64_t>("lora", "lora_rank", "LoRA adapters' rank; 0: no adapters",
@@ -278,7 +278,7 @@ void planc::printPassOptionHelp(llvm::raw_ostream &os) {
       os << "  " << row.help << " (default " << (value.empty() ? "none" : value) << ")\n";
     }
   };
-  print("TRAINING PASS OPTIONS (lora, fuse-attention, mixed-precision, optimizer, loss-scaling)", trainingOptionTable(), TrainingOptions{});
+  print("TRAINING PASS OPTIONS (lora, fuse-attention, fuse-elementwise, mixed-precision, optimizer, loss-scaling)", trainingOptionTable(), TrainingOptions{});
   print("PARTITION PASS OPTIONS (recompute, zero, propagate-sharding, sp-regather, param-prefetch, grad-buckets, "
         "pipeline, check-deadlock)",
         partitionOptionTable(), PartitionOptions{});

@@ -40,6 +40,8 @@ const std::vector<PassInfo> &planc::registeredPasses() {
        [](const PassPipelineOptions &o) { return createGradientBucketsPass(o.partition); }},
       {"pipeline", "cuts the step into pipeline stages and schedule instructions, adds send/recv between stages",
        [](const PassPipelineOptions &o) { return createPipelinePartitionPass(o.partition.pipeline); }},
+      {"fuse-elementwise", "under fusion = elementwise or aggressive, fuses chains of elementwise ops into fused_elementwise",
+       [](const PassPipelineOptions &o) { return createFuseElementwisePass(o.training.fusion); }},
       {"check-deadlock", "proves every pair of ranks issues its messages and collectives in a matching order",
        [](const PassPipelineOptions &o) { return createDeadlockCheckPass(o.partition.pipeline); }},
   };
@@ -93,6 +95,9 @@ llvm::Error planc::addPartitionPipeline(PassManager &pm, bool deadlockCheck) {
   if (llvm::Error e = pm.add("grad-buckets")) return e;
   // Stages last: they split ops that already have their layouts.
   if (llvm::Error e = pm.add("pipeline")) return e;
+  // Elementwise chains fused on the settled step: a group never straddles a
+  // stage, a phase or a layout (a no-op unless the plan asks for fusion).
+  if (llvm::Error e = pm.add("fuse-elementwise")) return e;
   // Checked on the rolled step with the schedule: cheap for any model size.
   return deadlockCheck ? pm.add("check-deadlock") : llvm::Error::success();
 }

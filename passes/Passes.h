@@ -42,6 +42,10 @@ std::unique_ptr<Pass> createMixedPrecisionPass(const PrecisionOptions &options);
 /// policy is `aggressive` (passes/FuseAttention.h); otherwise a no-op.
 std::unique_ptr<Pass> createFuseAttentionPass(const FusionOptions &options);
 
+/// Fuses chains of elementwise ops into fused_elementwise under the policies
+/// `elementwise` and `aggressive` (passes/FuseElementwise.h); otherwise a no-op.
+std::unique_ptr<Pass> createFuseElementwisePass(const FusionOptions &options);
+
 /// LoRA on every linear layer of the model as written: freezes every
 /// parameter and gives each linear weight P trainable adapters P.lora_a,
 /// P.lora_b, its matmul x @ P becoming x @ P + (x @ P.lora_a) @ P.lora_b *

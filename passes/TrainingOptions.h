@@ -60,9 +60,12 @@ struct LoraOptions {
   std::optional<double> alpha;         // none: 2 x rank
 };
 
-/// The `fuse-attention` pass.
+/// The `fuse-attention` and `fuse-elementwise` passes.
 struct FusionOptions {
   FusionPolicy policy = FusionPolicy::None;
+  /// False: fuse-elementwise leaves the step as it is whatever the policy
+  /// (`planc emit --emit=fusion` analyses the step it would fuse).
+  bool elementwise = true;
 };
 
 struct TrainingOptions {

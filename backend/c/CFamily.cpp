@@ -256,6 +256,16 @@ std::string backend::makeElementwiseKernel(OpKind kind, const AttrMap &attrs, co
                                            const KernelBuffer &output, ElementwiseKernel &k,
                                            const std::vector<KernelBuffer> &extraOutputs) {
   const Formula *f = formulaOf(kind);
+  std::shared_ptr<Formula> owned;
+  if (kind == OpKind::FusedElementwise) {
+    // The composed formula is the step's attribute (ir/ops/FusedElementwise.cpp).
+    auto it = attrs.find("formula");
+    const std::string *text = it == attrs.end() ? nullptr : std::get_if<std::string>(&it->second);
+    if (!text) return "a fused_elementwise without its formula";
+    owned = std::make_shared<Formula>();
+    if (std::string e = parseFormulaText(*text, *owned); !e.empty()) return "its formula: " + e;
+    f = owned.get();
+  }
   if (!f) return "no formula";
   if (inputs.size() != f->inputs) return "takes " + std::to_string(f->inputs) + " operands";
   if (extraOutputs.size() + 1 != f->results.size()) return "gives " + std::to_string(f->results.size()) + " results";
@@ -271,7 +281,8 @@ std::string backend::makeElementwiseKernel(OpKind kind, const AttrMap &attrs, co
     if (b.shape.size() > output.shape.size()) return "an operand of higher rank than the result";
   k.kind = kind;
   k.formula = f;
-  k.attrValues = attrValues(*f, attrs);
+  k.ownedFormula = owned;
+  k.attrValues = owned ? std::vector<double>{} : attrValues(*f, attrs);
   k.inputs = inputs;
   k.output = output;
   k.extraOutputs = extraOutputs;

@@ -31,6 +31,7 @@
 
 #include "llvm/Support/raw_ostream.h"
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,9 @@ struct ElementwiseKernel {
   std::string name;                 // the function's name (a C identifier)
   ir::OpKind kind = ir::OpKind::NumOps;
   const ir::Formula *formula = nullptr;
+  /// A fused_elementwise step's formula, read from its attribute (`formula`
+  /// points into it); null for an op kind with its own.
+  std::shared_ptr<const ir::Formula> ownedFormula;
   std::vector<double> attrValues;   // in Formula::attrs() order
   std::vector<KernelBuffer> inputs; // one per formula input
   KernelBuffer output;

@@ -29,7 +29,7 @@ const char *backend::spelling(KernelClass c) {
 
 KernelClass backend::kernelClassOf(OpKind kind) {
   if (exec::isCommunicationStep(kind)) return KernelClass::Communication;
-  if (formulaOf(kind) || kind == OpKind::Cast) return KernelClass::Elementwise;
+  if (formulaOf(kind) || kind == OpKind::Cast || kind == OpKind::FusedElementwise) return KernelClass::Elementwise;
   switch (kind) {
   case OpKind::MatMul: return KernelClass::Gemm;
   case OpKind::Transpose:

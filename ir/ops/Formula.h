@@ -111,6 +111,22 @@ double applyFormulaOp(FormulaOp op, double a, double b, double c);
 /// One element: the formula at inputs `x` (one value per operand).
 double evalFormulaAt(const Formula &f, llvm::ArrayRef<double> attrValues, llvm::ArrayRef<double> x);
 
+/// Writes formula `f` into `b` with its inputs read from the nodes
+/// `inputNodes` (one per input of `f`) and its Attr nodes made constants
+/// of `attrValues` (Formula::attrs() order); returns the node of its
+/// (first) result. How fusion composes the formulas of a chain of ops.
+int inlineFormula(FormulaBuilder &b, const Formula &f, llvm::ArrayRef<double> attrValues,
+                  llvm::ArrayRef<int> inputNodes);
+
+/// A formula without Attr nodes and of one result as text: its nodes in
+/// order, separated by "; ", each its spelling and operands ("input 0",
+/// "const 0.5", "add 0 1", "select 2 3 4" reading earlier nodes by index);
+/// the last node is the result. What fused_elementwise keeps in its
+/// `formula` attribute, so the textual IR carries the fused kernel whole.
+std::string formulaText(const Formula &f);
+/// Reads formulaText's form into `f`; "" or what is wrong with it.
+std::string parseFormulaText(llvm::StringRef text, Formula &f);
+
 } // namespace planc::ir
 
 #endif

@@ -27,6 +27,7 @@ void registerReduceOps(OpDef *table);
 void registerNormOps(OpDef *table);
 void registerAttentionOps(OpDef *table);
 void registerFlashAttentionOps(OpDef *table);
+void registerFusedElementwiseOps(OpDef *table);
 void registerShapeOps(OpDef *table);
 void registerEmbeddingOps(OpDef *table);
 void registerLossOps(OpDef *table);

@@ -38,7 +38,8 @@ TEST(FormulaTest, EveryElementwiseArithmeticOpHasOne) {
   for (unsigned k = 0; k < unsigned(OpKind::NumOps); ++k) {
     OpKind kind = OpKind(k);
     if (!opDef(kind).has(kElementwise)) continue;
-    bool exempt = kind == OpKind::Cast || kind == OpKind::Dropout || kind == OpKind::Select;
+    bool exempt = kind == OpKind::Cast || kind == OpKind::Dropout || kind == OpKind::Select ||
+                  kind == OpKind::FusedElementwise; // its formula is its attribute
     if (!exempt) {
       EXPECT_NE(formulaOf(kind), nullptr) << spelling(kind);
     }
@@ -246,6 +247,21 @@ TEST_F(CompiledKernels, EqualTheInterpreter) {
   add(OpKind::Add, {{DType::F32, {3, 1, 5}}, {DType::F32, {4, 5}}}, f32);
   add(OpKind::Mul, {{DType::F32, {5}}, f32}, f32);
   add(OpKind::Div, {f32, {DType::F32, {}}}, f32);
+  // A fused chain (what fuse-elementwise makes): gelu(x + bias) * y, its
+  // formula composed, written as the op's attribute and read back.
+  {
+    FormulaBuilder b;
+    int x = b.input(0), bias = b.input(1), y = b.input(2);
+    int sum = inlineFormula(b, *formulaOf(OpKind::Add), {}, {x, bias});
+    int act = inlineFormula(b, *formulaOf(OpKind::Gelu), {}, {sum});
+    int prod = inlineFormula(b, *formulaOf(OpKind::Scale), {0.5}, {inlineFormula(b, *formulaOf(OpKind::Mul), {}, {act, y})});
+    AttrMap fused = {{"formula", formulaText(b.done(prod))}, {"ops", std::string("add,gelu,mul,scale")},
+                     {"dtype", std::string("f32")}};
+    add(OpKind::FusedElementwise, {f32, {DType::F32, {5}}, f32}, f32, fused);
+    KernelBuffer h{DType::BF16, s};
+    fused["dtype"] = std::string("bf16");
+    add(OpKind::FusedElementwise, {h, {DType::BF16, {5}}, h}, h, fused);
+  }
   // Accumulating into the output, and the 16-bit and f64 dtypes.
   add(OpKind::Add, {f32, f32}, f32, {}, /*accumulate=*/true);
   for (DType t : {DType::BF16, DType::F16, DType::F64}) {

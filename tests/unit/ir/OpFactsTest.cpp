@@ -75,7 +75,8 @@ TEST(OpFacts, ElementwiseAndZeroKeeping) {
                       OpKind::Tanh,     OpKind::Relu,        OpKind::Gelu,     OpKind::Silu,    OpKind::Sigmoid,
                       OpKind::Abs,      OpKind::Pow,         OpKind::Scale,    OpKind::AddScalar, OpKind::Add,
                       OpKind::Sub,      OpKind::Mul,         OpKind::Div,      OpKind::GeluGrad, OpKind::SiluGrad,
-                      OpKind::SigmoidGrad, OpKind::TanhGrad, OpKind::ReluGrad, OpKind::Cast,    OpKind::Select};
+                      OpKind::SigmoidGrad, OpKind::TanhGrad, OpKind::ReluGrad, OpKind::Cast,    OpKind::Select,
+                      OpKind::FusedElementwise};
   EXPECT_EQ(kindsWhere(isElementwise), elementwise);
   // The ops sharding propagation lets run on a zero-padded ZeRO shard.
   EXPECT_EQ(kindsWhere(keepsPaddingZero), (S{OpKind::Cast, OpKind::Transpose, OpKind::Neg, OpKind::Scale, OpKind::Add,
