@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <iterator>
 #include <regex>
 #include <system_error>
 
@@ -170,45 +171,126 @@ Result<Resumed> planc::runtime::loadCheckpoint(const ExecutableModel &model, uin
 
 namespace {
 
-/// A Hugging Face Llama name and the plan's parameters it may be
+/// How a Hugging Face tensor becomes the plan's parameter.
+enum class HfTransform {
+  None,
+  Transpose,  // nn.Linear's [out, in] to the plan's [in, out]
+  QkvColumns, // GPT-2's c_attn columns [3, heads, d] to std.gpt's [heads, 3, d]
+  CropRows,   // GPT-2's position table [1024, h] to the plan's [seq, h]: its first rows
+};
+
+/// A Hugging Face name and the plan's parameters it may be
 /// (runtime/Checkpoint.h): `to` is a regular expression formatted with the
 /// name's groups ($1: the layer).
 struct HfRule {
   const char *from, *to;
-  bool transpose;
+  HfTransform transform;
 };
 const HfRule kLlamaRules[] = {
-    {R"(model\.embed_tokens\.weight)", R"((.*\.)?tok_embeddings\.weight)", false},
-    {R"(model\.layers\.(\d+)\.input_layernorm\.weight)", R"(blocks\.$1\.(.*\.)?attention_norm\.weight)", false},
-    {R"(model\.layers\.(\d+)\.post_attention_layernorm\.weight)", R"(blocks\.$1\.(.*\.)?ffn_norm\.weight)", false},
-    {R"(model\.layers\.(\d+)\.self_attn\.([qkvo])_proj\.weight)", R"(blocks\.$1\.(.*\.)?w$2(\.weight)?)", true},
-    {R"(model\.layers\.(\d+)\.mlp\.gate_proj\.weight)", R"(blocks\.$1\.(.*\.)?w1(\.weight)?)", true},
-    {R"(model\.layers\.(\d+)\.mlp\.up_proj\.weight)", R"(blocks\.$1\.(.*\.)?w3(\.weight)?)", true},
-    {R"(model\.layers\.(\d+)\.mlp\.down_proj\.weight)", R"(blocks\.$1\.(.*\.)?w2(\.weight)?)", true},
-    {R"(model\.norm\.weight)", R"(norm\.weight)", false},
-    {R"(lm_head\.weight)", R"(output\.weight)", true},
+    {R"(model\.embed_tokens\.weight)", R"((.*\.)?tok_embeddings\.weight)", HfTransform::None},
+    {R"(model\.layers\.(\d+)\.input_layernorm\.weight)", R"(blocks\.$1\.(.*\.)?attention_norm\.weight)", HfTransform::None},
+    {R"(model\.layers\.(\d+)\.post_attention_layernorm\.weight)", R"(blocks\.$1\.(.*\.)?ffn_norm\.weight)",
+     HfTransform::None},
+    {R"(model\.layers\.(\d+)\.self_attn\.([qkvo])_proj\.weight)", R"(blocks\.$1\.(.*\.)?w$2(\.weight)?)",
+     HfTransform::Transpose},
+    {R"(model\.layers\.(\d+)\.mlp\.gate_proj\.weight)", R"(blocks\.$1\.(.*\.)?w1(\.weight)?)", HfTransform::Transpose},
+    {R"(model\.layers\.(\d+)\.mlp\.up_proj\.weight)", R"(blocks\.$1\.(.*\.)?w3(\.weight)?)", HfTransform::Transpose},
+    {R"(model\.layers\.(\d+)\.mlp\.down_proj\.weight)", R"(blocks\.$1\.(.*\.)?w2(\.weight)?)", HfTransform::Transpose},
+    {R"(model\.norm\.weight)", R"(norm\.weight)", HfTransform::None},
+    {R"(lm_head\.weight)", R"(output\.weight)", HfTransform::Transpose},
+};
+// GPT-2 (GPT2LMHeadModel's names, with or without `transformer.`). Its
+// Conv1D weights are [in, out] as the plan's; lm_head is the tied wte and
+// is skipped, as the causal-mask buffers (attn.bias, attn.masked_bias) are.
+const HfRule kGpt2Rules[] = {
+    {R"((?:transformer\.)?wte\.weight)", R"((.*\.)?wte\.weight)", HfTransform::None},
+    {R"((?:transformer\.)?wpe\.weight)", R"((.*\.)?wpe\.weight)", HfTransform::CropRows},
+    {R"((?:transformer\.)?h\.(\d+)\.ln_([12])\.(weight|bias))", R"(blocks\.$1\.(.*\.)?ln_$2\.$3)", HfTransform::None},
+    {R"((?:transformer\.)?h\.(\d+)\.attn\.c_attn\.weight)", R"(blocks\.$1\.(.*\.)?w_qkv)", HfTransform::QkvColumns},
+    {R"((?:transformer\.)?h\.(\d+)\.attn\.c_attn\.bias)", R"(blocks\.$1\.(.*\.)?b_qkv)", HfTransform::QkvColumns},
+    {R"((?:transformer\.)?h\.(\d+)\.attn\.c_proj\.weight)", R"(blocks\.$1\.(.*\.)?w_o)", HfTransform::None},
+    {R"((?:transformer\.)?h\.(\d+)\.attn\.c_proj\.bias)", R"(blocks\.$1\.(.*\.)?b_o)", HfTransform::None},
+    {R"((?:transformer\.)?h\.(\d+)\.mlp\.c_fc\.weight)", R"(blocks\.$1\.(.*\.)?w_in)", HfTransform::None},
+    {R"((?:transformer\.)?h\.(\d+)\.mlp\.c_fc\.bias)", R"(blocks\.$1\.(.*\.)?b_in)", HfTransform::None},
+    {R"((?:transformer\.)?h\.(\d+)\.mlp\.c_proj\.weight)", R"(blocks\.$1\.(.*\.)?w_out)", HfTransform::None},
+    {R"((?:transformer\.)?h\.(\d+)\.mlp\.c_proj\.bias)", R"(blocks\.$1\.(.*\.)?b_out)", HfTransform::None},
+    {R"((?:transformer\.)?ln_f\.(weight|bias))", R"((.*\.)?ln_f\.$1)", HfTransform::None},
 };
 
-bool isHuggingFaceLlama(const SafetensorsContents &c) {
-  for (const auto &[name, t] : c.tensors)
-    if (name.rfind("model.layers.", 0) == 0 || name == "model.embed_tokens.weight") return true;
-  return false;
+struct HfFamily {
+  const char *name;
+  const HfRule *rules;
+  size_t count;
+};
+const HfFamily kLlama{"Hugging Face Llama", kLlamaRules, std::size(kLlamaRules)};
+const HfFamily kGpt2{"Hugging Face GPT-2", kGpt2Rules, std::size(kGpt2Rules)};
+
+/// The family whose names the file has: Llama's model.layers.N, GPT-2's
+/// h.N (the plan's own names are blocks.N); none for the plan's names.
+const HfFamily *huggingFaceFamilyOf(const SafetensorsContents &c) {
+  static const std::regex gpt2(R"((transformer\.)?h\.\d+\..*)");
+  for (const auto &[name, t] : c.tensors) {
+    if (name.rfind("model.layers.", 0) == 0 || name == "model.embed_tokens.weight") return &kLlama;
+    if (std::regex_match(name, gpt2)) return &kGpt2;
+  }
+  return nullptr;
 }
 
-/// Loads a Hugging Face Llama file by the name map: every tensor the map
-/// knows onto the one model parameter it names; the others (rotary
-/// tables) are skipped. Parameters it does not cover keep their values
-/// (LoRA's adapters); the log line says how many.
-Status loadHuggingFaceLlama(const ExecutableModel &model, const SafetensorsContents &c, uint8_t *arena,
-                            const std::string &file, std::string &summary) {
+/// `t` as the rule makes it for `p` (a transpose is placeTensor's); an
+/// error when it cannot be made. `note` says what was cropped.
+Result<HostTensor> transformed(const HostTensor &t, const ExecParam &p, HfTransform how, const std::string &file,
+                               const std::string &name, std::string &note) {
+  if (how == HfTransform::CropRows && t.shape.size() == 2 && p.shape.size() == 2 && t.shape[1] == p.shape[1] &&
+      t.shape[0] > p.shape[0]) {
+    // The plan's context is shorter than the checkpoint's: its first rows,
+    // as nanoGPT's crop_block_size.
+    HostTensor out;
+    out.type = t.type;
+    out.shape = p.shape;
+    out.bytes.assign(t.bytes.begin(), t.bytes.begin() + long(out.numel() * int64_t(byteSize(t.type))));
+    note += "; '" + name + "': its first " + std::to_string(p.shape[0]) + " of " + std::to_string(t.shape[0]) + " rows";
+    return out;
+  }
+  if (how != HfTransform::QkvColumns) return t;
+  if (p.qkvHeads <= 0)
+    return errorStatus("'" + file + "': tensor '" + name + "' is GPT-2's c_attn ([3, heads, d] columns), but the plan's '" +
+                       p.name + "' is not std.gpt's attention weight of [heads, 3, d] columns (its head count is unknown)");
+  const int64_t cols = t.shape.empty() ? 0 : t.shape.back(), heads = p.qkvHeads;
+  if (t.shape != p.shape || cols % (3 * heads) != 0 || !isFloat(t.type))
+    return errorStatus("'" + file + "': tensor '" + name + "' has shape " + shapeText(t.shape) + " (" +
+                       spelling(t.type) + "), but the plan's '" + p.name + "' is " + shapeText(p.shape) + " with " +
+                       std::to_string(heads) + " heads");
+  const int64_t d = cols / (3 * heads), rows = t.numel() / std::max<int64_t>(cols, 1);
+  std::vector<double> in(size_t(t.numel())), out(in.size());
+  decodeBuffer(t.type, t.bytes.data(), in.size(), in.data());
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t part = 0; part < 3; ++part)
+      for (int64_t n = 0; n < heads; ++n)
+        for (int64_t i = 0; i < d; ++i)
+          out[size_t(r * cols + (n * 3 + part) * d + i)] = in[size_t(r * cols + (part * heads + n) * d + i)];
+  HostTensor result;
+  result.type = ElementType::F64;
+  result.shape = t.shape;
+  result.bytes.resize(out.size() * sizeof(double));
+  encodeBuffer(ElementType::F64, out.data(), out.size(), result.bytes.data());
+  return result;
+}
+
+/// Loads a file of Hugging Face names by the family's map: every tensor the
+/// map knows onto the one model parameter it names; the others (rotary
+/// tables, mask buffers, a tied head) are skipped. Parameters it does not
+/// cover keep their values (LoRA's adapters); the log line says how many.
+Status loadHuggingFace(const ExecutableModel &model, const SafetensorsContents &c, const HfFamily &family,
+                       uint8_t *arena, const std::string &file, std::string &summary) {
   std::vector<bool> loaded(model.params.size(), false);
   size_t used = 0, skipped = 0;
+  std::string notes;
   for (const auto &[name, t] : c.tensors) {
     const HfRule *rule = nullptr;
     std::smatch m;
-    for (const HfRule &r : kLlamaRules)
-      if (std::regex_match(name, m, std::regex(r.from))) {
-        rule = &r;
+    for (size_t r = 0; r < family.count; ++r)
+      if (std::regex_match(name, m, std::regex(family.rules[r].from))) {
+        rule = &family.rules[r];
         break;
       }
     if (!rule) {
@@ -228,17 +310,21 @@ Status loadHuggingFaceLlama(const ExecutableModel &model, const SafetensorsConte
       index = i;
     }
     if (!target)
-      return errorStatus("--init-from: '" + file + "': tensor '" + name + "' (Hugging Face Llama names) has no parameter " +
-                         "of the plan to go to (looked for one named like '" + m.format(rule->to) + "')");
-    if (Status s = placeTensor(*target, t, arena, file, name, rule->transpose); !s.ok())
+      return errorStatus("--init-from: '" + file + "': tensor '" + name + "' (" + family.name +
+                         " names) has no parameter of the plan to go to (looked for one named like '" +
+                         m.format(rule->to) + "')");
+    Result<HostTensor> ready = transformed(t, *target, rule->transform, file, name, notes);
+    if (!ready.ok()) return errorStatus("--init-from: " + ready.error());
+    if (Status s = placeTensor(*target, *ready, arena, file, name, rule->transform == HfTransform::Transpose); !s.ok())
       return errorStatus("--init-from: " + s.message());
     loaded[index] = true;
     ++used;
   }
   size_t kept = 0;
   for (size_t i = 0; i < model.params.size(); ++i) kept += model.params[i].modelParam && !loaded[i];
-  summary = "loaded " + std::to_string(used) + " tensors of '" + file + "' by Hugging Face Llama names (" +
-            std::to_string(skipped) + " skipped); " + std::to_string(kept) + " parameters keep their initial values";
+  summary = "loaded " + std::to_string(used) + " tensors of '" + file + "' by " + family.name + " names (" +
+            std::to_string(skipped) + " skipped" + notes + "); " + std::to_string(kept) +
+            " parameters keep their initial values";
   return Status::success();
 }
 
@@ -248,7 +334,8 @@ Status planc::runtime::loadInitialWeights(const ExecutableModel &model, uint8_t 
                                           std::string &summary) {
   Result<SafetensorsContents> contents = readSafetensors(file);
   if (!contents.ok()) return errorStatus("--init-from: " + contents.error());
-  if (isHuggingFaceLlama(*contents)) return loadHuggingFaceLlama(model, *contents, arena, file, summary);
+  if (const HfFamily *family = huggingFaceFamilyOf(*contents))
+    return loadHuggingFace(model, *contents, *family, arena, file, summary);
   summary = "loaded the parameters of '" + file + "'";
   for (const ExecParam &p : model.params) {
     if (!p.modelParam) continue;

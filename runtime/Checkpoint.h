@@ -51,13 +51,13 @@ Result<Resumed> loadCheckpoint(const ExecutableModel &model, uint8_t *arena, con
 
 /// Loads the model parameters of a safetensors file (--init-from): by the
 /// plan's paths, every model parameter there with its shape; or, for a file
-/// of Hugging Face Llama names (model.layers.N...), by the name map below,
-/// nn.Linear's [out, in] weights transposed. A dtype other than the
-/// buffer's is converted. Names the file and the tensor on errors;
-/// `summary` says what was loaded.
+/// of Hugging Face names (Llama's model.layers.N..., GPT-2's h.N...), by the
+/// name maps below. A dtype other than the buffer's is converted. Names the
+/// file and the tensor on errors; `summary` says what was loaded.
 ///
 /// The Llama map (a plan built from std.nn and std.llama, named as
-/// examples/llama2-7b.plan; `*` any instance path):
+/// examples/llama2-7b.plan; `*` any instance path), nn.Linear's [out, in]
+/// weights transposed:
 ///
 ///   model.embed_tokens.weight                        *tok_embeddings.weight
 ///   model.layers.N.input_layernorm.weight            blocks.N.*attention_norm.weight
@@ -66,12 +66,26 @@ Result<Resumed> loadCheckpoint(const ExecutableModel &model, uint8_t *arena, con
 ///   model.layers.N.mlp.{gate,up,down}_proj.weight    blocks.N.*w{1,3,2}[.weight]     transposed
 ///   model.norm.weight, lm_head.weight                norm.weight, output.weight (transposed)
 ///
-/// Each must match exactly one parameter; tensors the map does not know
-/// (rotary tables) are skipped, parameters it does not reach (LoRA's
-/// adapters) keep their initial values. Rotary weights need no
-/// permutation: planc's rope turns the pairs (i, i + d/2), as the Hugging
-/// Face checkpoints expect. GPT-2's fused c_attn ([3, heads, d] against
-/// std.gpt's [heads, 3, d]) is not mapped yet.
+/// The GPT-2 map (std.gpt, named as examples/gpt2-124m.plan; a
+/// `transformer.` prefix optional), Conv1D's [in, out] weights as they are:
+///
+///   wte.weight, wpe.weight                  *wte.weight, *wpe.weight (its first seq rows)
+///   h.N.ln_{1,2}.{weight,bias}              blocks.N.*ln_{1,2}.{weight,bias}
+///   h.N.attn.c_attn.{weight,bias}           blocks.N.*{w,b}_qkv   columns [3, heads, d] -> [heads, 3, d]
+///   h.N.attn.c_proj.{weight,bias}           blocks.N.*{w,b}_o
+///   h.N.mlp.c_fc.{weight,bias}              blocks.N.*{w,b}_in
+///   h.N.mlp.c_proj.{weight,bias}            blocks.N.*{w,b}_out
+///   ln_f.{weight,bias}                      *ln_f.{weight,bias}
+///
+/// c_attn's reordering needs the head count: the compiler reads it from the
+/// reshape std.gpt's attention splits the product with (ExecParam::qkvHeads);
+/// a parameter without one is an error, not a silent misordering.
+///
+/// Each must match exactly one parameter; tensors the maps do not know
+/// (rotary tables, GPT-2's mask buffers and tied lm_head) are skipped,
+/// parameters they do not reach (LoRA's adapters) keep their initial values.
+/// Rotary weights need no permutation: planc's rope turns the pairs
+/// (i, i + d/2), as the Hugging Face Llama checkpoints expect.
 Status loadInitialWeights(const ExecutableModel &model, uint8_t *arena, const std::string &file,
                           std::string &summary);
 

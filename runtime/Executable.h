@@ -54,6 +54,10 @@ struct ExecParam {
   ParamInit init = ParamInit::Zeros;
   double stddev = 0;
   bool modelParam = true;      // a parameter of the model, frozen or not (false: optimizer state)
+  /// A fused q, k, v weight or bias of std.gpt's attention (columns laid
+  /// out [heads, 3, d]): its head count, which --init-from needs to reorder
+  /// a Hugging Face GPT-2 c_attn ([3, heads, d]); 0 for any other.
+  int64_t qkvHeads = 0;
 };
 
 /// An input buffer the loop writes before each step.

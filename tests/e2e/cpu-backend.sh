@@ -16,7 +16,7 @@
 #   hostile    data paths and checkpoint folders with quotes, backslashes, */, ??/, a newline,
 #              $(...) and non-ASCII build and run; nothing runs, the folder has its exact name
 #   mesh       a plan of several ranks builds, and its executable says it needs MPI
-#   init-from  a safetensors file of Hugging Face Llama names starts tiny-llama where the same
+#   init-from  safetensors files of Hugging Face Llama and GPT-2 names start tiny-llama and tiny-gpt where the same
 #              numbers under planc's names do
 #   sample     tiny-gpt trained 300 steps on text writes mostly printable text with --sample;
 #              the same checkpoint sampled again (--steps 0 --resume) writes the same bytes
@@ -211,6 +211,65 @@ grep -q "loaded 21 tensors of 'hf-names.safetensors' by Hugging Face Llama names
   init-hf.log || fail "init-from: $(grep loaded init-hf.log)"
 expect 1 "tensor 'model.layers.1.self_attn.k_proj.weight' has shape [64, 64], but the plan's 'blocks.1.llama_attention.wk'" \
   ./llama --init-from hf-bad.safetensors --steps 1
+# GPT-2's names (GPT2LMHeadModel with its `transformer.` prefix): c_attn's columns are
+# [3, heads, d] where std.gpt's w_qkv has [heads, 3, d] (tiny-gpt: 4 heads of 16), and its
+# position table is longer than the plan's context (the first 64 of 128 rows are taken); the
+# mask buffers and the tied lm_head are skipped.
+"$PY" - <<'PY'
+import json, struct
+import numpy as np
+def write(path, tensors):
+    header, data = {}, b''
+    for name, a in tensors.items():
+        b = np.ascontiguousarray(a, dtype=np.float32).tobytes()
+        header[name] = {'dtype': 'F32', 'shape': list(a.shape), 'data_offsets': [len(data), len(data) + len(b)]}
+        data += b
+    h = json.dumps(header).encode()
+    h += b' ' * (-len(h) % 8)
+    open(path, 'wb').write(struct.pack('<Q', len(h)) + h + data)
+rng = np.random.default_rng(7)
+L, H, N, S, V = 2, 64, 4, 64, 256   # tiny-gpt
+D = H // N
+ours, hf = {}, {}
+def both(mine, theirs, shape, scale=0.05, offset=0.0, qkv=False):
+    a = (rng.standard_normal(shape) * scale + offset).astype(np.float32)
+    ours[mine] = a
+    if qkv:   # ours [..., heads, 3, d] -> Hugging Face's [..., 3, heads, d]
+        lead = a.shape[:-1]
+        a = np.swapaxes(a.reshape(lead + (N, 3, D)), -3, -2).reshape(lead + (3 * H,))
+    hf['transformer.' + theirs] = np.ascontiguousarray(a)
+both('wte.weight', 'wte.weight', (V, H))
+positions = (rng.standard_normal((2 * S, H)) * 0.02).astype(np.float32)
+ours['wpe.weight'] = positions[:S]
+hf['transformer.wpe.weight'] = positions
+both('ln_f.weight', 'ln_f.weight', (H,), offset=1.0)
+both('ln_f.bias', 'ln_f.bias', (H,))
+for i in range(L):
+    for ln in ('ln_1', 'ln_2'):
+        both('blocks.%d.%s.weight' % (i, ln), 'h.%d.%s.weight' % (i, ln), (H,), offset=1.0)
+        both('blocks.%d.%s.bias' % (i, ln), 'h.%d.%s.bias' % (i, ln), (H,))
+    both('blocks.%d.attention.w_qkv' % i, 'h.%d.attn.c_attn.weight' % i, (H, 3 * H), qkv=True)
+    both('blocks.%d.attention.b_qkv' % i, 'h.%d.attn.c_attn.bias' % i, (3 * H,), qkv=True)
+    both('blocks.%d.attention.w_o' % i, 'h.%d.attn.c_proj.weight' % i, (H, H))
+    both('blocks.%d.attention.b_o' % i, 'h.%d.attn.c_proj.bias' % i, (H,))
+    both('blocks.%d.mlp.w_in' % i, 'h.%d.mlp.c_fc.weight' % i, (H, 4 * H))
+    both('blocks.%d.mlp.b_in' % i, 'h.%d.mlp.c_fc.bias' % i, (4 * H,))
+    both('blocks.%d.mlp.w_out' % i, 'h.%d.mlp.c_proj.weight' % i, (4 * H, H))
+    both('blocks.%d.mlp.b_out' % i, 'h.%d.mlp.c_proj.bias' % i, (H,))
+    hf['transformer.h.%d.attn.bias' % i] = np.tril(np.ones((S, S), np.float32))
+hf['lm_head.weight'] = hf['transformer.wte.weight']
+write('gpt-ours.safetensors', ours)
+write('gpt-hf.safetensors', hf)
+hf['transformer.h.1.attn.c_attn.weight'] = np.zeros((H, 2 * H), np.float32)
+write('gpt-hf-bad.safetensors', hf)
+PY
+./gpt --init-from gpt-ours.safetensors --steps 3 --sample 0 --metrics gpt-ours.jsonl >init-gpt-ours.log
+./gpt --init-from gpt-hf.safetensors --steps 3 --sample 0 --metrics gpt-hf.jsonl >init-gpt-hf.log
+cmp -s <(cut -d, -f1-2 gpt-ours.jsonl) <(cut -d, -f1-2 gpt-hf.jsonl) || fail "init-from: GPT-2 names train another model"
+grep -q "loaded 28 tensors of 'gpt-hf.safetensors' by Hugging Face GPT-2 names (3 skipped; 'transformer.wpe.weight': its first 64 of 128 rows); 0 parameters keep" \
+  init-gpt-hf.log || fail "init-from: $(grep loaded init-gpt-hf.log)"
+expect 1 "tensor 'transformer.h.1.attn.c_attn.weight' has shape [64, 128] (f32), but the plan's 'blocks.1.attention.w_qkv' is [64, 192] with 4 heads" \
+  ./gpt --init-from gpt-hf-bad.safetensors --steps 1
 
 echo "=== hostile"
 mkdir -p hostile
