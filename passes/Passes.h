@@ -46,6 +46,10 @@ std::unique_ptr<Pass> createFuseAttentionPass(const FusionOptions &options);
 /// `elementwise` and `aggressive` (passes/FuseElementwise.h); otherwise a no-op.
 std::unique_ptr<Pass> createFuseElementwisePass(const FusionOptions &options);
 
+/// Under `fusion = aggressive`, folds transposes of the last two dims into
+/// the matmuls that read them or that they read (passes/FoldTransposes.cpp).
+std::unique_ptr<Pass> createFoldTransposesPass(const FusionOptions &options);
+
 /// LoRA on every linear layer of the model as written: freezes every
 /// parameter and gives each linear weight P trainable adapters P.lora_a,
 /// P.lora_b, its matmul x @ P becoming x @ P + (x @ P.lora_a) @ P.lora_b *
