@@ -22,8 +22,8 @@ const std::vector<PassInfo> &planc::registeredPasses() {
        [](const PassPipelineOptions &o) { return createLoraAdaptersPass(o.training.lora); }},
       {"fuse-attention", "under fusion = aggressive, fuses each attention (scores, mask, softmax, dropout, values) into flash_attention",
        [](const PassPipelineOptions &o) { return createFuseAttentionPass(o.training.fusion); }},
-      {"fold-transposes", "under fusion = aggressive, makes transposes of the last two dims next to a matmul its operand flags",
-       [](const PassPipelineOptions &o) { return createFoldTransposesPass(o.training.fusion); }},
+      {"fold-into-matmul", "under fusion = aggressive, folds weight-gradient batch sums and last-two-dim transposes into the matmuls beside them",
+       [](const PassPipelineOptions &o) { return createFoldIntoMatMulPass(o.training.fusion); }},
       {"mixed-precision", "computes the forward graph in compute_dtype (bf16, f16) from f32 master parameters",
        [](const PassPipelineOptions &o) { return createMixedPrecisionPass(o.training.precision); }},
       {"loss-scaling", "scales the loss, unscales the gradients and skips steps that overflow (fp16)",
@@ -76,9 +76,10 @@ llvm::Error planc::addDefaultTrainingPipeline(PassManager &pm) {
   // fp16 loss scaling wraps the seed of backward and the updates (a no-op
   // unless the plan asks for it).
   if (llvm::Error e = pm.add("loss-scaling")) return e;
-  // Transposes next to matmuls become their flags (a no-op unless the plan
-  // asks for fusion = aggressive); forward, backward and update are all here.
-  if (llvm::Error e = pm.add("fold-transposes")) return e;
+  // Batch sums and transposes beside matmuls go into them (a no-op unless
+  // the plan asks for fusion = aggressive); forward, backward and update
+  // are all here.
+  if (llvm::Error e = pm.add("fold-into-matmul")) return e;
   // Gradient rules leave values nothing reads (gradients of inputs), and
   // folding leaves transposes and matmuls none reads; drop them.
   return pm.add("canonicalize");

@@ -46,9 +46,10 @@ std::unique_ptr<Pass> createFuseAttentionPass(const FusionOptions &options);
 /// `elementwise` and `aggressive` (passes/FuseElementwise.h); otherwise a no-op.
 std::unique_ptr<Pass> createFuseElementwisePass(const FusionOptions &options);
 
-/// Under `fusion = aggressive`, folds transposes of the last two dims into
-/// the matmuls that read them or that they read (passes/FoldTransposes.cpp).
-std::unique_ptr<Pass> createFoldTransposesPass(const FusionOptions &options);
+/// Under `fusion = aggressive`, folds the batch sum of a weight gradient and
+/// transposes of the last two dims into the matmuls beside them
+/// (passes/FoldIntoMatMul.cpp).
+std::unique_ptr<Pass> createFoldIntoMatMulPass(const FusionOptions &options);
 
 /// LoRA on every linear layer of the model as written: freezes every
 /// parameter and gives each linear weight P trainable adapters P.lora_a,

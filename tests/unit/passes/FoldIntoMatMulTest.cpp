@@ -1,4 +1,4 @@
-//===- tests/unit/passes/FoldTransposesTest.cpp - the fold-transposes pass -===//
+//===- tests/unit/passes/FoldIntoMatMulTest.cpp - the fold-into-matmul pass -===//
 //
 // tiny-gpt's and tiny-llama's training steps in f64 with and without
 // folding: the folded step has fewer transposes (tiny-gpt's tied head has
@@ -23,7 +23,7 @@ std::unique_ptr<Module> step(const std::string &file, const std::string &fusion)
   std::unique_ptr<Module> m = lower(sourceDir() + "/examples/" + file, true);
   if (!m) return nullptr;
   Settings s{{"optimizer", "adamw"}, {"fusion", fusion}};
-  if (llvm::Error e = runPasses(*m, "canonicalize,autodiff,optimizer,fold-transposes,canonicalize", s)) {
+  if (llvm::Error e = runPasses(*m, "canonicalize,autodiff,optimizer,fold-into-matmul,canonicalize", s)) {
     ADD_FAILURE() << llvm::toString(std::move(e));
     return nullptr;
   }
@@ -41,9 +41,9 @@ size_t lastTwoSwaps(const Module &m) {
   return n;
 }
 
-class FoldTransposes : public ::testing::TestWithParam<const char *> {};
+class FoldIntoMatMul : public ::testing::TestWithParam<const char *> {};
 
-TEST_P(FoldTransposes, FoldedStepEqualsTheUnfoldedOne) {
+TEST_P(FoldIntoMatMul, FoldedStepEqualsTheUnfoldedOne) {
   auto plain = step(GetParam(), "none");
   auto folded = step(GetParam(), "aggressive");
   ASSERT_TRUE(plain && folded);
@@ -64,6 +64,6 @@ TEST_P(FoldTransposes, FoldedStepEqualsTheUnfoldedOne) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Models, FoldTransposes, ::testing::Values("tiny-gpt.plan", "tiny-llama.plan"));
+INSTANTIATE_TEST_SUITE_P(Models, FoldIntoMatMul, ::testing::Values("tiny-gpt.plan", "tiny-llama.plan"));
 
 } // namespace
