@@ -43,8 +43,10 @@ AttrMap annotationsOf(const Op &op) {
   AttrMap a;
   const Formula *f = formulaOf(op.kind);
   std::vector<const char *> own = f ? f->attrs() : std::vector<const char *>{};
-  for (const auto &[name, value] : op.attrs)
-    if (std::none_of(own.begin(), own.end(), [&](const char *o) { return name == o; })) a[name] = value;
+  for (const auto &entry : op.attrs) {
+    const std::string &name = entry.first;
+    if (std::none_of(own.begin(), own.end(), [&](const char *o) { return name == o; })) a[name] = entry.second;
+  }
   return a;
 }
 
