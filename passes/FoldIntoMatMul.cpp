@@ -29,6 +29,7 @@
 #include "passes/Passes.h"
 
 #include "ir/OpDef.h"
+#include "ir/TransposeFacts.h"
 
 #include <algorithm>
 #include <map>
@@ -38,17 +39,6 @@ using namespace planc;
 using namespace planc::ir;
 
 namespace {
-
-/// A transpose that swaps the last two dims and keeps the others.
-bool swapsLastTwo(const Op &t) {
-  if (t.kind != OpKind::Transpose) return false;
-  std::vector<int64_t> perm = t.getInts("perm");
-  size_t n = perm.size();
-  if (n < 2) return false;
-  for (size_t i = 0; i + 2 < n; ++i)
-    if (perm[i] != int64_t(i)) return false;
-  return perm[n - 2] == int64_t(n - 1) && perm[n - 1] == int64_t(n - 2);
-}
 
 class FoldIntoMatMulPass : public Pass {
 public:
@@ -62,7 +52,7 @@ public:
       if (op->kind != OpKind::MatMul) continue;
       for (size_t i = 0; i < 2; ++i) {
         const Op *t = op->operands[i]->def;
-        if (!t || !swapsLastTwo(*t)) continue;
+        if (!t || !swapsLastTwoDims(*t)) continue;
         const char *flag = i == 0 ? "transpose_a" : "transpose_b";
         op->operands[i] = t->operands[0];
         op->attrs[flag] = !op->getBool(flag);
@@ -74,7 +64,7 @@ public:
       for (const Value *v : op->operands) ++readers[v];
     for (const Output &o : m.outputs) ++readers[o.value];
     for (auto &op : m.ops) {
-      if (!swapsLastTwo(*op)) continue;
+      if (!swapsLastTwoDims(*op)) continue;
       Op *mm = op->operands[0]->def;
       if (!mm || mm->kind != OpKind::MatMul || readers[mm->results[0]] != 1) continue;
       const bool ta = mm->getBool("transpose_a"), tb = mm->getBool("transpose_b");

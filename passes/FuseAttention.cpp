@@ -28,6 +28,7 @@
 
 #include "ir/Builder.h"
 #include "ir/OpDef.h"
+#include "ir/TransposeFacts.h"
 #include "support/Error.h"
 
 #include <map>
@@ -135,7 +136,7 @@ public:
       f.k = qk->operands[1];
     } else {
       const Op *t = qk->operands[1]->def;
-      if (!t || t->kind != OpKind::Transpose || !swapsLastTwo(*t))
+      if (!t || !swapsLastTwoDims(*t))
         return refuse("the scores' matmul reads k^T not as a transpose of the last two dims");
       f.k = t->operands[0];
     }
@@ -180,15 +181,6 @@ private:
       return nullptr;
     }
     return it->second[0];
-  }
-
-  static bool swapsLastTwo(const Op &t) {
-    std::vector<int64_t> perm = t.getInts("perm");
-    size_t n = perm.size();
-    if (n < 2) return false;
-    for (size_t i = 0; i + 2 < n; ++i)
-      if (perm[i] != int64_t(i)) return false;
-    return perm[n - 2] == int64_t(n - 1) && perm[n - 1] == int64_t(n - 2);
   }
 
   std::unordered_map<const Value *, std::vector<const Op *>> users;

@@ -167,8 +167,8 @@ expect 2 "build needs an output file" "$PLANC" build "$ROOT/examples/tiny-gpt.pl
 
 echo "=== init-from"
 # The same numbers under the plan's names and under Hugging Face Llama's (nn.Linear's weights
-# transposed, a rotary table the map skips) start the same run; a tensor of the wrong shape is
-# an error naming it.
+# transposed, a rotary table the map skips) start the same run, and likewise for GPT-2's names;
+# a tensor of the wrong shape is an error naming it. One script writes both families' files.
 "$PY" - <<'PY'
 import json, struct
 import numpy as np
@@ -203,30 +203,10 @@ write('our-names.safetensors', ours)
 write('hf-names.safetensors', hf)
 hf['model.layers.1.self_attn.k_proj.weight'] = np.zeros((H, H), np.float32)
 write('hf-bad.safetensors', hf)
-PY
-./llama --init-from our-names.safetensors --steps 3 --metrics ours.jsonl >init-ours.log
-./llama --init-from hf-names.safetensors --steps 3 --metrics hf.jsonl >init-hf.log
-cmp -s <(cut -d, -f1-2 ours.jsonl) <(cut -d, -f1-2 hf.jsonl) || fail "init-from: Hugging Face names train another model"
-grep -q "loaded 21 tensors of 'hf-names.safetensors' by Hugging Face Llama names (1 skipped); 0 parameters keep" \
-  init-hf.log || fail "init-from: $(grep loaded init-hf.log)"
-expect 1 "tensor 'model.layers.1.self_attn.k_proj.weight' has shape [64, 64], but the plan's 'blocks.1.llama_attention.wk'" \
-  ./llama --init-from hf-bad.safetensors --steps 1
 # GPT-2's names (GPT2LMHeadModel with its `transformer.` prefix): c_attn's columns are
 # [3, heads, d] where std.gpt's w_qkv has [heads, 3, d] (tiny-gpt: 4 heads of 16), and its
 # position table is longer than the plan's context (the first 64 of 128 rows are taken); the
 # mask buffers and the tied lm_head are skipped.
-"$PY" - <<'PY'
-import json, struct
-import numpy as np
-def write(path, tensors):
-    header, data = {}, b''
-    for name, a in tensors.items():
-        b = np.ascontiguousarray(a, dtype=np.float32).tobytes()
-        header[name] = {'dtype': 'F32', 'shape': list(a.shape), 'data_offsets': [len(data), len(data) + len(b)]}
-        data += b
-    h = json.dumps(header).encode()
-    h += b' ' * (-len(h) % 8)
-    open(path, 'wb').write(struct.pack('<Q', len(h)) + h + data)
 rng = np.random.default_rng(7)
 L, H, N, S, V = 2, 64, 4, 64, 256   # tiny-gpt
 D = H // N
@@ -263,6 +243,13 @@ write('gpt-hf.safetensors', hf)
 hf['transformer.h.1.attn.c_attn.weight'] = np.zeros((H, 2 * H), np.float32)
 write('gpt-hf-bad.safetensors', hf)
 PY
+./llama --init-from our-names.safetensors --steps 3 --metrics ours.jsonl >init-ours.log
+./llama --init-from hf-names.safetensors --steps 3 --metrics hf.jsonl >init-hf.log
+cmp -s <(cut -d, -f1-2 ours.jsonl) <(cut -d, -f1-2 hf.jsonl) || fail "init-from: Hugging Face names train another model"
+grep -q "loaded 21 tensors of 'hf-names.safetensors' by Hugging Face Llama names (1 skipped); 0 parameters keep" \
+  init-hf.log || fail "init-from: $(grep loaded init-hf.log)"
+expect 1 "tensor 'model.layers.1.self_attn.k_proj.weight' has shape [64, 64], but the plan's 'blocks.1.llama_attention.wk'" \
+  ./llama --init-from hf-bad.safetensors --steps 1
 ./gpt --init-from gpt-ours.safetensors --steps 3 --sample 0 --metrics gpt-ours.jsonl >init-gpt-ours.log
 ./gpt --init-from gpt-hf.safetensors --steps 3 --sample 0 --metrics gpt-hf.jsonl >init-gpt-hf.log
 cmp -s <(cut -d, -f1-2 gpt-ours.jsonl) <(cut -d, -f1-2 gpt-hf.jsonl) || fail "init-from: GPT-2 names train another model"

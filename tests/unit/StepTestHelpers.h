@@ -1,8 +1,8 @@
 //===- tests/unit/StepTestHelpers.h - training steps for pass tests -*- C++ -*-===//
 //
 // What the tests of the training passes share: a plan lowered to f64 IR,
-// passes run by name with --pass-option settings, and random feeds for
-// the interpreter.
+// passes run by name with --pass-option settings, random feeds for the
+// interpreter, and two steps compared on them.
 //
 //===----------------------------------------------------------------------===//
 #ifndef PLANC_TESTS_UNIT_STEPTESTHELPERS_H
@@ -17,6 +17,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <map>
 #include <random>
@@ -84,6 +86,31 @@ inline TensorMap feedsFor(const Module &m, int64_t indexLimit) {
     feeds[v->name] = std::move(t);
   }
   return feeds;
+}
+
+/// Both steps on the same feeds and draw seed: every output within
+/// `relative` (of its largest element) of the reference's: a rewritten step
+/// (fused, folded) sums in another order.
+inline void expectSameStep(const Module &reference, const Module &rewritten, int64_t indexLimit, double relative) {
+  TensorMap feeds = feedsFor(reference, indexLimit);
+  auto a = interpret(reference, feeds, /*seed=*/3);
+  auto b = interpret(rewritten, feeds, /*seed=*/3);
+  ASSERT_TRUE(bool(a)) << llvm::toString(a.takeError());
+  ASSERT_TRUE(bool(b)) << llvm::toString(b.takeError());
+  ASSERT_EQ(a->size(), b->size());
+  ASSERT_TRUE(a->count("loss"));
+  size_t compared = 0;
+  for (auto &[name, t] : *a) {
+    ASSERT_TRUE(b->count(name)) << name;
+    const Tensor &u = b->at(name);
+    ASSERT_EQ(t.shape, u.shape) << name;
+    double scale = 0;
+    for (double v : t.data) scale = std::max(scale, std::fabs(v));
+    for (size_t i = 0; i < t.data.size(); ++i)
+      ASSERT_NEAR(t.data[i], u.data[i], relative * std::max(scale, 1e-300)) << name << "[" << i << "]";
+    ++compared;
+  }
+  EXPECT_GT(compared, 10u);
 }
 
 } // namespace planc::testing

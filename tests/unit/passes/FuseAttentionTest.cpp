@@ -95,30 +95,6 @@ size_t scoreValues(const Module &m, int64_t seq) {
   return n;
 }
 
-/// Both steps on the same feeds and draw seed: every output within
-/// `relative` of the unfused one (the fused op sums in another order).
-void expectSameStep(const Module &unfused, const Module &fused, int64_t indexLimit, double relative) {
-  TensorMap feeds = feedsFor(unfused, indexLimit);
-  auto a = interpret(unfused, feeds, /*seed=*/3);
-  auto b = interpret(fused, feeds, /*seed=*/3);
-  ASSERT_TRUE(bool(a)) << llvm::toString(a.takeError());
-  ASSERT_TRUE(bool(b)) << llvm::toString(b.takeError());
-  ASSERT_EQ(a->size(), b->size());
-  ASSERT_TRUE(a->count("loss"));
-  size_t compared = 0;
-  for (auto &[name, t] : *a) {
-    ASSERT_TRUE(b->count(name)) << name;
-    const Tensor &u = b->at(name);
-    ASSERT_EQ(t.shape, u.shape) << name;
-    double scale = 0;
-    for (double v : t.data) scale = std::max(scale, std::fabs(v));
-    for (size_t i = 0; i < t.data.size(); ++i)
-      ASSERT_NEAR(t.data[i], u.data[i], relative * std::max(scale, 1e-300)) << name << "[" << i << "]";
-    ++compared;
-  }
-  EXPECT_GT(compared, 10u);
-}
-
 struct Case {
   const char *label;
   std::string source;
