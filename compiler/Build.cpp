@@ -28,6 +28,9 @@ using namespace planc;
 #ifndef PLANC_RUNTIME_EXTRA_FLAGS
 #define PLANC_RUNTIME_EXTRA_FLAGS ""
 #endif
+#ifndef PLANC_MPI_LIBRARIES
+#define PLANC_MPI_LIBRARIES ""
+#endif
 
 namespace {
 
@@ -77,7 +80,8 @@ llvm::Expected<std::string> planc::generateCpuSource(Compilation &c, std::option
   std::string compute = floatType ? ir::spelling(*floatType) : train.precision.compute;
   auto peak = config.cluster.device.peakFlops.find(compute);
   s.peakFlops = peak != config.cluster.device.peakFlops.end() ? peak->second : 0.0;
-  if (built->memory && !built->memory->stages.empty()) s.ledgerBytes = built->memory->stages.front().arena;
+  if (built->memory)
+    for (const auto &stage : built->memory->stages) s.ledgerBytes.push_back(stage.arena);
 
   // The inference step of --sample, for a plan of one rank (a mesh runs
   // with MPI, later).
@@ -92,7 +96,7 @@ llvm::Expected<std::string> planc::generateCpuSource(Compilation &c, std::option
 
   std::string text;
   llvm::raw_string_ostream os(text);
-  if (llvm::Error e = cpu::emitCpuProgram(*built->module, *built->plan, 0, s, os,
+  if (llvm::Error e = cpu::emitCpuProgram(*built->module, *built->plan, s, os,
                                           inference ? &*inference->plan : nullptr))
     return e;
   os.flush();
@@ -141,7 +145,11 @@ llvm::Error planc::buildCpuExecutable(Compilation &c, const BuildOptions &option
   if (options.runtimeLibrary.empty())
     for (llvm::StringRef flag : llvm::split(llvm::StringRef(PLANC_RUNTIME_EXTRA_FLAGS), ' '))
       if (!flag.empty()) args.push_back(flag.str());
-  args.insert(args.end(), {"-I" + include, tmpCpp, library, "-lopenblas", "-o", tmpExe});
+  args.insert(args.end(), {"-I" + include, tmpCpp, library, "-lopenblas"});
+  // MPI, which the runtime's communicator calls (the libraries this planc was built with).
+  for (llvm::StringRef lib : llvm::split(llvm::StringRef(PLANC_MPI_LIBRARIES), ' '))
+    if (!lib.empty()) args.push_back(lib.str());
+  args.insert(args.end(), {"-o", tmpExe});
   std::vector<llvm::StringRef> argv(args.begin(), args.end());
   llvm::SmallString<128> errPath;
   if (std::error_code ec = llvm::sys::fs::createTemporaryFile("planc-build", "log", errPath))

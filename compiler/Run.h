@@ -41,6 +41,7 @@ struct RunOptions {
   std::optional<uint64_t> seed;        // initialisation and data; default: train.seed
   std::optional<ir::DType> floatType;  // every float of the model; default: as the plan says
   std::string dumpDir;                 // empty: no dump (see backend/interp/PlanTrainer.h)
+  int64_t ranks = 0;                   // --target=cpu: processes under mpirun; 0: the plan's mesh
   bool verifyEach = true;              // PassManagerOptions::verifyEach, for the training passes
 };
 

@@ -259,5 +259,5 @@ void planc::runtime::exchangeBlocks(const CollectiveCall &c, const std::vector<c
   }
   }
   for (size_t j = 0; j < n; ++j)
-    if (!out[j].empty()) std::memcpy(recv[j], out[j].data(), out[j].size());
+    if (recv[j] && !out[j].empty()) std::memcpy(recv[j], out[j].data(), out[j].size());
 }

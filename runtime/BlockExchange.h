@@ -42,7 +42,8 @@ std::vector<int64_t> collectiveResultShape(const CollectiveCall &call);
 
 /// Writes recv[j] of every member j from send[0 ..< n] (member order); `call`
 /// must pass checkCollectiveCall. Every send block is read before any receive
-/// block is written, so a receive may share bytes with any send.
+/// block is written, so a receive may share bytes with any send. A null
+/// receive is not written (a rank that holds every block but wants its own).
 void exchangeBlocks(const CollectiveCall &call, const std::vector<const void *> &send, const std::vector<void *> &recv);
 
 } // namespace planc::runtime

@@ -2,6 +2,7 @@
 
 #include "runtime/Checkpoint.h"
 #include "runtime/AtomicFile.h"
+#include "runtime/BlockCopy.h"
 #include "runtime/ElementBits.h"
 #include "runtime/ReadFile.h"
 #include "runtime/Safetensors.h"
@@ -22,7 +23,6 @@ namespace fs = std::filesystem;
 namespace {
 
 constexpr const char *kIndex = "index.json";
-constexpr const char *kRankFile = "rank-0.safetensors"; // one rank class per executable until the MPI issue
 
 std::string shapeText(const std::vector<int64_t> &s) {
   std::string t = "[";
@@ -50,40 +50,86 @@ std::string planc::runtime::checkpointFolder(const std::string &dir, int64_t ste
   return (fs::path(dir) / name).string();
 }
 
+std::string planc::runtime::rankFileName(int64_t rank) { return "rank-" + std::to_string(rank) + ".safetensors"; }
+
+namespace {
+
+/// The index's entry of every tensor: its global shape, dtype, sharding,
+/// and which rank's file holds which block of it (every rank of every
+/// program, from the model's description alone).
+nlohmann::json tensorIndex(const ExecutableModel &model) {
+  nlohmann::json tensors = nlohmann::json::object();
+  auto add = [&](const ExecParam &p, int64_t rank, const std::vector<int64_t> &offset) {
+    nlohmann::json &t = tensors[p.name];
+    if (t.is_null())
+      t = {{"dtype", spelling(p.type)}, {"shape", p.globalShape.empty() ? p.shape : p.globalShape},
+           {"sharding", p.sharding}, {"files", nlohmann::json::array()}};
+    t["files"].push_back({{"file", rankFileName(rank)},
+                          {"rank", rank},
+                          {"block", p.shape},
+                          {"offset", offset.empty() ? std::vector<int64_t>(p.shape.size(), 0) : offset}});
+  };
+  if (model.programs.empty()) {
+    for (const ExecParam &p : model.params) add(p, model.rank, p.blockOffset);
+    return tensors;
+  }
+  for (const ExecProgram &program : model.programs)
+    for (size_t r = 0; r < program.ranks.size(); ++r)
+      for (const ExecParam &p : program.params)
+        add(p, program.ranks[r], r < p.blockOffsets.size() ? p.blockOffsets[r] : std::vector<int64_t>());
+  return tensors;
+}
+
+} // namespace
+
 Status planc::runtime::saveCheckpoint(const ExecutableModel &model, const uint8_t *arena, const std::string &dir,
-                                      int64_t stepsDone, uint64_t seed, int64_t keep) {
+                                      int64_t stepsDone, uint64_t seed, int64_t keep, const RankSync *sync) {
   const std::string folder = checkpointFolder(dir, stepsDone);
   const std::string keptNote = " (the earlier checkpoints in '" + dir + "' are untouched)";
+  const bool lead = model.rank == 0;
+  // Every rank learns whether any failed; one that did reports its own error.
+  auto agreed = [&](Status s) -> Status {
+    const bool any = sync && sync->anyFailed ? sync->anyFailed(!s.ok()) : !s.ok();
+    if (!s.ok()) return s;
+    if (any) return errorStatus("another rank could not write its part of checkpoint '" + folder + "'" + keptNote);
+    return s;
+  };
   std::error_code ec;
   fs::create_directories(folder, ec);
-  if (ec) return errorStatus("cannot create the checkpoint folder '" + folder + "': " + ec.message() + keptNote);
+  Status made = ec ? errorStatus("cannot create the checkpoint folder '" + folder + "': " + ec.message() + keptNote)
+                   : Status::success();
   // A folder left by an interrupted write of the same step loses its index
   // first, so it is never taken for complete while being rewritten.
-  fs::remove(fs::path(folder) / kIndex, ec);
+  if (made.ok() && lead) fs::remove(fs::path(folder) / kIndex, ec);
+  if (Status s = agreed(std::move(made)); !s.ok()) return s;
 
   HostTensorMap tensors;
-  nlohmann::json index = {{"format", "planc-checkpoint-1"}, {"plan", model.plan},   {"build", model.buildId},
-                          {"step", stepsDone},              {"seed", seed},        {"ranks", model.ranks},
-                          {"tensors", nlohmann::json::object()}};
   for (const ExecParam &p : model.params) {
     HostTensor t{p.type, p.shape, {}};
     t.bytes.assign(arena + p.offset, arena + p.offset + t.byteSize());
-    index["tensors"][p.name] = {{"dtype", spelling(p.type)},
-                                {"shape", p.globalShape},
-                                {"sharding", p.sharding},
-                                {"files", {{{"file", kRankFile}, {"rank", 0}, {"block", p.shape}}}}};
     tensors.emplace(p.name, std::move(t));
   }
   std::map<std::string, std::string> meta = {{"plan", model.plan},
                                              {"build", model.buildId},
                                              {"step", std::to_string(stepsDone)},
-                                             {"seed", std::to_string(seed)}};
-  if (Status s = writeSafetensors((fs::path(folder) / kRankFile).string(), tensors, meta); !s.ok())
-    return errorStatus(s.message() + keptNote);
-  if (Status s = writeFileAtomically((fs::path(folder) / kIndex).string(), index.dump(2) + "\n"); !s.ok())
-    return errorStatus(s.message() + keptNote);
+                                             {"seed", std::to_string(seed)},
+                                             {"rank", std::to_string(model.rank)}};
+  Status wrote = writeSafetensors((fs::path(folder) / rankFileName(model.rank)).string(), tensors, meta);
+  if (!wrote.ok()) wrote = errorStatus(wrote.message() + keptNote);
+  if (Status s = agreed(std::move(wrote)); !s.ok()) return s;
 
-  if (keep > 0) {
+  // The index last, once every rank's file is durable (AtomicFile.h syncs).
+  Status indexed = Status::success();
+  if (lead) {
+    nlohmann::json index = {{"format", "planc-checkpoint-2"}, {"plan", model.plan}, {"build", model.buildId},
+                            {"step", stepsDone}, {"seed", seed}, {"ranks", model.ranks},
+                            {"mesh", model.mesh}, {"tensors", tensorIndex(model)}};
+    indexed = writeFileAtomically((fs::path(folder) / kIndex).string(), index.dump(2) + "\n");
+    if (!indexed.ok()) indexed = errorStatus(indexed.message() + keptNote);
+  }
+  if (Status s = agreed(std::move(indexed)); !s.ok()) return s;
+
+  if (keep > 0 && lead) {
     std::vector<fs::path> all = completeCheckpoints(dir);
     for (size_t i = 0; i + size_t(keep) < all.size(); ++i) fs::remove_all(all[i], ec);
   }
@@ -92,37 +138,59 @@ Status planc::runtime::saveCheckpoint(const ExecutableModel &model, const uint8_
 
 namespace {
 
-/// Copies `t` into the buffer of `p`: the same shape (or its transpose,
-/// with `transpose`); the dtype converted.
+/// `t`'s values in `type` (the bytes unchanged when it already is).
+HostTensor convertedTo(const HostTensor &t, ElementType type) {
+  if (t.type == type) return t;
+  std::vector<double> values(size_t(t.numel()));
+  decodeBuffer(t.type, t.bytes.data(), values.size(), values.data());
+  HostTensor out{type, t.shape, {}};
+  out.bytes.resize(size_t(out.byteSize()));
+  encodeBuffer(type, values.data(), values.size(), out.bytes.data());
+  return out;
+}
+
+/// The parameter's block in the global tensor (from 0 when whole).
+Block blockOf(const ExecParam &p) {
+  Block b;
+  b.shape = p.shape;
+  b.offset = p.blockOffset.size() == p.shape.size() ? p.blockOffset : std::vector<int64_t>(p.shape.size(), 0);
+  return b;
+}
+
+/// Copies `t`, the whole tensor (or its transpose, with `transpose`), into
+/// the buffer of `p`: the rank's block of it, the padding of an uneven
+/// split zero; the dtype converted.
 Status placeTensor(const ExecParam &p, const HostTensor &t, uint8_t *arena, const std::string &file,
                    const std::string &name, bool transpose = false) {
-  std::vector<int64_t> want = p.shape;
+  const std::vector<int64_t> &global = p.globalShape.empty() ? p.shape : p.globalShape;
+  std::vector<int64_t> want = global;
   if (transpose && want.size() == 2) std::swap(want[0], want[1]);
   if (t.shape != want || (transpose && want.size() != 2))
     return errorStatus("'" + file + "': tensor '" + name + "' has shape " + shapeText(t.shape) + ", but the plan's '" +
-                       p.name + "' is " + shapeText(p.shape) + (transpose ? " (transposed: " + shapeText(want) + ")" : ""));
-  uint8_t *dst = arena + p.offset;
+                       p.name + "' is " + shapeText(global) + (transpose ? " (transposed: " + shapeText(want) + ")" : ""));
+  if ((!isFloat(t.type) || !isFloat(p.type)) && (t.type != p.type || transpose))
+    return errorStatus("'" + file + "': tensor '" + name + "' is " + spelling(t.type) + ", but the plan's '" + p.name +
+                       "' is " + spelling(p.type));
+  HostTensor whole = convertedTo(t, p.type);
   if (transpose) {
-    if (!isFloat(t.type) || !isFloat(p.type))
-      return errorStatus("'" + file + "': tensor '" + name + "' is " + spelling(t.type) + ", not a float");
-    std::vector<double> values(size_t(t.numel())), turned(values.size());
-    decodeBuffer(t.type, t.bytes.data(), values.size(), values.data());
     const int64_t rows = t.shape[0], cols = t.shape[1];
+    const unsigned w = byteSize(p.type);
+    HostTensor turned{p.type, global, std::vector<uint8_t>(whole.bytes.size())};
     for (int64_t r = 0; r < rows; ++r)
-      for (int64_t c = 0; c < cols; ++c) turned[size_t(c * rows + r)] = values[size_t(r * cols + c)];
-    encodeBuffer(p.type, turned.data(), turned.size(), dst);
+      for (int64_t c = 0; c < cols; ++c)
+        std::memcpy(turned.bytes.data() + size_t(c * rows + r) * w, whole.bytes.data() + size_t(r * cols + c) * w, w);
+    whole = std::move(turned);
+  }
+  uint8_t *dst = arena + p.offset;
+  const Block to = blockOf(p);
+  if (to.shape == global) {
+    std::memcpy(dst, whole.bytes.data(), whole.bytes.size());
     return Status::success();
   }
-  if (t.type == p.type) {
-    std::memcpy(dst, t.bytes.data(), t.bytes.size());
-    return Status::success();
-  }
-  if (!isFloat(t.type) || !isFloat(p.type))
-    return errorStatus("'" + file + "': tensor '" + p.name + "' is " + spelling(t.type) + ", but the plan's is " +
-                       spelling(p.type));
-  std::vector<double> values(size_t(t.numel()));
-  decodeBuffer(t.type, t.bytes.data(), values.size(), values.data());
-  encodeBuffer(p.type, values.data(), values.size(), dst);
+  HostTensor block = HostTensor::zeros(p.type, p.shape);
+  copyOverlap(whole.bytes.data(), Block{std::vector<int64_t>(global.size(), 0), global}, block.bytes.data(), to, global,
+              byteSize(p.type));
+  std::memcpy(dst, block.bytes.data(), block.bytes.size());
   return Status::success();
 }
 
@@ -149,18 +217,87 @@ Result<Resumed> planc::runtime::loadCheckpoint(const ExecutableModel &model, uin
   if (index["plan"] != model.plan)
     return errorStatus("cannot resume: '" + indexPath + "' is a checkpoint of plan '" +
                        index["plan"].get<std::string>() + "', not of '" + model.plan + "'");
-  const std::string file = (folder / kRankFile).string();
-  Result<SafetensorsContents> contents = readSafetensors(file);
-  if (!contents.ok()) return errorStatus("cannot resume: " + contents.error());
+  const nlohmann::json &tensors = index["tensors"];
+  if (!tensors.is_object()) return errorStatus("cannot resume: '" + indexPath + "' lists no tensors");
+
+  // The files read so far (a rank may need blocks of several: resharding).
+  std::map<std::string, SafetensorsContents> opened;
+  auto openFile = [&](const std::string &name) -> Result<const SafetensorsContents *> {
+    static const std::regex kName(R"(rank-[0-9]{1,9}\.safetensors)");
+    if (!std::regex_match(name, kName))
+      return errorStatus("'" + indexPath + "' names a file '" + name + "' that is not a rank's file");
+    auto it = opened.find(name);
+    if (it == opened.end()) {
+      Result<SafetensorsContents> c = readSafetensors((folder / name).string());
+      if (!c.ok()) return errorStatus(c.error());
+      it = opened.emplace(name, std::move(*c)).first;
+    }
+    return &it->second;
+  };
+
   for (const ExecParam &p : model.params) {
-    auto it = contents->tensors.find(p.name);
-    if (it == contents->tensors.end())
-      return errorStatus("cannot resume: '" + file + "' has no tensor '" + p.name + "'");
-    if (it->second.type != p.type)
-      return errorStatus("cannot resume: '" + file + "': tensor '" + p.name + "' is " + spelling(it->second.type) +
-                         ", but the plan's is " + spelling(p.type));
-    if (Status s = placeTensor(p, it->second, arena, file, p.name); !s.ok())
-      return errorStatus("cannot resume: " + s.message());
+    const std::vector<int64_t> &global = p.globalShape.empty() ? p.shape : p.globalShape;
+    const nlohmann::json *entry = tensors.contains(p.name) ? &tensors[p.name] : nullptr;
+    if (!entry || !(*entry)["files"].is_array() || !(*entry)["shape"].is_array())
+      return errorStatus("cannot resume: '" + indexPath + "' has no tensor '" + p.name + "'");
+    std::vector<int64_t> saved;
+    for (const auto &d : (*entry)["shape"]) saved.push_back(d.is_number_integer() ? d.get<int64_t>() : -1);
+    if (saved != global)
+      return errorStatus("cannot resume: tensor '" + p.name + "' is " + shapeText(saved) + " in '" + indexPath +
+                         "', but " + shapeText(global) + " in this plan: a checkpoint loads only into the same model");
+    const Block to = blockOf(p);
+    const unsigned width = byteSize(p.type);
+    HostTensor block = HostTensor::zeros(p.type, p.shape);
+    HostTensor covered = HostTensor::zeros(ElementType::U8, p.shape); // which elements a file gave
+    const int64_t need = elementsInside(to, global);
+    int64_t have = 0;
+    // This rank's own file first; then the others, until the block is whole.
+    std::vector<const nlohmann::json *> order;
+    for (const auto &f : (*entry)["files"])
+      if (f.is_object() && f.value("rank", int64_t(-1)) == model.rank) order.insert(order.begin(), &f);
+      else order.push_back(&f);
+    for (const nlohmann::json *f : order) {
+      if (have >= need) break;
+      if (!(*f)["file"].is_string() || !(*f)["block"].is_array())
+        return errorStatus("cannot resume: '" + indexPath + "': an entry of tensor '" + p.name + "' names no file");
+      Block from;
+      from.shape = (*f)["block"].get<std::vector<int64_t>>();
+      from.offset = (*f).contains("offset") ? (*f)["offset"].get<std::vector<int64_t>>()
+                                            : std::vector<int64_t>(from.shape.size(), 0);
+      if (from.shape.size() != global.size() || from.offset.size() != global.size())
+        return errorStatus("cannot resume: '" + indexPath + "': a block of tensor '" + p.name + "' has the wrong rank");
+      // Skip a block that adds nothing (a replica of what is already here).
+      HostTensor probe = HostTensor::zeros(ElementType::U8, from.shape);
+      std::fill(probe.bytes.begin(), probe.bytes.end(), uint8_t(1));
+      HostTensor mask = HostTensor::zeros(ElementType::U8, p.shape);
+      if (!copyOverlap(probe.bytes.data(), from, mask.bytes.data(), to, global, 1)) continue;
+      bool adds = false;
+      for (size_t i = 0; i < mask.bytes.size() && !adds; ++i) adds = mask.bytes[i] && !covered.bytes[i];
+      if (!adds) continue;
+      const std::string name = (*f)["file"].get<std::string>();
+      Result<const SafetensorsContents *> contents = openFile(name);
+      if (!contents.ok()) return errorStatus("cannot resume: " + contents.error());
+      const std::string file = (folder / name).string();
+      auto it = (*contents)->tensors.find(p.name);
+      if (it == (*contents)->tensors.end())
+        return errorStatus("cannot resume: '" + file + "' has no tensor '" + p.name + "'");
+      if (it->second.type != p.type)
+        return errorStatus("cannot resume: '" + file + "': tensor '" + p.name + "' is " + spelling(it->second.type) +
+                           ", but the plan's is " + spelling(p.type));
+      if (it->second.shape != from.shape)
+        return errorStatus("cannot resume: '" + file + "': tensor '" + p.name + "' is " + shapeText(it->second.shape) +
+                           ", but the index says " + shapeText(from.shape));
+      copyOverlap(it->second.bytes.data(), from, block.bytes.data(), to, global, width);
+      for (size_t i = 0; i < mask.bytes.size(); ++i)
+        if (mask.bytes[i] && !covered.bytes[i]) {
+          covered.bytes[i] = 1;
+          ++have;
+        }
+    }
+    if (have < need)
+      return errorStatus("cannot resume: the files of '" + folder.string() + "' hold " + std::to_string(have) + " of the " +
+                         std::to_string(need) + " elements of tensor '" + p.name + "' this rank needs");
+    std::memcpy(arena + p.offset, block.bytes.data(), block.bytes.size());
   }
   Resumed r;
   r.stepsDone = index["step"].get<int64_t>();
@@ -240,15 +377,16 @@ const HfFamily *huggingFaceFamilyOf(const SafetensorsContents &c) {
 /// error when it cannot be made. `note` says what was cropped.
 Result<HostTensor> transformed(const HostTensor &t, const ExecParam &p, HfTransform how, const std::string &file,
                                const std::string &name, std::string &note) {
-  if (how == HfTransform::CropRows && t.shape.size() == 2 && p.shape.size() == 2 && t.shape[1] == p.shape[1] &&
-      t.shape[0] > p.shape[0]) {
+  const std::vector<int64_t> &global = p.globalShape.empty() ? p.shape : p.globalShape;
+  if (how == HfTransform::CropRows && t.shape.size() == 2 && global.size() == 2 && t.shape[1] == global[1] &&
+      t.shape[0] > global[0]) {
     // The plan's context is shorter than the checkpoint's: its first rows,
     // as nanoGPT's crop_block_size.
     HostTensor out;
     out.type = t.type;
-    out.shape = p.shape;
+    out.shape = global;
     out.bytes.assign(t.bytes.begin(), t.bytes.begin() + long(out.numel() * int64_t(byteSize(t.type))));
-    note += "; '" + name + "': its first " + std::to_string(p.shape[0]) + " of " + std::to_string(t.shape[0]) + " rows";
+    note += "; '" + name + "': its first " + std::to_string(global[0]) + " of " + std::to_string(t.shape[0]) + " rows";
     return out;
   }
   if (how != HfTransform::QkvColumns) return t;
@@ -256,9 +394,9 @@ Result<HostTensor> transformed(const HostTensor &t, const ExecParam &p, HfTransf
     return errorStatus("'" + file + "': tensor '" + name + "' is GPT-2's c_attn ([3, heads, d] columns), but the plan's '" +
                        p.name + "' is not std.gpt's attention weight of [heads, 3, d] columns (its head count is unknown)");
   const int64_t cols = t.shape.empty() ? 0 : t.shape.back(), heads = p.qkvHeads;
-  if (t.shape != p.shape || cols % (3 * heads) != 0 || !isFloat(t.type))
+  if (t.shape != global || cols % (3 * heads) != 0 || !isFloat(t.type))
     return errorStatus("'" + file + "': tensor '" + name + "' has shape " + shapeText(t.shape) + " (" +
-                       spelling(t.type) + "), but the plan's '" + p.name + "' is " + shapeText(p.shape) + " with " +
+                       spelling(t.type) + "), but the plan's '" + p.name + "' is " + shapeText(global) + " with " +
                        std::to_string(heads) + " heads");
   const int64_t d = cols / (3 * heads), rows = t.numel() / std::max<int64_t>(cols, 1);
   std::vector<double> in(size_t(t.numel())), out(in.size());

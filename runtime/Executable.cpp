@@ -5,16 +5,21 @@
 #include "runtime/Checkpoint.h"
 #include "runtime/CpuKernels.h"
 #include "runtime/ElementBits.h"
+#include "runtime/MeshRanks.h"
+#include "runtime/MpiCommunicator.h"
 #include "runtime/ParamInit.h"
 #include "runtime/Sample.h"
+#include "runtime/StepComms.h"
 #include "runtime/StepLog.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <new>
 #include <optional>
 #include <string>
@@ -26,6 +31,7 @@ namespace {
 
 struct Options {
   std::optional<int64_t> steps, seed, threads, checkpointEvery, checkpointKeep;
+  double commTimeout = 300;
   std::optional<std::string> data, checkpointDir, resume, initFrom, metrics;
   std::string prompt = "\n";
   double temperature = 0.8;
@@ -38,9 +44,14 @@ struct Options {
 
 void printHelp(const ExecutableModel &m, const char *argv0) {
   std::printf("usage: %s [options]\n\n", argv0);
-  std::printf("Trains plan '%s' (built by planc from %s; %s): %lld steps of %lld x %lld tokens by default.\n\n",
-              m.plan.c_str(), m.source.c_str(), m.rankClass.c_str(), (long long)m.steps, (long long)m.batch.batch,
-              (long long)m.batch.seq);
+  std::printf("Trains plan '%s' (built by planc from %s; mesh %s): %lld steps of %lld x %lld tokens by default.\n",
+              m.plan.c_str(), m.source.c_str(), MeshRanks(m.mesh).describe().c_str(), (long long)m.steps,
+              (long long)m.batch.batch, (long long)m.batch.seq);
+  if (m.ranks > 1)
+    std::printf("Its mesh has %lld ranks: run it as `mpirun -np %lld %s [options]` (every rank runs this one\n"
+                "executable and picks its program by its rank), or `planc run --target=cpu --ranks %lld`.\n",
+                (long long)m.ranks, (long long)m.ranks, argv0, (long long)m.ranks);
+  std::printf("\n");
   std::printf("options:\n"
               "  --steps N             train until N steps are done (default: the plan's, %lld); a resumed\n"
               "                        run continues to N\n"
@@ -66,6 +77,8 @@ void printHelp(const ExecutableModel &m, const char *argv0) {
               "                        vocabulary is not bytes)\n"
               "  --temperature T       of the sampling (default 0.8; 0: always the most likely token)\n"
               "  --top-k K             sample among the K most likely tokens (default 200; 0: all)\n"
+              "  --comm-timeout S      with several ranks: how long a rank waits for another before it ends\n"
+              "                        the job with an error naming the operation (default 300)\n"
               "  --help                this text\n\n",
               (long long)m.steps, (unsigned long long)m.seed, (long long)m.checkpointEvery,
               m.checkpointDir.c_str(), (long long)m.checkpointKeep);
@@ -143,7 +156,11 @@ std::string parseOptions(int argc, char **argv, Options &o) {
       if (!v) err = "option --prompt takes a value";
       else o.prompt = *v;
     } else if (arg == "--profile") o.profile = true;
-    else if (arg == "--data") err = text(o.data);
+    else if (arg == "--comm-timeout") {
+      err = number(n);
+      if (err.empty() && *n == 0) err = "option --comm-timeout takes a positive number of seconds";
+      if (err.empty()) o.commTimeout = double(*n);
+    } else if (arg == "--data") err = text(o.data);
     else if (arg == "--checkpoint-dir") err = text(o.checkpointDir);
     else if (arg == "--resume") err = text(o.resume);
     else if (arg == "--init-from") err = text(o.initFrom);
@@ -184,15 +201,36 @@ int fail(const std::string &message) {
   return 1;
 }
 
-/// Every Param buffer's initial values, as the interpreter's (ParamInit.h).
+/// Every Param buffer's initial values, as the interpreter's (ParamInit.h):
+/// element i of the whole tensor draws the number i of the parameter's
+/// stream, so a rank's block holds exactly the one-device values at its
+/// place; the padding of an uneven split is 0.
 void initialiseParams(const ExecutableModel &m, uint8_t *arena, uint64_t seed) {
   for (const ExecParam &p : m.params) {
+    const std::vector<int64_t> &global = p.globalShape.size() == p.shape.size() ? p.globalShape : p.shape;
+    const size_t rank = p.shape.size();
+    std::vector<int64_t> offset = p.blockOffset.size() == rank ? p.blockOffset : std::vector<int64_t>(rank, 0);
     int64_t n = 1;
     for (int64_t d : p.shape) n *= d;
-    std::vector<double> values(size_t(n), p.init == ParamInit::Ones ? 1.0 : 0.0);
-    if (p.init == ParamInit::Normal) {
-      uint64_t key = initKey(p.initKey, seed);
-      for (int64_t i = 0; i < n; ++i) values[size_t(i)] = p.stddev * initialNormal(key, uint64_t(i));
+    std::vector<double> values(size_t(n), 0.0);
+    const uint64_t key = p.init == ParamInit::Normal ? initKey(p.initKey, seed) : 0;
+    std::vector<int64_t> index(rank, 0); // the local index of element i
+    for (int64_t i = 0; i < n; ++i) {
+      int64_t g = 0;
+      bool inside = true;
+      for (size_t d = 0; d < rank; ++d) {
+        const int64_t at = offset[d] + index[d];
+        inside &= at < global[d];
+        g = g * global[d] + at;
+      }
+      if (inside)
+        values[size_t(i)] = p.init == ParamInit::Ones     ? 1.0
+                            : p.init == ParamInit::Normal ? p.stddev * initialNormal(key, uint64_t(g))
+                                                          : 0.0;
+      for (size_t d = rank; d-- > 0;) {
+        if (++index[d] < p.shape[d]) break;
+        index[d] = 0;
+      }
     }
     encodeBuffer(p.type, values.data(), values.size(), arena + p.offset);
   }
@@ -233,7 +271,62 @@ void clearProgress() {
 
 } // namespace
 
-int planc::runtime::runExecutable(const ExecutableModel &m, int argc, char **argv) {
+void planc::runtime::selectProgram(ExecutableModel &m, size_t index, int64_t rank) {
+  const ExecProgram &p = m.programs.at(index);
+  size_t place = 0;
+  for (size_t r = 0; r < p.ranks.size(); ++r)
+    if (p.ranks[r] == rank) place = r;
+  m.rank = rank;
+  m.rankClass = p.rankClass;
+  m.arenaBytes = p.arenaBytes;
+  m.ledgerBytes = p.ledgerBytes;
+  m.params = p.params;
+  for (ExecParam &param : m.params)
+    param.blockOffset = place < param.blockOffsets.size() ? param.blockOffsets[place] : std::vector<int64_t>();
+  m.inputs = p.inputs;
+  m.outputs = p.outputs;
+  m.step = p.step;
+}
+
+namespace {
+
+/// The processes of a mesh: MPI, the communicator, and how an error ends
+/// the job. With one rank and no launcher there is none of it.
+struct Job {
+  std::unique_ptr<MpiCommunicator> comm;
+  bool mpi = false;
+  int64_t rank = 0;
+
+  ~Job() {
+    setStepComms(nullptr, nullptr, 0);
+    if (comm) (void)comm->flushSends();
+    comm.reset();
+    if (mpi) finalizeMpi();
+  }
+  bool lead() const { return rank == 0; }
+  /// Collective: "" when no rank has an error; else the error of the lowest
+  /// rank that has one -- that rank prints it and every rank returns 1.
+  /// Without MPI: `mine`.
+  bool failed(const std::string &mine, int &status) {
+    int64_t lowest = comm ? comm->lowestRank(!mine.empty()) : (mine.empty() ? -1 : 0);
+    if (lowest < 0) return false;
+    if (lowest == rank) report(mine);
+    status = 1;
+    return true;
+  }
+  void report(const std::string &message) const {
+    std::fflush(stdout);
+    if (comm) std::fprintf(stderr, "error: rank %lld: %s\n", (long long)rank, message.c_str());
+    else std::fprintf(stderr, "error: %s\n", message.c_str());
+  }
+};
+
+/// The step's numbers every rank needs (the loss holder broadcasts them).
+enum Number { kLoss, kLr, kGradNorm, kFoundInf, kLossScale, kNumbers };
+
+} // namespace
+
+int planc::runtime::runExecutable(const ExecutableModel &model, int argc, char **argv) {
   // OpenMP threads that spin between kernels take the cores from OpenBLAS's
   // threads (tiny-gpt's steps: a median of 17 ms but one in ten over 130 ms;
   // passive: 23 ms, every one). OpenMP reads the policy before main, so the
@@ -249,18 +342,56 @@ int planc::runtime::runExecutable(const ExecutableModel &m, int argc, char **arg
     return 2;
   }
   if (o.help) {
-    printHelp(m, argc > 0 ? argv[0] : "model");
+    printHelp(model, argc > 0 ? argv[0] : "model");
     return 0;
   }
-  if (m.ranks != 1)
-    return fail("plan '" + m.plan + "' runs on a mesh of " + std::to_string(m.ranks) +
-                " ranks; this executable is " + m.rankClass +
-                ", and running several ranks over MPI is not supported yet");
+  if (model.programs.empty()) return fail("plan '" + model.plan + "' was built without a program");
+  const MeshRanks mesh(model.mesh);
+  if (mesh.ranks() != model.ranks) return fail("internal error: the mesh and the rank count disagree");
+  if (model.ranks > 1 && !launchedByMpi())
+    return fail("plan '" + model.plan + "' runs on a mesh of " + std::to_string(model.ranks) + " ranks (" +
+                mesh.describe() + "): start it with `mpirun -np " + std::to_string(model.ranks) + " " +
+                (argc > 0 ? argv[0] : "model") + "`, or with `planc run --target=cpu --ranks " +
+                std::to_string(model.ranks) + "`");
+
+  // The processes: every rank runs this executable and picks its program.
+  Job job;
+  int status = 0;
+  if (launchedByMpi()) {
+    int64_t worldRank = 0, worldSize = 1;
+    if (Status s = initMpi(argc, argv, worldRank, worldSize); !s.ok()) return fail(s.message());
+    job.mpi = true;
+    job.rank = worldRank;
+    if (worldSize != model.ranks) {
+      if (worldRank == 0)
+        fail("plan '" + model.plan + "' runs on a mesh of " + std::to_string(model.ranks) + " ranks (" +
+             mesh.describe() + "), but it was started on " + std::to_string(worldSize) + ": use mpirun -np " +
+             std::to_string(model.ranks));
+      return 1;
+    }
+    Result<std::unique_ptr<MpiCommunicator>> c = MpiCommunicator::create(mesh, o.commTimeout);
+    if (!c.ok()) return fail(c.error());
+    job.comm = std::move(*c);
+    // Every rank must run the same build of the same plan.
+    if (job.failed(job.comm->compareAcrossRanks("build", model.buildId), status)) return status;
+  }
+  ExecutableModel m = model;
+  int64_t programIndex = -1;
+  for (size_t p = 0; p < m.programs.size(); ++p)
+    for (int64_t r : m.programs[p].ranks)
+      if (r == job.rank) programIndex = int64_t(p);
+  if (programIndex < 0) return fail("internal error: no program for rank " + std::to_string(job.rank));
+  selectProgram(m, size_t(programIndex), job.rank);
+  const std::array<int64_t, kMeshAxes> coords = mesh.coordinates(job.rank);
+  if (m.setCoordinates) m.setCoordinates(coords.data());
+  setStepComms(job.comm.get(), &mesh, job.rank);
+
   // A byte-level model's sample is text: it ends every run unless asked not to.
   if (o.sample < 0) o.sample = m.inference.run && m.inference.vocab == 256 ? 200 : 0;
   if (o.sample > 0 && !m.inference.run)
-    return fail("--sample: plan '" + m.plan + "' was built without an inference step (its loss is not a "
-                "cross-entropy of logits)");
+    return fail("--sample: plan '" + m.plan + "' was built without an inference step (" +
+                (m.ranks > 1 ? std::string("a plan of several ranks has none yet") : "its loss is not a cross-entropy of logits") +
+                ")");
   if (o.threads && m.setThreads) m.setThreads(int(*o.threads));
 
   const int64_t steps = o.steps ? *o.steps : m.steps;
@@ -268,146 +399,205 @@ int planc::runtime::runExecutable(const ExecutableModel &m, int argc, char **arg
   DataSpec dataSpec = m.data;
   if (o.data)
     if (std::string err = parseData(*o.data, dataSpec); !err.empty()) {
-      std::fprintf(stderr, "error: %s\n", err.c_str());
+      if (job.lead()) std::fprintf(stderr, "error: %s\n", err.c_str());
       return 2;
     }
   const int64_t every = o.checkpointEvery ? *o.checkpointEvery : m.checkpointEvery;
   const int64_t keep = o.checkpointKeep ? *o.checkpointKeep : m.checkpointKeep;
   const std::string ckptDir = o.checkpointDir ? *o.checkpointDir : m.checkpointDir;
 
+  // The setup every rank does; an error on any rank ends every one.
+  std::string setupError;
   std::optional<Arena> arena;
   try {
     arena.emplace(m.arenaBytes);
   } catch (const std::bad_alloc &) {
-    return fail("cannot allocate the arena of " + mib(m.arenaBytes) + " (" + std::to_string(m.arenaBytes) + " bytes)");
+    setupError = "cannot allocate the arena of " + mib(m.arenaBytes) + " (" + std::to_string(m.arenaBytes) + " bytes)";
   }
+  if (job.failed(setupError, status)) return status;
   uint8_t *mem = arena->data();
   int64_t start = 0;
+  std::string setupNote;
   if (o.resume) {
     Result<Resumed> r = loadCheckpoint(m, mem, *o.resume);
-    if (!r.ok()) return fail(r.error());
-    if (o.seed && uint64_t(*o.seed) != r->seed)
-      return fail("--seed " + std::to_string(*o.seed) + " differs from the checkpoint's seed " +
-                  std::to_string(r->seed) + " in '" + r->folder + "'; a resumed run keeps its seed");
-    seed = r->seed;
-    start = r->stepsDone;
-    std::printf("resumed from %s: %lld steps done\n", r->folder.c_str(), (long long)start);
+    if (!r.ok()) {
+      setupError = r.error();
+    } else if (o.seed && uint64_t(*o.seed) != r->seed) {
+      setupError = "--seed " + std::to_string(*o.seed) + " differs from the checkpoint's seed " +
+                   std::to_string(r->seed) + " in '" + r->folder + "'; a resumed run keeps its seed";
+    } else {
+      seed = r->seed;
+      start = r->stepsDone;
+      setupNote = "resumed from " + r->folder + ": " + std::to_string(start) + " steps done";
+    }
   } else {
     initialiseParams(m, mem, seed);
-    if (o.initFrom) {
-      std::string summary;
-      if (Status s = loadInitialWeights(m, mem, *o.initFrom, summary); !s.ok()) return fail(s.message());
-      std::printf("%s\n", summary.c_str());
-    }
+    if (o.initFrom)
+      if (Status s = loadInitialWeights(m, mem, *o.initFrom, setupNote); !s.ok()) setupError = s.message();
   }
+  if (job.failed(setupError, status)) return status;
+  if (!setupNote.empty() && job.lead()) std::printf("%s\n", setupNote.c_str());
 
   Result<std::unique_ptr<DataSource>> data = openDataSource(dataSpec, m.batch, seed);
-  if (!data.ok()) return fail(data.error());
+  if (job.failed(data.ok() ? "" : data.error(), status)) return status;
 
-  int64_t parameters = 0;
-  for (const ExecParam &p : m.params)
-    if (p.modelParam) {
-      int64_t n = 1;
-      for (int64_t d : p.shape) n *= d;
-      parameters += n;
-    }
+  // The rank that holds the loss (the loss's stage, every other coordinate
+  // 0) tells the others the step's numbers.
+  int64_t holder = -1;
+  for (const ExecProgram &p : m.programs)
+    for (const ExecOutput &out : p.outputs)
+      if (out.name == "loss" && holder < 0) {
+        std::array<int64_t, kMeshAxes> c{};
+        c[kPP] = p.stage;
+        holder = mesh.rankOf(c);
+      }
+  if (holder < 0) return fail("plan '" + m.plan + "' has no 'loss' output to train on");
+  const ExecOutput *outputOf[kNumbers] = {};
+  const char *numberNames[kNumbers] = {"loss", "lr", "grad_norm", "found_inf", "loss_scale"};
+  for (const ExecOutput &out : m.outputs)
+    for (int k = 0; k < kNumbers; ++k)
+      if (out.name == numberNames[k]) outputOf[k] = &out;
+  // Which numbers the plan has at all (the holder's program decides).
+  bool has[kNumbers] = {};
+  for (const ExecProgram &p : m.programs)
+    if (std::find(p.ranks.begin(), p.ranks.end(), holder) != p.ranks.end())
+      for (const ExecOutput &out : p.outputs)
+        for (int k = 0; k < kNumbers; ++k) has[k] |= out.name == numberNames[k];
+
+  int64_t parameters = 0; // the model's, over every stage's blocks as one device holds them
+  for (const ExecProgram &p : m.programs)
+    for (const ExecParam &param : p.params)
+      if (param.modelParam) {
+        int64_t n = 1;
+        for (int64_t d : param.globalShape.empty() ? param.shape : param.globalShape) n *= d;
+        parameters += n;
+      }
   const int64_t tokensPerStep = m.batch.batch * m.batch.seq;
-  std::printf("training %s (compiled, %s): %lld parameters, %.3g FLOP a step, %s, %lld steps\n", m.plan.c_str(),
-              m.rankClass.c_str(), (long long)parameters, m.flopsPerStep, (*data)->describe().c_str(),
-              (long long)steps);
-  std::printf("arena: %s (%llu bytes); the ledger's figure: %s (%llu bytes)\n", mib(m.arenaBytes).c_str(),
-              (unsigned long long)m.arenaBytes, mib(m.ledgerBytes).c_str(), (unsigned long long)m.ledgerBytes);
-  std::fflush(stdout);
-
-  const ExecOutput *loss = nullptr, *lr = nullptr, *gradNorm = nullptr, *foundInf = nullptr, *lossScale = nullptr;
-  for (const ExecOutput &out : m.outputs) {
-    if (out.name == "loss") loss = &out;
-    if (out.name == "lr") lr = &out;
-    if (out.name == "grad_norm") gradNorm = &out;
-    if (out.name == "found_inf") foundInf = &out;
-    if (out.name == "loss_scale") lossScale = &out;
+  if (job.lead()) {
+    if (m.ranks > 1)
+      std::printf("training %s (compiled, %lld ranks: %s): %lld parameters, %.3g FLOP a step, %s, %lld steps\n",
+                  m.plan.c_str(), (long long)m.ranks, mesh.describe().c_str(), (long long)parameters, m.flopsPerStep,
+                  (*data)->describe().c_str(), (long long)steps);
+    else
+      std::printf("training %s (compiled, %s): %lld parameters, %.3g FLOP a step, %s, %lld steps\n", m.plan.c_str(),
+                  m.rankClass.c_str(), (long long)parameters, m.flopsPerStep, (*data)->describe().c_str(),
+                  (long long)steps);
+    std::printf("arena%s: %s (%llu bytes); the ledger's figure: %s (%llu bytes)\n",
+                m.ranks > 1 ? (" of rank 0 (" + m.rankClass + ")").c_str() : "", mib(m.arenaBytes).c_str(),
+                (unsigned long long)m.arenaBytes, mib(m.ledgerBytes).c_str(), (unsigned long long)m.ledgerBytes);
+    std::fflush(stdout);
   }
-  if (!loss) return fail("plan '" + m.plan + "' has no 'loss' output to train on");
 
   std::FILE *metrics = nullptr;
-  if (o.metrics) {
+  if (o.metrics && job.lead()) {
     metrics = std::fopen(o.metrics->c_str(), "a");
-    if (!metrics) return fail("cannot open '" + *o.metrics + "' for --metrics: " + std::strerror(errno));
+    if (!metrics) setupError = "cannot open '" + *o.metrics + "' for --metrics: " + std::strerror(errno);
   }
+  if (job.failed(setupError, status)) return status;
   struct CloseFile {
     std::FILE *f;
     ~CloseFile() {
       if (f) std::fclose(f);
     }
   } closeMetrics{metrics};
-  const bool terminal = ::isatty(STDERR_FILENO) && ::isatty(STDOUT_FILENO);
+  const bool terminal = job.lead() && ::isatty(STDERR_FILENO) && ::isatty(STDOUT_FILENO);
   StepProfile profile;
   double totalSeconds = 0;
-  const size_t rows = size_t(m.batch.batch / std::max(1, m.microBatches));
+  const int64_t dpRank = coords[kDP];
+  RankSync sync;
+  sync.anyFailed = [&](bool failed) { return job.comm ? job.comm->lowestRank(failed) >= 0 : failed; };
   for (int64_t step = start; step < steps; ++step) {
     auto begin = std::chrono::steady_clock::now();
+    std::string stepError;
     Result<Batch> batch = (*data)->batch(step);
-    if (!batch.ok()) return fail(batch.error());
+    if (!batch.ok()) stepError = batch.error();
+    // The rank's rows: dp rank d's micro-batch j is block d * m + j of the
+    // global batch (exec/ExecutionPlan.h batchRowsOf).
     for (const ExecInput &in : m.inputs) {
+      if (!stepError.empty()) break;
       if (in.kind == ExecInput::Kind::Step) {
         uint64_t bits = encodeElement(in.type, double(step + 1));
         std::memcpy(mem + in.offset, &bits, byteSize(in.type));
         continue;
       }
       const HostTensor &src = in.kind == ExecInput::Kind::Tokens ? batch->tokens : batch->targets;
+      if (src.type != in.type) {
+        stepError = "the data source's tokens are not the plan's input type";
+        break;
+      }
+      const int64_t rows = in.shape.empty() ? 0 : in.shape[0];
+      const int64_t first = (dpRank * m.microBatches + in.slot) * rows;
       const size_t rowBytes = size_t(m.batch.seq) * byteSize(src.type);
-      if (src.type != in.type) return fail("the data source's tokens are not the plan's input type");
-      std::memcpy(mem + in.offset, src.bytes.data() + size_t(in.slot) * rows * rowBytes, rows * rowBytes);
+      if (first + rows > m.batch.batch || (in.shape.size() == 2 && in.shape[1] != m.batch.seq)) {
+        stepError = "internal error: input rows [" + std::to_string(first) + ", " + std::to_string(first + rows) +
+                    ") are outside the batch of " + std::to_string(m.batch.batch);
+        break;
+      }
+      std::memcpy(mem + in.offset, src.bytes.data() + size_t(first) * rowBytes, size_t(rows) * rowBytes);
     }
+    if (job.failed(stepError.empty() ? stepError : "step " + std::to_string(step) + ": " + stepError, status))
+      return status;
     m.step(mem, seed * 1000003ull + uint64_t(step) + 1, o.profile ? &profile : nullptr);
-    if (std::string err = planc::cpu::takeKernelError(); !err.empty())
-      return fail("step " + std::to_string(step) + ": " + err);
+    if (std::string err = planc::cpu::takeKernelError(); !err.empty()) stepError = err;
+    if (job.failed(stepError.empty() ? stepError : "step " + std::to_string(step) + ": " + stepError, status))
+      return status;
     for (const ExecOutput &out : m.outputs)
       if (out.copyToParam >= 0) std::memcpy(mem + m.params[size_t(out.copyToParam)].offset, mem + out.offset, out.bytes);
+    double numbers[kNumbers];
+    for (int k = 0; k < kNumbers; ++k) numbers[k] = outputOf[k] ? readScalar(mem, *outputOf[k]) : std::nan("");
+    if (job.comm)
+      if (Status s = job.comm->broadcast(numbers, kNumbers, holder); !s.ok()) {
+        job.report(s.message());
+        abortMpi(1);
+      }
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
     totalSeconds += seconds;
-    const double lossValue = readScalar(mem, *loss);
+    const double lossValue = numbers[kLoss];
     if (!std::isfinite(lossValue)) {
       if (terminal) clearProgress();
       char buf[64];
       std::snprintf(buf, sizeof buf, "%f", lossValue);
-      return fail("the loss is " + std::string(buf) + " at step " + std::to_string(step) + "; training stopped");
+      if (job.lead()) fail("the loss is " + std::string(buf) + " at step " + std::to_string(step) + "; training stopped");
+      return 1;
     }
     // Loss scaling (f16): a step whose scaled gradients overflowed changed
     // nothing but the scale.
-    const bool skipped = foundInf && readScalar(mem, *foundInf) != 0;
+    const bool skipped = has[kFoundInf] && numbers[kFoundInf] != 0;
     if (metrics) {
       std::fprintf(metrics, "{\"step\": %lld, \"loss\": %s", (long long)step, jsonNumber(lossValue).c_str());
-      if (foundInf) std::fprintf(metrics, ", \"skipped\": %s", skipped ? "true" : "false");
-      if (lossScale) std::fprintf(metrics, ", \"loss_scale\": %s", jsonNumber(readScalar(mem, *lossScale)).c_str());
-      if (lr) std::fprintf(metrics, ", \"lr\": %s", jsonNumber(readScalar(mem, *lr)).c_str());
-      if (gradNorm) std::fprintf(metrics, ", \"grad_norm\": %s", jsonNumber(readScalar(mem, *gradNorm)).c_str());
+      if (has[kFoundInf]) std::fprintf(metrics, ", \"skipped\": %s", skipped ? "true" : "false");
+      if (has[kLossScale]) std::fprintf(metrics, ", \"loss_scale\": %s", jsonNumber(numbers[kLossScale]).c_str());
+      if (has[kLr]) std::fprintf(metrics, ", \"lr\": %s", jsonNumber(numbers[kLr]).c_str());
+      if (has[kGradNorm]) std::fprintf(metrics, ", \"grad_norm\": %s", jsonNumber(numbers[kGradNorm]).c_str());
       std::fprintf(metrics, ", \"seconds\": %.6f}\n", seconds);
-      if (std::fflush(metrics) != 0) return fail("cannot write '" + *o.metrics + "': " + std::strerror(errno));
+      if (std::fflush(metrics) != 0) stepError = "cannot write '" + *o.metrics + "': " + std::strerror(errno);
     }
-    if ((step + 1 - start) % o.logEvery == 0 || step + 1 == steps) {
+    if (job.failed(stepError, status)) return status;
+    if (job.lead() && ((step + 1 - start) % o.logEvery == 0 || step + 1 == steps)) {
       StepRecord r;
       r.step = step;
       r.loss = lossValue;
-      if (lr) r.lr = readScalar(mem, *lr);
+      if (has[kLr]) r.lr = numbers[kLr];
       r.seconds = seconds;
       r.tokens = tokensPerStep;
       std::string line = formatStepLine(r);
       char buf[160];
-      if (gradNorm) {
-        std::snprintf(buf, sizeof buf, "  grad norm %.4f", readScalar(mem, *gradNorm));
+      if (has[kGradNorm]) {
+        std::snprintf(buf, sizeof buf, "  grad norm %.4f", numbers[kGradNorm]);
         line += buf;
       }
       std::snprintf(buf, sizeof buf, "  %.0f tokens/s", double(tokensPerStep) / seconds);
       line += buf;
       if (m.peakFlops > 0) {
-        std::snprintf(buf, sizeof buf, "  MFU %.1f%%", 100.0 * m.flopsPerStep / seconds / m.peakFlops);
+        // The device's peak is one rank's: the mesh has `ranks` of them.
+        std::snprintf(buf, sizeof buf, "  MFU %.1f%%",
+                      100.0 * m.flopsPerStep / seconds / (m.peakFlops * double(m.ranks)));
         line += buf;
       }
       line += "  arena " + mib(m.arenaBytes);
       if (skipped) {
         std::snprintf(buf, sizeof buf, "  skipped: gradients overflowed at loss scale %g",
-                      lossScale ? readScalar(mem, *lossScale) : 0.0);
+                      has[kLossScale] ? numbers[kLossScale] : 0.0);
         line += buf;
       }
       if (terminal) clearProgress();
@@ -415,9 +605,10 @@ int planc::runtime::runExecutable(const ExecutableModel &m, int argc, char **arg
       std::fflush(stdout);
     }
     if (every > 0 && (step + 1) % every == 0) {
-      if (Status s = saveCheckpoint(m, mem, ckptDir, step + 1, seed, keep); !s.ok()) {
+      if (Status s = saveCheckpoint(m, mem, ckptDir, step + 1, seed, keep, job.comm ? &sync : nullptr); !s.ok()) {
         if (terminal) clearProgress();
-        return fail("step " + std::to_string(step) + ": " + s.message());
+        job.report("step " + std::to_string(step) + ": " + s.message());
+        return 1;
       }
     }
     if (terminal) drawProgress(step + 1, steps, totalSeconds / double(step + 1 - start));
@@ -435,10 +626,11 @@ int planc::runtime::runExecutable(const ExecutableModel &m, int argc, char **arg
     std::fflush(stdout);
     if (Status s = sampleTokens(m, mem, so, stdout); !s.ok()) return fail(s.message());
   }
-  if (o.profile) {
+  if (o.profile && job.lead()) {
     double all = 0;
     for (double s : profile.seconds) all += s;
-    std::printf("profile: %.3f s in kernels over %lld steps\n", all, (long long)(steps - start));
+    std::printf("profile%s: %.3f s in kernels over %lld steps\n", m.ranks > 1 ? " of rank 0" : "", all,
+                (long long)(steps - start));
     for (int c = 0; c < kNumKernelClasses; ++c)
       if (profile.calls[c])
         std::printf("  %-14s %9.3f s  %5.1f%%  %lld calls\n", kKernelClasses[c], profile.seconds[c],

@@ -34,6 +34,7 @@
 #include "runtime/Data.h"
 #include "runtime/ElementType.h"
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -58,6 +59,13 @@ struct ExecParam {
   /// out [heads, 3, d]): its head count, which --init-from needs to reorder
   /// a Hugging Face GPT-2 c_attn ([3, heads, d]); 0 for any other.
   int64_t qkvHeads = 0;
+  /// Where each rank of the program holds its block in the global tensor
+  /// (per dim, the first global index), in the order of ExecProgram::ranks;
+  /// a block may reach past the global shape (the zero padding of an uneven
+  /// split).
+  std::vector<std::vector<int64_t>> blockOffsets;
+  /// This process's entry of blockOffsets (selectProgram sets it).
+  std::vector<int64_t> blockOffset;
 };
 
 /// An input buffer the loop writes before each step.
@@ -111,14 +119,38 @@ struct ExecInference {
   void (*run)(uint8_t *arena) = nullptr; // null: no inference step
 };
 
+using StepFunction = void (*)(uint8_t *arena, uint64_t drawSeed, StepProfile *profile);
+
+/// The program of one rank class: the ranks of one pipeline stage run it,
+/// each on its own blocks.
+struct ExecProgram {
+  int stage = 0;               // the pp coordinate of its ranks
+  std::string rankClass;       // "pipeline stage 0 (ranks 0, 1)"
+  std::vector<int64_t> ranks;
+  uint64_t arenaBytes = 0;     // its arena
+  uint64_t ledgerBytes = 0;    // what `planc check` reports for the stage (the same figure)
+  std::vector<ExecParam> params;
+  std::vector<ExecInput> inputs;
+  std::vector<ExecOutput> outputs;
+  StepFunction step = nullptr;
+};
+
 struct ExecutableModel {
   std::string plan;            // the model's name
   std::string source;          // the .plan file it was built from
   std::string buildId;         // a hash of the generated source: checkpoints name it
-  std::string rankClass;       // "pipeline stage 0 (rank 0)"
   int64_t ranks = 1;           // of the mesh
-  uint64_t arenaBytes = 0;     // this program's arena
-  uint64_t ledgerBytes = 0;    // what `planc check` reports for the rank (the same figure)
+  std::array<int64_t, 5> mesh{1, 1, 1, 1, 1}; // axis sizes, runtime/MeshRanks.h's order (dp, pp, tp, cp, ep)
+  std::vector<ExecProgram> programs; // one per pipeline stage
+  /// Sets the rank's mesh coordinates for the kernels that depend on them
+  /// (runtime/MeshRanks.h's order); null: none do.
+  void (*setCoordinates)(const int64_t *coordinates) = nullptr;
+
+  // The program this process runs (selectProgram copies it here).
+  std::string rankClass;       // "pipeline stage 0 (rank 0)"
+  int64_t rank = 0;            // this process's rank
+  uint64_t arenaBytes = 0;
+  uint64_t ledgerBytes = 0;
   std::vector<ExecParam> params;
   std::vector<ExecInput> inputs;
   std::vector<ExecOutput> outputs;
@@ -133,11 +165,15 @@ struct ExecutableModel {
   double flopsPerStep = 0;     // the model's FLOPs of one step (forward, backward, update)
   double peakFlops = 0;        // the device's, for MFU; 0: not known
   /// Runs the training step on the arena; `drawSeed` keys dropout's masks.
-  void (*step)(uint8_t *arena, uint64_t drawSeed, StepProfile *profile) = nullptr;
+  StepFunction step = nullptr;
   /// Sets the threads of the kernels (OpenMP, BLAS); null: not settable.
   void (*setThreads)(int threads) = nullptr;
   ExecInference inference;
 };
+
+/// Makes `model` run program `index` as rank `rank` (one of the program's
+/// ranks): its arena, buffers and step, each parameter's block offset.
+void selectProgram(ExecutableModel &model, size_t index, int64_t rank);
 
 /// The executable's main: runs `model` as `argv` asks; the exit status.
 int runExecutable(const ExecutableModel &model, int argc, char **argv);

@@ -4,6 +4,7 @@
 
 #include "backend/c/ProgramKernels.h"
 #include "exec/Groups.h"
+#include "ir/LocalBlocks.h"
 #include "ir/Mesh.h"
 #include "ir/MeshLayout.h"
 #include "support/Error.h"
@@ -13,6 +14,7 @@
 
 #include <cctype>
 #include <map>
+#include <optional>
 
 using namespace planc;
 using namespace planc::cpu;
@@ -97,6 +99,7 @@ std::string rankClassOf(const exec::RankProgram &p) {
 }
 
 std::string argumentOf(const exec::RankProgram &p, int64_t buffer) {
+  if (buffer < 0) return "nullptr /* made on another pipeline stage */";
   const exec::Buffer &b = p.buffers[size_t(buffer)];
   return "arena + " + std::to_string(b.offset) + " /* #" + std::to_string(buffer) + " " + cComment(b.name) + " " +
          spelling(b.type().dtype) + ir::toString(b.local()) + " */";
@@ -109,15 +112,126 @@ std::string sectionOf(const exec::Step &s) {
   return w + ", micro-batch " + std::to_string(s.microBatch);
 }
 
-/// Every step of `program` as a call, under a comment per section.
+uint64_t bytesOf(const exec::Buffer &b) {
+  return uint64_t(ir::TensorType(b.local(), b.type().dtype).numel()) * ir::byteSize(b.type().dtype);
+}
+
+/// A communication step as the runtime's CommStep constant (runtime/
+/// StepComms.h), with the fields the interpreter's plan executor reads
+/// (backend/interp/PlanInterpreter.cpp communicate()); "" and `why` when
+/// the step cannot be described.
+std::string commStepConstant(const exec::RankProgram &p, size_t i, const std::string &name, std::string &why) {
+  const exec::Step &s = p.steps[i];
+  std::optional<MeshAxis> axis = exec::axisOf(s);
+  if (!axis) {
+    why = "the step names no mesh axis";
+    return "";
+  }
+  auto intAttr = [&](const char *attr, int64_t otherwise) {
+    auto it = s.attrs.find(attr);
+    return it != s.attrs.end() && std::holds_alternative<int64_t>(it->second) ? std::get<int64_t>(it->second)
+                                                                              : otherwise;
+  };
+  std::string kind = "Collective", collective = "AllReduce", op = "Sum";
+  const exec::Buffer *block = nullptr, *out = nullptr;
+  int dim = 0, splitDim = 0, concatDim = 0;
+  int64_t gathered = 0, root = 0, peerOffset = 0, tag = 0;
+  auto normal = [&](int64_t d) { return int(d < 0 ? d + int64_t(block->local().size()) : d); };
+  if (s.kind == ir::OpKind::Send || s.kind == ir::OpKind::Recv) {
+    const bool send = s.kind == ir::OpKind::Send;
+    const std::vector<int64_t> &list = send ? s.inputs : s.outputs;
+    if (list.size() != 1 || list[0] < 0) {
+      why = "a message moves one buffer";
+      return "";
+    }
+    kind = send ? "Send" : "Recv";
+    block = out = &p.buffers[size_t(list[0])];
+    peerOffset = intAttr("peer_offset", 0);
+    tag = intAttr("tag", 0);
+  } else {
+    if (s.inputs.size() != 1 || s.outputs.size() != 1 || s.inputs[0] < 0 || s.outputs[0] < 0) {
+      why = "a collective reads one buffer and writes one";
+      return "";
+    }
+    block = &p.buffers[size_t(s.inputs[0])];
+    out = &p.buffers[size_t(s.outputs[0])];
+    switch (s.kind) {
+    case ir::OpKind::AllReduce: {
+      auto it = s.attrs.find("reduce");
+      if (it != s.attrs.end() && std::holds_alternative<std::string>(it->second) &&
+          std::get<std::string>(it->second) == "max")
+        op = "Max";
+      break;
+    }
+    case ir::OpKind::ReduceScatter:
+      collective = "ReduceScatter";
+      dim = normal(intAttr("dim", 0));
+      break;
+    case ir::OpKind::AllGather:
+      collective = "AllGather";
+      dim = normal(intAttr("dim", 0));
+      gathered = size_t(dim) < out->local().size() ? out->local()[size_t(dim)] : 0;
+      break;
+    case ir::OpKind::AllToAll:
+      collective = "AllToAll";
+      splitDim = normal(intAttr("split_dim", 0));
+      concatDim = normal(intAttr("concat_dim", 0));
+      break;
+    case ir::OpKind::Broadcast:
+      collective = "Broadcast";
+      root = intAttr("root", 0);
+      break;
+    default:
+      why = "no communicator call runs this op";
+      return "";
+    }
+  }
+  const std::string what = "step " + std::to_string(i) + " (" + ir::spelling(s.kind) +
+                           (s.path.empty() ? "" : " in " + s.path) + ")";
+  std::string t;
+  llvm::raw_string_ostream os(t);
+  os << "static const planc::runtime::CommStep " << name << " = {\n"
+     << "    planc::runtime::CommStep::Kind::" << kind << ", planc::runtime::CollectiveKind::" << collective
+     << ", planc::runtime::ReduceOp::" << op << ",\n"
+     << "    planc::runtime::ElementType::" << elementTypeName(block->type().dtype) << ", /*axis " << spelling(*axis)
+     << "*/ " << unsigned(*axis) << ", /*shape*/ " << ints(block->local()) << ", /*dim*/ " << dim
+     << ", /*gathered rows*/ " << gathered << ", /*split, concat*/ " << splitDim << ", " << concatDim
+     << ", /*root*/ " << root << ",\n"
+     << "    /*peer offset*/ " << peerOffset << ", /*tag*/ " << tag << ", /*output bytes*/ " << bytesOf(*out)
+     << "ull, /*accumulate*/ " << (s.accumulates(0) ? "true" : "false") << ", /*event*/ " << s.event << ", "
+     << cString(what) << "};\n";
+  os.flush();
+  return t;
+}
+
+/// Every step of `program` as a call, under a comment per section; a
+/// communication step as a call on the runtime's communicator (its CommStep
+/// constant into `constants`), and the waits the plan puts before a step.
 void renderCalls(const exec::RankProgram &program, const std::vector<backend::StepKernel> &chosen,
-                 llvm::raw_ostream &os) {
+                 const std::string &prefix, std::string &constants, llvm::raw_ostream &os) {
   std::string section;
   for (size_t i = 0; i < program.steps.size(); ++i) {
     const exec::Step &s = program.steps[i];
     if (std::string here = sectionOf(s); here != section) {
       section = here;
       os << "\n  // " << section << "\n";
+    }
+    for (int64_t e : s.waits) os << "  PLANC_CALL(kCommunication, planc::runtime::commWait(" << e << "));\n";
+    if (exec::isCommunicationStep(s.kind)) {
+      std::string why;
+      const std::string name = prefix + "comm" + std::to_string(i);
+      std::string constant = commStepConstant(program, i, name, why);
+      if (constant.empty()) {
+        os << "  // step " << i << ": " << ir::spelling(s.kind) << ": " << cComment(why) << "\n";
+        continue;
+      }
+      constants += constant;
+      const bool send = s.kind == ir::OpKind::Send, recv = s.kind == ir::OpKind::Recv;
+      os << "  PLANC_CALL(kCommunication, planc::runtime::commStart(" << name << ", "
+         << (recv ? std::string("nullptr") : argumentOf(program, s.inputs[0])) << ", "
+         << (send ? std::string("nullptr") : argumentOf(program, s.outputs[0])) << ")); // step " << i
+         << (s.path.empty() ? "" : ", " + cComment(s.path)) << "\n";
+      continue;
     }
     const backend::StepKernel &k = chosen[i];
     if (!k.rendered) {
@@ -136,16 +250,17 @@ void renderCalls(const exec::RankProgram &program, const std::vector<backend::St
       }
     os << ")); // step " << i << (s.path.empty() ? "" : ", " + cComment(s.path)) << "\n";
   }
+  if (program.events > 0) os << "\n  // everything still in flight\n  PLANC_CALL(kCommunication, planc::runtime::commWaitAll());\n";
 }
 
-/// Why a program of a one-rank plan cannot be built: its steps without a
+/// Why a program cannot be built: its steps without a
 /// kernel (the first ten), or "".
 std::string missingKernels(const exec::RankProgram &program, const std::vector<backend::StepKernel> &chosen) {
   std::string missing;
   size_t count = 0;
   for (size_t i = 0; i < chosen.size(); ++i) {
-    if (chosen[i].rendered) continue;
     const exec::Step &s = program.steps[i];
+    if (chosen[i].rendered || exec::isCommunicationStep(s.kind)) continue;
     if (++count <= 10)
       missing += "\n  step " + std::to_string(i) + " (" + ir::spelling(s.kind) + (s.path.empty() ? "" : " in " + s.path) +
                  "): " + chosen[i].reason;
@@ -189,27 +304,151 @@ int64_t qkvHeadsOf(const ir::Value *param, const std::map<const ir::Value *, std
   return 0;
 }
 
+/// The parameters, inputs and outputs of `program` as statements filling
+/// `ExecProgram p` in makeModel(); an error where the plan has a buffer the
+/// executable cannot feed.
+llvm::Error renderProgramModel(const ir::Module &placed, const exec::ExecutionPlan &plan, size_t index,
+                               const CpuProgramSettings &settings, bool &hasTokens, bool &hasTargets,
+                               llvm::raw_ostream &os) {
+  const exec::RankProgram &program = plan.programs[index];
+  const MeshLayout mesh(plan.mesh);
+  std::map<std::string, const ir::Value *> paramsByName;
+  for (const ir::Value *p : placed.params) paramsByName[p->name] = p;
+  std::map<const ir::Value *, std::vector<const ir::Op *>> users;
+  for (const auto &op : placed.ops)
+    for (const ir::Value *v : op->operands) users[v].push_back(op.get());
+  std::map<std::string, bool> updated; // paths with an update output: their frozen params are optimizer state
+  for (const ir::Output &o : placed.outputs)
+    if (o.isUpdate()) updated[o.path] = true;
+
+  os << "  {\n    ExecProgram p;\n";
+  os << "    p.stage = " << program.stage << ";\n";
+  os << "    p.rankClass = " << cString(rankClassOf(program)) << ";\n";
+  os << "    p.ranks = " << ints(Shape(program.ranks.begin(), program.ranks.end())) << ";\n";
+  os << "    p.arenaBytes = " << program.arenaSize << "ull;\n";
+  os << "    p.ledgerBytes = "
+     << (index < settings.ledgerBytes.size() ? settings.ledgerBytes[index] : uint64_t(0)) << "ull;\n";
+  std::map<std::string, int64_t> paramIndexByPath;
+  int64_t paramCount = 0;
+  for (size_t bi = 0; bi < program.buffers.size(); ++bi) {
+    const exec::Buffer &b = program.buffers[bi];
+    if (b.role == exec::BufferRole::Param && b.aliasOf < 0) {
+      auto it = paramsByName.find(b.value());
+      if (it == paramsByName.end())
+        return makeError("internal error: parameter buffer '" + b.name + "' has no parameter in module '" +
+                         placed.name + "'");
+      const ir::Value *p = it->second;
+      const std::string initKey = p->path.empty() ? p->name : p->path;
+      const bool state = p->frozen && updated.count(initKey);
+      const char *init = p->init == ir::InitKind::Zeros  ? "Zeros"
+                         : p->init == ir::InitKind::Ones ? "Ones"
+                                                         : "Normal";
+      // Each rank's place in the global tensor (ir/LocalBlocks.h).
+      std::string offsets = "{";
+      for (size_t r = 0; r < program.ranks.size(); ++r) {
+        std::vector<int64_t> o = ir::blockOffsets(b.type(), mesh, program.ranks[r]);
+        offsets += (r ? ", " : "") + ints(Shape(o.begin(), o.end()));
+      }
+      offsets += "}";
+      os << "    p.params.push_back({" << cString(b.path.empty() ? initKey : b.path) << ", " << cString(initKey)
+         << ", " << b.offset << "ull, ElementType::" << elementTypeName(b.type().dtype) << ", " << ints(b.local())
+         << ", " << ints(b.type().shape) << ", " << cString(toString(b.type().sharding)) << ", ParamInit::" << init
+         << ", " << backend::floatLiteral(p->initStd, true) << ", " << (state ? "false" : "true") << ", "
+         << (state ? 0 : qkvHeadsOf(p, users)) << ", " << offsets << "});\n";
+      paramIndexByPath[b.path.empty() ? initKey : b.path] = paramCount++;
+    } else if (b.role == exec::BufferRole::Input) {
+      const std::string &v = b.value();
+      const char *kind = v == "tokens" ? "Tokens" : v == "targets" ? "Targets" : v == "step" ? "Step" : nullptr;
+      if (!kind)
+        return makeError("input '" + v + "' of plan '" + plan.name +
+                         "' is neither 'tokens', 'targets' nor the step count; the executable feeds only those");
+      hasTokens |= v == "tokens";
+      hasTargets |= v == "targets";
+      os << "    p.inputs.push_back({ExecInput::Kind::" << kind << ", " << std::max(0, b.slot) << ", " << b.offset
+         << "ull, ElementType::" << elementTypeName(b.type().dtype) << ", " << ints(b.local()) << "});\n";
+    }
+  }
+  for (const exec::OutputBinding &o : program.outputs) {
+    if (o.buffer < 0) continue;
+    const exec::Buffer &b = program.buffers[size_t(o.buffer)];
+    int64_t copyTo = -1;
+    if (o.isUpdate()) {
+      auto it = paramIndexByPath.find(o.path);
+      if (it == paramIndexByPath.end()) continue; // a state of another stage
+      // In place (the update aliases its parameter): nothing to copy.
+      const exec::Buffer *param = nullptr;
+      for (const exec::Buffer &c : program.buffers)
+        if (c.role == exec::BufferRole::Param && c.path == o.path) param = &c;
+      if (!param || param->offset != b.offset) copyTo = it->second;
+      else continue;
+    } else if (o.name != "loss" && o.name != "lr" && o.name != "grad_norm" && o.name != "found_inf" &&
+               o.name != "loss_scale") {
+      continue;
+    }
+    uint64_t bytes = std::max<uint64_t>(1, uint64_t(ir::TensorType(b.local(), b.type().dtype).numel())) *
+                     ir::byteSize(b.type().dtype);
+    os << "    p.outputs.push_back({" << cString(o.name) << ", " << b.offset << "ull, ElementType::"
+       << elementTypeName(b.type().dtype) << ", " << bytes << "ull, " << copyTo << "});\n";
+  }
+  os << "    p.step = planc_step_" << index << ";\n";
+  os << "    m.programs.push_back(std::move(p));\n  }\n";
+  return llvm::Error::success();
+}
+
+/// The inference step's part of makeModel().
+void renderInferenceModel(const exec::ExecutionPlan &inference, llvm::raw_ostream &os) {
+  const exec::RankProgram &ip = inference.programs.front();
+  os << "  m.inference.arenaBytes = " << ip.arenaSize << "ull;\n";
+  bool tokens = false, logits = false;
+  for (const exec::Buffer &b : ip.buffers) {
+    if (b.role == exec::BufferRole::Param && b.aliasOf < 0) {
+      os << "  m.inference.params.push_back({" << cString(b.path.empty() ? b.value() : b.path) << ", " << b.offset
+         << "ull, ElementType::" << elementTypeName(b.type().dtype) << ", "
+         << ir::TensorType(b.local(), b.type().dtype).numel() << "});\n";
+    } else if (b.role == exec::BufferRole::Input && b.value() == "tokens" && b.slot <= 0 && b.local().size() == 2) {
+      os << "  m.inference.tokensOffset = " << b.offset << "ull;\n  m.inference.tokensType = ElementType::"
+         << elementTypeName(b.type().dtype) << ";\n  m.inference.rows = " << b.local()[0]
+         << ";\n  m.inference.seq = " << b.local()[1] << ";\n";
+      tokens = true;
+    }
+  }
+  for (const exec::OutputBinding &o : ip.outputs)
+    if (o.name == "logits" && o.buffer >= 0) {
+      const exec::Buffer &b = ip.buffers[size_t(o.buffer)];
+      if (b.local().size() != 3) break;
+      os << "  m.inference.logitsOffset = " << b.offset << "ull;\n  m.inference.logitsType = ElementType::"
+         << elementTypeName(b.type().dtype) << ";\n  m.inference.vocab = " << b.local()[2] << ";\n";
+      logits = true;
+    }
+  if (tokens && logits) os << "  m.inference.run = planc_infer;\n";
+  else os << "  // (no inference step: its tokens are not [rows, seq] or its logits not [rows, seq, vocab])\n";
+}
+
 } // namespace
 
-llvm::Error cpu::emitCpuProgram(const ir::Module &placed, const exec::ExecutionPlan &plan, int stage,
+llvm::Error cpu::emitCpuProgram(const ir::Module &placed, const exec::ExecutionPlan &plan,
                                 const CpuProgramSettings &settings, llvm::raw_ostream &out,
                                 const exec::ExecutionPlan *inference) {
-  if (stage < 0 || size_t(stage) >= plan.programs.size())
-    return makeError("plan '" + plan.name + "' has no pipeline stage " + std::to_string(stage));
-  const exec::RankProgram &program = plan.programs[size_t(stage)];
+  if (plan.programs.empty()) return makeError("plan '" + plan.name + "' has no program to build");
   const MeshLayout mesh(plan.mesh);
   const bool oneRank = mesh.numRanks() == 1;
+  const bool stages = plan.programs.size() > 1;
 
+  // The kernels of every program: the first with the prelude, the others
+  // named apart ("p1_s12_gelu"). Every step must have its kernel, or a call
+  // on the communicator.
   std::string kernelsText;
   llvm::raw_string_ostream kernels(kernelsText);
-  std::vector<backend::StepKernel> chosen =
-      backend::renderProgramKernels(plan, program, backend::Flavor::Cpu, kernels);
+  std::vector<std::vector<backend::StepKernel>> chosen;
+  for (size_t p = 0; p < plan.programs.size(); ++p) {
+    const exec::RankProgram &program = plan.programs[p];
+    chosen.push_back(backend::renderProgramKernels(plan, program, backend::Flavor::Cpu, kernels,
+                                                   p ? "p" + std::to_string(p) + "_" : "", p == 0));
+    if (std::string why = missingKernels(program, chosen.back()); !why.empty())
+      return makeError("the CPU backend has no kernel for " + why + " of plan '" + plan.name + "'" +
+                       (stages ? " (" + rankClassOf(program) + ")" : ""));
+  }
   kernels.flush();
-
-  // A one-rank plan runs: every step must have its kernel.
-  if (oneRank)
-    if (std::string why = missingKernels(program, chosen); !why.empty())
-      return makeError("the CPU backend has no kernel for " + why + " of plan '" + plan.name + "'");
   // The inference step's kernels, named apart ("is12_gelu"), after the
   // training step's prelude.
   std::vector<backend::StepKernel> inferChosen;
@@ -228,26 +467,31 @@ llvm::Error cpu::emitCpuProgram(const ir::Module &placed, const exec::ExecutionP
   std::string text;
   llvm::raw_string_ostream os(text);
   // The banner.
-  os << "// " << cComment(plan.name) << ": the training step of one rank class, generated by planc from "
-     << cComment(settings.source) << ".\n";
-  os << "// Rank class: " << rankClassOf(program) << "; mesh";
+  os << "// " << cComment(plan.name) << ": the training step of "
+     << (stages ? "every rank class" : "its rank class") << ", generated by planc from " << cComment(settings.source)
+     << ".\n// Mesh:";
   for (unsigned a = 0; a < kNumMeshAxes; ++a)
     if (plan.mesh[size_t(a)] > 1) os << " " << spelling(MeshAxis(a)) << "=" << plan.mesh[size_t(a)];
-  if (oneRank) {
-    os << " of one device";
-  } else if (!program.ranks.empty()) {
-    os << "; coordinates of its first rank:";
-    MeshCoords c = mesh.coordinates(program.ranks.front());
-    for (unsigned a = 0; a < kNumMeshAxes; ++a)
-      if (plan.mesh[size_t(a)] > 1) os << " " << spelling(MeshAxis(a)) << "=" << c[size_t(a)];
+  if (oneRank) os << " one device";
+  else os << " (" << mesh.numRanks() << " ranks, one process each under MPI)";
+  os << ".\n";
+  for (const exec::RankProgram &program : plan.programs) {
+    os << "// Rank class: " << rankClassOf(program);
+    if (!oneRank && !program.ranks.empty()) {
+      os << "; coordinates of its first rank:";
+      MeshCoords c = mesh.coordinates(program.ranks.front());
+      for (unsigned a = 0; a < kNumMeshAxes; ++a)
+        if (plan.mesh[size_t(a)] > 1) os << " " << spelling(MeshAxis(a)) << "=" << c[size_t(a)];
+    }
+    os << ".\n//   Arena: " << program.arenaSize << " bytes, every buffer at a fixed offset in it; "
+       << program.steps.size() << " steps, " << program.buffers.size() << " buffers.\n";
   }
-  os << ".\n// Arena: " << program.arenaSize << " bytes, every buffer at a fixed offset in it; "
-     << program.steps.size() << " steps, " << program.buffers.size() << " buffers.\n";
-  os << "// Build: c++ -std=c++17 -O3 -fopenmp with the planc runtime and OpenBLAS (planc build does it).\n\n";
+  os << "// Build: c++ -std=c++17 -O3 -fopenmp with the planc runtime, OpenBLAS and MPI (planc build does it).\n\n";
   os << kernelsText;
-  os << "#include \"runtime/Executable.h\"\n\n#include <chrono>\n#ifdef _OPENMP\n#include <omp.h>\n#endif\n\n";
+  os << "#include \"runtime/Executable.h\"\n#include \"runtime/StepComms.h\"\n\n#include <chrono>\n#ifdef "
+        "_OPENMP\n#include <omp.h>\n#endif\n\n";
 
-  // The step.
+  // The steps.
   os << "namespace {\n\n";
   os << "// Each call timed into its kernel class when profiling (--profile).\n"
      << "#define PLANC_CALL(kernel_class, call)                                                   \\\n"
@@ -264,98 +508,50 @@ llvm::Error cpu::emitCpuProgram(const ir::Module &placed, const exec::ExecutionP
      << "  } while (0)\n\n";
   os << "// The kernel classes of --profile (runtime/Executable.h kKernelClasses).\n"
      << "enum { kCommunication, kElementwise, kGemm, kLayout, kReduction, kLibrary };\n\n";
-  os << "void planc_step(uint8_t *arena, uint64_t draw_seed, planc::runtime::StepProfile *profile) {\n";
-  os << "  planc_draw_seed = draw_seed;\n";
-  renderCalls(program, chosen, os);
-  os << "}\n\n";
+  for (size_t p = 0; p < plan.programs.size(); ++p) {
+    std::string constants, calls;
+    llvm::raw_string_ostream callStream(calls);
+    renderCalls(plan.programs[p], chosen[p], p ? "p" + std::to_string(p) + "_" : "", constants, callStream);
+    callStream.flush();
+    if (!constants.empty())
+      os << "// The communication steps of " << rankClassOf(plan.programs[p])
+         << " (runtime/StepComms.h): the group and peer follow from the rank.\n"
+         << constants << "\n";
+    os << "// The training step of " << rankClassOf(plan.programs[p]) << ".\n";
+    os << "void planc_step_" << p << "(uint8_t *arena, uint64_t draw_seed, planc::runtime::StepProfile *profile) {\n";
+    os << "  planc_draw_seed = draw_seed;\n" << calls << "}\n\n";
+  }
   if (inference) {
+    std::string constants;
     os << "// The inference step (--sample): the forward program up to the logits, in its own arena.\n";
     os << "void planc_infer(uint8_t *arena) {\n";
     os << "  planc_draw_seed = 0;\n  planc::runtime::StepProfile *profile = nullptr;\n";
-    renderCalls(inference->programs.front(), inferChosen, os);
+    renderCalls(inference->programs.front(), inferChosen, "i", constants, os);
     os << "}\n\n";
   }
   os << "void planc_set_threads(int threads) {\n#ifdef _OPENMP\n  omp_set_num_threads(threads);\n#endif\n"
      << "  openblas_set_num_threads(threads);\n}\n\n";
+  const bool coordinates = kernelsText.find("planc_mesh_coord") != std::string::npos;
+  if (coordinates)
+    os << "// The rank's place, for the kernels that depend on it.\n"
+       << "void planc_set_coordinates(const int64_t *coordinates) {\n"
+       << "  for (int a = 0; a < 5; ++a) planc_mesh_coord[a] = coordinates[a];\n}\n\n";
 
   // The model.
-  std::map<std::string, const ir::Value *> paramsByName;
-  for (const ir::Value *p : placed.params) paramsByName[p->name] = p;
-  std::map<const ir::Value *, std::vector<const ir::Op *>> users;
-  for (const auto &op : placed.ops)
-    for (const ir::Value *v : op->operands) users[v].push_back(op.get());
-  std::map<std::string, bool> updated; // paths with an update output: their frozen params are optimizer state
-  for (const ir::Output &o : placed.outputs)
-    if (o.isUpdate()) updated[o.path] = true;
-
   os << "planc::runtime::ExecutableModel makeModel() {\n";
   os << "  using namespace planc::runtime;\n";
   os << "  ExecutableModel m;\n";
   os << "  m.plan = " << cString(plan.name) << ";\n";
   os << "  m.source = " << cString(settings.source) << ";\n";
-  os << "  m.rankClass = " << cString(rankClassOf(program)) << ";\n";
   os << "  m.ranks = " << mesh.numRanks() << ";\n";
-  os << "  m.arenaBytes = " << program.arenaSize << "ull;\n";
-  os << "  m.ledgerBytes = " << settings.ledgerBytes << "ull;\n";
-  std::map<std::string, int64_t> paramIndexByPath;
-  int64_t paramCount = 0;
+  os << "  m.mesh = {";
+  for (unsigned a = 0; a < kNumMeshAxes; ++a) os << (a ? ", " : "") << plan.mesh[a];
+  os << "}; // dp, pp, tp, cp, ep\n";
   bool hasTokens = false, hasTargets = false;
-  for (size_t bi = 0; bi < program.buffers.size(); ++bi) {
-    const exec::Buffer &b = program.buffers[bi];
-    if (b.role == exec::BufferRole::Param && b.aliasOf < 0) {
-      auto it = paramsByName.find(b.value());
-      if (it == paramsByName.end())
-        return makeError("internal error: parameter buffer '" + b.name + "' has no parameter in module '" +
-                         placed.name + "'");
-      const ir::Value *p = it->second;
-      const std::string initKey = p->path.empty() ? p->name : p->path;
-      const bool state = p->frozen && updated.count(initKey);
-      const char *init = p->init == ir::InitKind::Zeros  ? "Zeros"
-                         : p->init == ir::InitKind::Ones ? "Ones"
-                                                         : "Normal";
-      os << "  m.params.push_back({" << cString(b.path.empty() ? initKey : b.path) << ", " << cString(initKey) << ", "
-         << b.offset << "ull, ElementType::" << elementTypeName(b.type().dtype) << ", " << ints(b.local()) << ", "
-         << ints(b.type().shape) << ", " << cString(toString(b.type().sharding)) << ", ParamInit::" << init << ", "
-         << backend::floatLiteral(p->initStd, true) << ", " << (state ? "false" : "true") << ", "
-         << (state ? 0 : qkvHeadsOf(p, users)) << "});\n";
-      paramIndexByPath[b.path.empty() ? initKey : b.path] = paramCount++;
-    } else if (b.role == exec::BufferRole::Input) {
-      const std::string &v = b.value();
-      const char *kind = v == "tokens" ? "Tokens" : v == "targets" ? "Targets" : v == "step" ? "Step" : nullptr;
-      if (!kind)
-        return makeError("input '" + v + "' of plan '" + plan.name +
-                         "' is neither 'tokens', 'targets' nor the step count; the executable feeds only those");
-      hasTokens |= v == "tokens";
-      hasTargets |= v == "targets";
-      os << "  m.inputs.push_back({ExecInput::Kind::" << kind << ", " << std::max(0, b.slot) << ", " << b.offset
-         << "ull, ElementType::" << elementTypeName(b.type().dtype) << ", " << ints(b.local()) << "});\n";
-    }
-  }
-  // (A stage of a pipeline may read only one of them.)
-  if (oneRank && (!hasTokens || !hasTargets))
+  for (size_t p = 0; p < plan.programs.size(); ++p)
+    if (llvm::Error e = renderProgramModel(placed, plan, p, settings, hasTokens, hasTargets, os)) return e;
+  if (!hasTokens || !hasTargets)
     return makeError("plan '" + plan.name + "' has no 'tokens' and 'targets' inputs for the data to feed");
-  for (const exec::OutputBinding &o : program.outputs) {
-    if (o.buffer < 0) continue;
-    const exec::Buffer &b = program.buffers[size_t(o.buffer)];
-    int64_t copyTo = -1;
-    if (o.isUpdate()) {
-      auto it = paramIndexByPath.find(o.path);
-      if (it == paramIndexByPath.end()) continue; // a state of another stage
-      // In place (the update aliases its parameter): nothing to copy.
-      const exec::Buffer *param = nullptr;
-      for (const exec::Buffer &c : program.buffers)
-        if (c.role == exec::BufferRole::Param && c.path == o.path) param = &c;
-      if (!param || param->offset != b.offset) copyTo = it->second;
-      else continue;
-    } else if (o.name != "loss" && o.name != "lr" && o.name != "grad_norm" && o.name != "found_inf" &&
-               o.name != "loss_scale") {
-      continue;
-    }
-    uint64_t bytes = uint64_t(std::max<int64_t>(1, ir::TensorType(b.local(), b.type().dtype).numel())) *
-                     ir::byteSize(b.type().dtype);
-    os << "  m.outputs.push_back({" << cString(o.name) << ", " << b.offset << "ull, ElementType::"
-       << elementTypeName(b.type().dtype) << ", " << bytes << "ull, " << copyTo << "});\n";
-  }
   os << "  m.batch.batch = " << settings.batch.batch << ";\n";
   os << "  m.batch.seq = " << settings.batch.seq << ";\n";
   os << "  m.batch.vocab = " << settings.batch.vocab << ";\n";
@@ -371,35 +567,9 @@ llvm::Error cpu::emitCpuProgram(const ir::Module &placed, const exec::ExecutionP
   os << "  m.checkpointKeep = " << settings.checkpointKeep << ";\n";
   os << "  m.flopsPerStep = " << backend::floatLiteral(settings.flopsPerStep, true) << ";\n";
   os << "  m.peakFlops = " << backend::floatLiteral(settings.peakFlops, true) << ";\n";
-  if (inference) {
-    const exec::RankProgram &ip = inference->programs.front();
-    os << "  m.inference.arenaBytes = " << ip.arenaSize << "ull;\n";
-    bool tokens = false, logits = false;
-    for (const exec::Buffer &b : ip.buffers) {
-      if (b.role == exec::BufferRole::Param && b.aliasOf < 0) {
-        os << "  m.inference.params.push_back({" << cString(b.path.empty() ? b.value() : b.path) << ", " << b.offset
-           << "ull, ElementType::" << elementTypeName(b.type().dtype) << ", "
-           << ir::TensorType(b.local(), b.type().dtype).numel() << "});\n";
-      } else if (b.role == exec::BufferRole::Input && b.value() == "tokens" && b.slot <= 0 && b.local().size() == 2) {
-        os << "  m.inference.tokensOffset = " << b.offset << "ull;\n  m.inference.tokensType = ElementType::"
-           << elementTypeName(b.type().dtype) << ";\n  m.inference.rows = " << b.local()[0]
-           << ";\n  m.inference.seq = " << b.local()[1] << ";\n";
-        tokens = true;
-      }
-    }
-    for (const exec::OutputBinding &o : ip.outputs)
-      if (o.name == "logits" && o.buffer >= 0) {
-        const exec::Buffer &b = ip.buffers[size_t(o.buffer)];
-        if (b.local().size() != 3) break;
-        os << "  m.inference.logitsOffset = " << b.offset << "ull;\n  m.inference.logitsType = ElementType::"
-           << elementTypeName(b.type().dtype) << ";\n  m.inference.vocab = " << b.local()[2] << ";\n";
-        logits = true;
-      }
-    if (tokens && logits) os << "  m.inference.run = planc_infer;\n";
-    else os << "  // (no inference step: its tokens are not [rows, seq] or its logits not [rows, seq, vocab])\n";
-  }
-  os << "  m.step = planc_step;\n";
+  if (inference) renderInferenceModel(*inference, os);
   os << "  m.setThreads = planc_set_threads;\n";
+  if (coordinates) os << "  m.setCoordinates = planc_set_coordinates;\n";
   os << "  return m;\n}\n\n} // namespace\n";
   os.flush();
 
@@ -413,7 +583,8 @@ llvm::Error cpu::emitCpuProgram(const ir::Module &placed, const exec::ExecutionP
     std::snprintf(hex, sizeof hex, "%02x", c);
     id += hex;
   }
-  out << text << "\n// The build's identity, a hash of the source above: checkpoints record it.\n"
+  out << text << "\n// The build's identity, a hash of the source above: checkpoints record it, and the ranks\n"
+      << "// of a mesh compare it before the first step.\n"
       << "int main(int argc, char **argv) {\n"
       << "  planc::runtime::ExecutableModel m = makeModel();\n"
       << "  m.buildId = \"" << id << "\";\n"

@@ -1,22 +1,28 @@
-//===- backend/cpu/CppEmitter.h - a rank class's program as one C++ file -*- C++ -*-===//
+//===- backend/cpu/CppEmitter.h - a plan's programs as one C++ file -*- C++ -*-===//
 //
-// The CPU backend's code generator: one rank class's program of the
-// execution plan (exec/ExecutionPlan.h) as one translation unit that the
-// system C++ compiler builds into an executable with runtime/:
+// The CPU backend's code generator: every rank class's program of the
+// execution plan (exec/ExecutionPlan.h) in one translation unit that the
+// system C++ compiler builds into an executable with runtime/. Every rank of
+// the mesh runs that one executable (under MPI) and picks its program:
 //
-//   a banner        the plan, its source, the rank class and its mesh
-//                   coordinates, the arena's size
+//   a banner        the plan, its source, the mesh, each rank class with its
+//                   mesh coordinates and arena size
 //   the kernels     one function per distinct kernel (backend/c/
 //                   ProgramKernels.h), each with its banner and a shape
-//                   comment on every pointer
-//   the step        `planc_step(arena, draw_seed, profile)`: every step of the
-//                   program as a straight-line call in the plan's order,
+//                   comment on every pointer; the second program's on are
+//                   named apart ("p1_s12_gelu")
+//   the steps       `planc_step_<p>(arena, draw_seed, profile)` per program:
+//                   every step as a straight-line call in the plan's order,
 //                   grouped under comments by work and micro-batch (forward
 //                   mb0, backward mb0, ..., update), every argument
-//                   `arena + OFFSET` with the buffer's name and shape
+//                   `arena + OFFSET` with the buffer's name and shape; a
+//                   communication step as a call on the runtime's
+//                   communicator (runtime/StepComms.h) with a CommStep
+//                   constant, and the waits the plan puts before a step
 //   the model       the runtime's ExecutableModel (runtime/Executable.h):
-//                   parameters with their initialisation, inputs, outputs,
-//                   the plan's training settings
+//                   the mesh, and per program its parameters (initialisation,
+//                   each rank's block offsets), inputs and outputs; the
+//                   plan's training settings
 //   main()          runtime::runExecutable
 //
 // Nothing of the plan's text reaches the source unescaped: identifiers go
@@ -50,18 +56,18 @@ struct CpuProgramSettings {
   int64_t checkpointKeep = 0;
   double flopsPerStep = 0;         // the model's, for MFU
   double peakFlops = 0;            // the device's for the compute dtype; 0: unknown
-  uint64_t ledgerBytes = 0;        // the memory plan's arena of this stage
+  std::vector<uint64_t> ledgerBytes; // the memory plan's arena of each stage (what `planc check` prints)
 };
 
-/// Writes the translation unit of pipeline stage `stage`'s program.
+/// Writes the translation unit of every program of `plan`.
 /// `placed` is the module the plan was built from (its parameters'
-/// initialisation). Errors: a step of a one-rank plan without a kernel
+/// initialisation). Errors: a step without a kernel
 /// (naming the step, its op, its .plan place and the reason), a model
 /// without the inputs the loop feeds.
 /// With `inference` (the execution plan of the inference step, one rank:
 /// compiler/Pipeline.h makeInferenceStep), the unit also has
 /// `planc_infer(arena)` and the model its buffers, for --sample.
-llvm::Error emitCpuProgram(const ir::Module &placed, const exec::ExecutionPlan &plan, int stage,
+llvm::Error emitCpuProgram(const ir::Module &placed, const exec::ExecutionPlan &plan,
                            const CpuProgramSettings &settings, llvm::raw_ostream &os,
                            const exec::ExecutionPlan *inference = nullptr);
 

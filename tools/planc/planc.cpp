@@ -37,6 +37,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <unistd.h>
 #include <functional>
 #include <optional>
 #include <string>
@@ -248,6 +249,8 @@ int parseArgs(int argc, char **argv, Options &o) {
     } else if (o.command == "run" && a.rfind("--dtype", 0) == 0) {
       if (!valueOf(i, "--dtype", v) || (v != "f64" && v != "f32")) return usage("--dtype must be f64 or f32");
       o.run.floatType = v == "f64" ? ir::DType::F64 : ir::DType::F32;
+    } else if (o.command == "run" && a.rfind("--ranks", 0) == 0) {
+      if (!valueOf(i, "--ranks", v) || !parseCount(v, 1, o.run.ranks)) return usage("--ranks needs a positive integer");
     } else if (o.command == "run" && a.rfind("--dump", 0) == 0) {
       if (!valueOf(i, "--dump", v) || v.empty()) return usage("--dump needs a folder");
       o.run.dumpDir = v;
@@ -263,6 +266,8 @@ int parseArgs(int argc, char **argv, Options &o) {
   if (o.command == "build" && o.build.output.empty()) return usage("build needs an output file: -o <executable>");
   if (o.command == "run" && o.target == "cpu" && !o.run.dumpDir.empty())
     return usage("--dump goes with --target=interp");
+  if (o.command == "run" && o.target != "cpu" && o.run.ranks > 0)
+    return usage("--ranks goes with --target=cpu (the interpreter runs every rank in one process)");
   if (o.command == "emit") {
     const char *forms =
         "tokens, ast, ir, ir-train, ir-partitioned, exec, kernels, kernels-cuda, cpp, comm, memory, fusion, mesh, "
@@ -477,8 +482,19 @@ int runBuild(const Options &o, Compilation &c) {
   return 0;
 }
 
-/// planc run --target=cpu: build into a temporary folder, run, remove.
+/// planc run --target=cpu: build into a temporary folder, run (a mesh of
+/// several ranks under mpirun, one process per rank), remove.
 int runOnCpu(const Options &o, Compilation &c) {
+  const int64_t ranks = o.run.ranks > 0 ? o.run.ranks : c.getConfig().parallel.meshSize();
+  std::string mpirun;
+  if (ranks > 1) {
+    auto found = llvm::sys::findProgramByName("mpirun");
+    if (!found) {
+      llvm::errs() << "planc: error: running " << ranks << " ranks needs mpirun (Debian: apt-get install openmpi-bin)\n";
+      return 1;
+    }
+    mpirun = *found;
+  }
   llvm::SmallString<128> dir;
   if (std::error_code ec = llvm::sys::fs::createUniqueDirectory("planc-run", dir)) {
     llvm::errs() << "planc: error: cannot create a temporary folder: " << ec.message() << "\n";
@@ -493,13 +509,25 @@ int runOnCpu(const Options &o, Compilation &c) {
   if (llvm::Error e = buildCpuExecutable(c, build, llvm::errs())) {
     code = failAfterCheck(c, std::move(e));
   } else {
-    std::vector<std::string> args = {build.output};
+    std::vector<std::string> args;
+    if (ranks > 1) {
+      // One process per rank; more ranks than cores is allowed (slow, but
+      // the same numbers).
+      args = {mpirun, "--oversubscribe", "-np", std::to_string(ranks)};
+      // OpenMPI refuses to run as root unless told; planc run is a local
+      // convenience, so it tells it (mpirun itself keeps the rule).
+      if (::geteuid() == 0) {
+        ::setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 0);
+        ::setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 0);
+      }
+    }
+    args.push_back(build.output);
     if (o.run.steps > 0) args.insert(args.end(), {"--steps", std::to_string(o.run.steps)});
     if (o.run.seed) args.insert(args.end(), {"--seed", std::to_string(*o.run.seed)});
     std::vector<llvm::StringRef> argv(args.begin(), args.end());
     llvm::outs().flush();
     std::string why;
-    int rc = llvm::sys::ExecuteAndWait(build.output, argv, llvm::None, {}, 0, 0, &why);
+    int rc = llvm::sys::ExecuteAndWait(args.front(), argv, llvm::None, {}, 0, 0, &why);
     if (rc < 0) llvm::errs() << "planc: error: the executable did not run to its end: " << why << "\n";
     code = rc == 0 ? 0 : 1;
   }

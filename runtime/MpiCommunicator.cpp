@@ -1,0 +1,345 @@
+//===- runtime/MpiCommunicator.cpp - the ranks of a mesh as MPI processes ---===//
+
+#include "runtime/MpiCommunicator.h"
+#include "runtime/BlockExchange.h"
+
+// The C interface only: MPI's deprecated C++ bindings would need their own library.
+#define OMPI_SKIP_MPICXX 1
+#define MPICH_SKIP_MPICXX 1
+#include <mpi.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <sched.h>
+#include <thread>
+
+using namespace planc::runtime;
+
+namespace {
+
+bool initialisedHere = false;
+
+std::string mpiError(int code) {
+  char text[MPI_MAX_ERROR_STRING];
+  int length = 0;
+  if (MPI_Error_string(code, text, &length) != MPI_SUCCESS) return "MPI error " + std::to_string(code);
+  return std::string(text, size_t(length));
+}
+
+std::string groupText(const std::vector<int64_t> &g) {
+  std::string out = "{";
+  for (size_t i = 0; i < g.size(); ++i) out += (i ? ", " : "") + std::to_string(g[i]);
+  return out + "}";
+}
+
+/// A started operation.
+struct Pending {
+  enum class Kind { Collective, Recv } kind = Kind::Collective;
+  MPI_Request request = MPI_REQUEST_NULL;
+  std::string description; // for errors: "all_reduce f32[4] on group {0, 1}", "recv of 16 bytes from rank 1, tag 3"
+  // Collectives: every member's block arrives in `gathered`; the result
+  // goes to `recv` when the exchange completes.
+  CollectiveCall call;
+  std::vector<uint8_t> mine, gathered;
+  void *recv = nullptr;
+  size_t member = 0;
+  // Recvs: the bytes expected.
+  uint64_t bytes = 0;
+};
+
+/// A send's copy, travelling.
+struct Travelling {
+  MPI_Request request = MPI_REQUEST_NULL;
+  std::vector<uint8_t> data;
+};
+
+} // namespace
+
+struct MpiCommunicator::State {
+  MeshRanks mesh;
+  int64_t rank = 0, size = 1;
+  double timeout = 300;
+  int tagUpperBound = 32767;
+  MPI_Comm axisComm[kMeshAxes] = {MPI_COMM_NULL, MPI_COMM_NULL, MPI_COMM_NULL, MPI_COMM_NULL, MPI_COMM_NULL};
+  std::vector<int64_t> axisGroup[kMeshAxes];
+  std::map<Request, Pending> pending;
+  std::vector<Travelling> sends;
+  Request next = 1;
+
+  /// Completes what has arrived of the sends, freeing their copies.
+  void progressSends() {
+    for (size_t i = 0; i < sends.size();) {
+      int done = 0;
+      MPI_Test(&sends[i].request, &done, MPI_STATUS_IGNORE);
+      if (done) {
+        sends[i] = std::move(sends.back());
+        sends.pop_back();
+      } else {
+        ++i;
+      }
+    }
+  }
+
+  /// Finishes a completed request: a collective's exchange, a recv's size check.
+  bool finish(Pending &p, const MPI_Status &status, std::string &error) {
+    if (p.kind == Pending::Kind::Recv) {
+      int count = 0;
+      MPI_Get_count(&status, MPI_BYTE, &count);
+      if (uint64_t(count) != p.bytes) {
+        error = p.description + ": the message has " + std::to_string(count) + " bytes";
+        return false;
+      }
+      return true;
+    }
+    const size_t n = p.call.group.size(), block = p.mine.size();
+    std::vector<const void *> send(n);
+    std::vector<void *> recv(n, nullptr);
+    for (size_t j = 0; j < n; ++j) send[j] = p.gathered.data() + j * block;
+    recv[p.member] = p.recv;
+    exchangeBlocks(p.call, send, recv);
+    return true;
+  }
+};
+
+bool planc::runtime::launchedByMpi() {
+  for (const char *v : {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE"})
+    if (std::getenv(v)) return true;
+  return false;
+}
+
+Status planc::runtime::initMpi(int &argc, char **&argv, int64_t &rank, int64_t &size) {
+  int already = 0;
+  MPI_Initialized(&already);
+  if (!already) {
+    int provided = 0;
+    int rc = MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+    if (rc != MPI_SUCCESS) return errorStatus("MPI_Init failed: " + mpiError(rc));
+    initialisedHere = true;
+  }
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  int r = 0, s = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  MPI_Comm_size(MPI_COMM_WORLD, &s);
+  rank = r;
+  size = s;
+  return Status::success();
+}
+
+void planc::runtime::finalizeMpi() {
+  if (!initialisedHere) return;
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized) MPI_Finalize();
+  initialisedHere = false;
+}
+
+void planc::runtime::abortMpi(int code) {
+  MPI_Abort(MPI_COMM_WORLD, code);
+  std::_Exit(code);
+}
+
+MpiCommunicator::MpiCommunicator(std::unique_ptr<State> s) : state(std::move(s)) {}
+
+MpiCommunicator::~MpiCommunicator() {
+  for (MPI_Comm &c : state->axisComm)
+    if (c != MPI_COMM_NULL) MPI_Comm_free(&c);
+}
+
+Result<std::unique_ptr<MpiCommunicator>> MpiCommunicator::create(const MeshRanks &mesh, double timeoutSeconds) {
+  auto s = std::make_unique<State>();
+  s->mesh = mesh;
+  s->timeout = timeoutSeconds;
+  int r = 0, n = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  MPI_Comm_size(MPI_COMM_WORLD, &n);
+  s->rank = r;
+  s->size = n;
+  if (n != mesh.ranks())
+    return errorStatus("the plan's mesh (" + mesh.describe() + ") has " + std::to_string(mesh.ranks()) +
+                       " ranks, but MPI started " + std::to_string(n) + "; launch it with mpirun -np " +
+                       std::to_string(mesh.ranks()));
+  int *ub = nullptr, found = 0;
+  MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &found);
+  if (found && ub) s->tagUpperBound = *ub;
+  // One communicator per axis: colour = the group's first rank, key = the
+  // member index, so the communicator's ranks are the group's member order.
+  for (int a = 0; a < kMeshAxes; ++a) {
+    if (mesh.size(a) <= 1) continue;
+    std::vector<int64_t> g = mesh.group(r, a);
+    int member = 0;
+    for (size_t j = 0; j < g.size(); ++j)
+      if (g[j] == r) member = int(j);
+    int rc = MPI_Comm_split(MPI_COMM_WORLD, int(g.front()), member, &s->axisComm[a]);
+    if (rc != MPI_SUCCESS) return errorStatus("MPI_Comm_split for the " + std::string(meshAxisName(a)) + " groups: " + mpiError(rc));
+    MPI_Comm_set_errhandler(s->axisComm[a], MPI_ERRORS_RETURN);
+    s->axisGroup[a] = std::move(g);
+  }
+  return std::unique_ptr<MpiCommunicator>(new MpiCommunicator(std::move(s)));
+}
+
+int64_t MpiCommunicator::rank() const { return state->rank; }
+int64_t MpiCommunicator::size() const { return state->size; }
+
+Request MpiCommunicator::start(const CollectiveCall &call, const void *send, void *recv, std::string &error) {
+  if (std::string e = checkCollectiveCall(call, state->rank, state->size); !e.empty()) {
+    error = e;
+    return 0;
+  }
+  int axis = -1;
+  for (int a = 0; a < kMeshAxes; ++a)
+    if (state->axisComm[a] != MPI_COMM_NULL && state->axisGroup[a] == call.group) axis = a;
+  if (axis < 0) {
+    error = describeCollectiveCall(call) + ": the group is not one of a mesh axis (" + state->mesh.describe() + ")";
+    return 0;
+  }
+  Pending p;
+  p.kind = Pending::Kind::Collective;
+  p.call = call;
+  p.description = describeCollectiveCall(call);
+  p.recv = recv;
+  for (size_t j = 0; j < call.group.size(); ++j)
+    if (call.group[j] == state->rank) p.member = j;
+  uint64_t elements = 1;
+  for (int64_t d : call.shape) elements *= uint64_t(d);
+  const uint64_t bytes = elements * byteSize(call.type);
+  if (bytes > uint64_t(INT32_MAX)) {
+    error = p.description + ": a block of " + std::to_string(bytes) + " bytes is more than one MPI call moves (2 GiB)";
+    return 0;
+  }
+  p.mine.assign(static_cast<const uint8_t *>(send), static_cast<const uint8_t *>(send) + bytes);
+  p.gathered.resize(bytes * call.group.size());
+  int rc = MPI_Iallgather(p.mine.data(), int(bytes), MPI_BYTE, p.gathered.data(), int(bytes), MPI_BYTE,
+                          state->axisComm[axis], &p.request);
+  if (rc != MPI_SUCCESS) {
+    error = p.description + ": " + mpiError(rc);
+    return 0;
+  }
+  Request id = state->next++;
+  state->pending.emplace(id, std::move(p));
+  return id;
+}
+
+Request MpiCommunicator::send(int64_t peer, int64_t tag, const void *data, uint64_t bytes, std::string &error) {
+  if (peer < 0 || peer >= state->size || tag < 0 || tag > state->tagUpperBound || bytes > uint64_t(INT32_MAX)) {
+    error = "send of " + std::to_string(bytes) + " bytes to rank " + std::to_string(peer) + ", tag " +
+            std::to_string(tag) + ": the peer, the tag or the size is out of MPI's range";
+    return 0;
+  }
+  state->progressSends();
+  Travelling t;
+  t.data.assign(static_cast<const uint8_t *>(data), static_cast<const uint8_t *>(data) + bytes);
+  int rc = MPI_Isend(t.data.data(), int(bytes), MPI_BYTE, int(peer), int(tag), MPI_COMM_WORLD, &t.request);
+  if (rc != MPI_SUCCESS) {
+    error = "send of " + std::to_string(bytes) + " bytes to rank " + std::to_string(peer) + ": " + mpiError(rc);
+    return 0;
+  }
+  state->sends.push_back(std::move(t));
+  // Eager: complete for the caller now (its buffer is free).
+  return state->next++;
+}
+
+Request MpiCommunicator::recv(int64_t peer, int64_t tag, void *data, uint64_t bytes, std::string &error) {
+  Pending p;
+  p.kind = Pending::Kind::Recv;
+  p.bytes = bytes;
+  p.description = "recv of " + std::to_string(bytes) + " bytes from rank " + std::to_string(peer) + ", tag " +
+                  std::to_string(tag);
+  if (peer < 0 || peer >= state->size || tag < 0 || tag > state->tagUpperBound || bytes > uint64_t(INT32_MAX)) {
+    error = p.description + ": the peer, the tag or the size is out of MPI's range";
+    return 0;
+  }
+  // A longer message fails with MPI's truncation error, a shorter one by its count (finish()).
+  int rc = MPI_Irecv(data, int(bytes), MPI_BYTE, int(peer), int(tag), MPI_COMM_WORLD, &p.request);
+  if (rc != MPI_SUCCESS) {
+    error = p.description + ": " + mpiError(rc);
+    return 0;
+  }
+  Request id = state->next++;
+  state->pending.emplace(id, std::move(p));
+  return id;
+}
+
+bool MpiCommunicator::test(Request request, std::string &error) {
+  state->progressSends();
+  auto it = state->pending.find(request);
+  if (it == state->pending.end()) return true; // a send (complete when started), or finished
+  int done = 0;
+  MPI_Status status;
+  int rc = MPI_Test(&it->second.request, &done, &status);
+  if (rc != MPI_SUCCESS) {
+    error = it->second.description + ": " + mpiError(rc);
+    state->pending.erase(it);
+    return true;
+  }
+  if (!done) return false;
+  state->finish(it->second, status, error);
+  state->pending.erase(it);
+  return true;
+}
+
+bool MpiCommunicator::wait(Request request, std::string &error) {
+  auto begin = std::chrono::steady_clock::now();
+  for (unsigned polls = 0;; ++polls) {
+    if (test(request, error)) return error.empty();
+    // Spin briefly, then yield the core: ranks may outnumber cores.
+    if (polls > 64) {
+      if (polls < 4096) sched_yield();
+      else std::this_thread::sleep_for(std::chrono::microseconds(100));
+      double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+      if (waited > state->timeout) {
+        auto it = state->pending.find(request);
+        std::string what = it == state->pending.end() ? "a request" : it->second.description;
+        if (it != state->pending.end() && it->second.kind == Pending::Kind::Collective)
+          what += " (members " + groupText(it->second.call.group) + ")";
+        error = "rank " + std::to_string(state->rank) + " waited " + std::to_string(int(waited)) + " s for " + what +
+                "; a rank it needs has died or hangs (the limit is --comm-timeout)";
+        return false;
+      }
+    }
+  }
+}
+
+Status MpiCommunicator::flushSends() {
+  for (Travelling &t : state->sends) {
+    int rc = MPI_Wait(&t.request, MPI_STATUS_IGNORE);
+    if (rc != MPI_SUCCESS) return errorStatus("a send did not complete: " + mpiError(rc));
+  }
+  state->sends.clear();
+  return Status::success();
+}
+
+std::string MpiCommunicator::compareAcrossRanks(const std::string &what, const std::string &text) {
+  // Fixed-size records: the text's first 63 bytes (build ids are 16).
+  char mine[64] = {};
+  std::strncpy(mine, text.c_str(), sizeof mine - 1);
+  std::vector<char> all(size_t(state->size) * sizeof mine);
+  int rc = MPI_Allgather(mine, int(sizeof mine), MPI_CHAR, all.data(), int(sizeof mine), MPI_CHAR, MPI_COMM_WORLD);
+  if (rc != MPI_SUCCESS) return "comparing the " + what + " of the ranks: " + mpiError(rc);
+  for (int64_t r = 0; r < state->size; ++r) {
+    std::string theirs(all.data() + size_t(r) * sizeof mine);
+    if (theirs != mine)
+      return "rank " + std::to_string(r) + " runs " + what + " '" + theirs + "' but rank " + std::to_string(state->rank) +
+             " runs '" + mine + "': every rank must run the same build of the same plan";
+  }
+  return "";
+}
+
+Status MpiCommunicator::broadcast(double *values, int count, int64_t root) {
+  int rc = MPI_Bcast(values, count, MPI_DOUBLE, int(root), MPI_COMM_WORLD);
+  if (rc != MPI_SUCCESS) return errorStatus("broadcasting the step's numbers: " + mpiError(rc));
+  return Status::success();
+}
+
+int64_t MpiCommunicator::lowestRank(bool flag) {
+  int mine = flag ? int(state->rank) : INT32_MAX, lowest = INT32_MAX;
+  if (MPI_Allreduce(&mine, &lowest, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD) != MPI_SUCCESS) return state->rank;
+  return lowest == INT32_MAX ? -1 : int64_t(lowest);
+}
+
+Status MpiCommunicator::barrier() {
+  int rc = MPI_Barrier(MPI_COMM_WORLD);
+  if (rc != MPI_SUCCESS) return errorStatus("waiting for every rank: " + mpiError(rc));
+  return Status::success();
+}

@@ -1,0 +1,109 @@
+//===- runtime/StepComms.cpp - the communication steps of a compiled step ---===//
+
+#include "runtime/StepComms.h"
+#include "runtime/ElementBits.h"
+#include "runtime/MeshRanks.h"
+#include "runtime/MpiCommunicator.h"
+
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <string>
+
+using namespace planc::runtime;
+
+namespace {
+
+struct InFlight {
+  Request request = 0;
+  const CommStep *step = nullptr;
+  void *out = nullptr;
+  std::vector<uint8_t> held; // an accumulating output's earlier sum
+};
+
+struct Comms {
+  MpiCommunicator *comm = nullptr;
+  const MeshRanks *mesh = nullptr;
+  int64_t rank = 0;
+  std::map<int64_t, InFlight> inFlight; // by event
+} comms;
+
+[[noreturn]] void die(const CommStep &step, const std::string &message) {
+  std::fflush(stdout);
+  std::fprintf(stderr, "error: rank %lld, %s: %s\n", (long long)comms.rank, step.what, message.c_str());
+  std::fflush(stderr);
+  abortMpi(1);
+}
+
+void complete(InFlight &f) {
+  if (f.held.empty()) return;
+  const CommStep &s = *f.step;
+  const size_t n = size_t(s.outBytes / byteSize(s.type));
+  std::vector<double> now(n), before(n);
+  decodeBuffer(s.type, f.out, n, now.data());
+  decodeBuffer(s.type, f.held.data(), n, before.data());
+  for (size_t i = 0; i < n; ++i) now[i] += before[i];
+  encodeBuffer(s.type, now.data(), n, f.out);
+}
+
+} // namespace
+
+void planc::runtime::setStepComms(MpiCommunicator *comm, const MeshRanks *mesh, int64_t rank) {
+  comms.comm = comm;
+  comms.mesh = mesh;
+  comms.rank = rank;
+  comms.inFlight.clear();
+}
+
+void planc::runtime::commStart(const CommStep &s, const void *in, void *out) {
+  if (!comms.comm || !comms.mesh) die(s, "this process has no communicator (a plan of several ranks runs under mpirun)");
+  if (comms.inFlight.count(s.event)) commWait(s.event);
+  InFlight f;
+  f.step = &s;
+  f.out = out;
+  if (s.accumulate && out) f.held.assign(static_cast<uint8_t *>(out), static_cast<uint8_t *>(out) + s.outBytes);
+  std::string error;
+  switch (s.kind) {
+  case CommStep::Kind::Send:
+    f.request = comms.comm->send(comms.mesh->peer(comms.rank, s.axis, s.peerOffset), s.tag, in, s.outBytes, error);
+    break;
+  case CommStep::Kind::Recv:
+    f.request = comms.comm->recv(comms.mesh->peer(comms.rank, s.axis, s.peerOffset), s.tag, out, s.outBytes, error);
+    break;
+  case CommStep::Kind::Collective: {
+    CollectiveCall call;
+    call.kind = s.collective;
+    call.type = s.type;
+    call.op = s.op;
+    call.group = comms.mesh->group(comms.rank, s.axis);
+    call.shape = s.shape;
+    call.dim = s.dim;
+    call.gatheredRows = s.gatheredRows;
+    call.splitDim = s.splitDim;
+    call.concatDim = s.concatDim;
+    call.root = s.root;
+    f.request = comms.comm->start(call, in, out, error);
+    break;
+  }
+  }
+  if (!f.request) die(s, error);
+  if (s.event < 0) {
+    if (!comms.comm->wait(f.request, error)) die(s, error);
+    complete(f);
+    return;
+  }
+  comms.inFlight[s.event] = std::move(f);
+}
+
+void planc::runtime::commWait(int64_t event) {
+  auto it = comms.inFlight.find(event);
+  if (it == comms.inFlight.end()) return;
+  std::string error;
+  if (!comms.comm->wait(it->second.request, error)) die(*it->second.step, error);
+  complete(it->second);
+  comms.inFlight.erase(it);
+}
+
+void planc::runtime::commWaitAll() {
+  while (!comms.inFlight.empty()) commWait(comms.inFlight.begin()->first);
+}
