@@ -3,6 +3,7 @@
 #include "runtime/Checkpoint.h"
 #include "runtime/AtomicFile.h"
 #include "runtime/BlockCopy.h"
+#include "runtime/CheckpointIndex.h"
 #include "runtime/ElementBits.h"
 #include "runtime/ReadFile.h"
 #include "runtime/Safetensors.h"
@@ -28,18 +29,6 @@ std::string shapeText(const std::vector<int64_t> &s) {
   std::string t = "[";
   for (size_t i = 0; i < s.size(); ++i) t += (i ? ", " : "") + std::to_string(s[i]);
   return t + "]";
-}
-
-/// The complete step folders of `dir`, oldest first.
-std::vector<fs::path> completeCheckpoints(const fs::path &dir) {
-  std::vector<fs::path> found;
-  std::error_code ec;
-  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
-    std::string name = it->path().filename().string();
-    if (name.rfind("step-", 0) == 0 && fs::is_regular_file(it->path() / kIndex, ec)) found.push_back(it->path());
-  }
-  std::sort(found.begin(), found.end());
-  return found;
 }
 
 } // namespace
@@ -130,7 +119,7 @@ Status planc::runtime::saveCheckpoint(const ExecutableModel &model, const uint8_
   if (Status s = agreed(std::move(indexed)); !s.ok()) return s;
 
   if (keep > 0 && lead) {
-    std::vector<fs::path> all = completeCheckpoints(dir);
+    std::vector<std::string> all = completeCheckpoints(dir);
     for (size_t i = 0; i + size_t(keep) < all.size(); ++i) fs::remove_all(all[i], ec);
   }
   return Status::success();
@@ -197,112 +186,30 @@ Status placeTensor(const ExecParam &p, const HostTensor &t, uint8_t *arena, cons
 } // namespace
 
 Result<Resumed> planc::runtime::loadCheckpoint(const ExecutableModel &model, uint8_t *arena, const std::string &path) {
-  std::error_code ec;
-  fs::path folder = path;
-  if (!fs::exists(folder, ec)) return errorStatus("cannot resume: '" + path + "' does not exist");
-  if (!fs::is_regular_file(folder / kIndex, ec)) {
-    std::vector<fs::path> all = completeCheckpoints(folder);
-    if (all.empty())
-      return errorStatus("cannot resume: '" + path + "' holds no complete checkpoint (a step-<N> folder with " +
-                         kIndex + ")");
-    folder = all.back();
-  }
-  const std::string indexPath = (folder / kIndex).string();
-  Result<std::string> text = readWholeFile(indexPath);
-  if (!text.ok()) return errorStatus("cannot resume: " + text.error());
-  nlohmann::json index = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
-  if (index.is_discarded() || !index.is_object() || !index["step"].is_number_integer() ||
-      !index["seed"].is_number_unsigned() || !index["plan"].is_string())
-    return errorStatus("cannot resume: '" + indexPath + "' is not a checkpoint index");
-  if (index["plan"] != model.plan)
-    return errorStatus("cannot resume: '" + indexPath + "' is a checkpoint of plan '" +
-                       index["plan"].get<std::string>() + "', not of '" + model.plan + "'");
-  const nlohmann::json &tensors = index["tensors"];
-  if (!tensors.is_object()) return errorStatus("cannot resume: '" + indexPath + "' lists no tensors");
-
-  // The files read so far (a rank may need blocks of several: resharding).
-  std::map<std::string, SafetensorsContents> opened;
-  auto openFile = [&](const std::string &name) -> Result<const SafetensorsContents *> {
-    static const std::regex kName(R"(rank-[0-9]{1,9}\.safetensors)");
-    if (!std::regex_match(name, kName))
-      return errorStatus("'" + indexPath + "' names a file '" + name + "' that is not a rank's file");
-    auto it = opened.find(name);
-    if (it == opened.end()) {
-      Result<SafetensorsContents> c = readSafetensors((folder / name).string());
-      if (!c.ok()) return errorStatus(c.error());
-      it = opened.emplace(name, std::move(*c)).first;
-    }
-    return &it->second;
-  };
-
+  Result<CheckpointIndex> index = readCheckpointIndex(path);
+  if (!index.ok()) return errorStatus("cannot resume: " + index.error());
+  if (index->plan != model.plan)
+    return errorStatus("cannot resume: '" + index->indexPath + "' is a checkpoint of plan '" + index->plan +
+                       "', not of '" + model.plan + "'");
+  // Every parameter's block from whichever files hold it: the same plan's
+  // own file, or the blocks of another split (resharding).
+  CheckpointReader reader(*index);
   for (const ExecParam &p : model.params) {
     const std::vector<int64_t> &global = p.globalShape.empty() ? p.shape : p.globalShape;
-    const nlohmann::json *entry = tensors.contains(p.name) ? &tensors[p.name] : nullptr;
-    if (!entry || !(*entry)["files"].is_array() || !(*entry)["shape"].is_array())
-      return errorStatus("cannot resume: '" + indexPath + "' has no tensor '" + p.name + "'");
-    std::vector<int64_t> saved;
-    for (const auto &d : (*entry)["shape"]) saved.push_back(d.is_number_integer() ? d.get<int64_t>() : -1);
-    if (saved != global)
-      return errorStatus("cannot resume: tensor '" + p.name + "' is " + shapeText(saved) + " in '" + indexPath +
-                         "', but " + shapeText(global) + " in this plan: a checkpoint loads only into the same model");
-    const Block to = blockOf(p);
-    const unsigned width = byteSize(p.type);
-    HostTensor block = HostTensor::zeros(p.type, p.shape);
-    HostTensor covered = HostTensor::zeros(ElementType::U8, p.shape); // which elements a file gave
-    const int64_t need = elementsInside(to, global);
-    int64_t have = 0;
-    // This rank's own file first; then the others, until the block is whole.
-    std::vector<const nlohmann::json *> order;
-    for (const auto &f : (*entry)["files"])
-      if (f.is_object() && f.value("rank", int64_t(-1)) == model.rank) order.insert(order.begin(), &f);
-      else order.push_back(&f);
-    for (const nlohmann::json *f : order) {
-      if (have >= need) break;
-      if (!(*f)["file"].is_string() || !(*f)["block"].is_array())
-        return errorStatus("cannot resume: '" + indexPath + "': an entry of tensor '" + p.name + "' names no file");
-      Block from;
-      from.shape = (*f)["block"].get<std::vector<int64_t>>();
-      from.offset = (*f).contains("offset") ? (*f)["offset"].get<std::vector<int64_t>>()
-                                            : std::vector<int64_t>(from.shape.size(), 0);
-      if (from.shape.size() != global.size() || from.offset.size() != global.size())
-        return errorStatus("cannot resume: '" + indexPath + "': a block of tensor '" + p.name + "' has the wrong rank");
-      // Skip a block that adds nothing (a replica of what is already here).
-      HostTensor probe = HostTensor::zeros(ElementType::U8, from.shape);
-      std::fill(probe.bytes.begin(), probe.bytes.end(), uint8_t(1));
-      HostTensor mask = HostTensor::zeros(ElementType::U8, p.shape);
-      if (!copyOverlap(probe.bytes.data(), from, mask.bytes.data(), to, global, 1)) continue;
-      bool adds = false;
-      for (size_t i = 0; i < mask.bytes.size() && !adds; ++i) adds = mask.bytes[i] && !covered.bytes[i];
-      if (!adds) continue;
-      const std::string name = (*f)["file"].get<std::string>();
-      Result<const SafetensorsContents *> contents = openFile(name);
-      if (!contents.ok()) return errorStatus("cannot resume: " + contents.error());
-      const std::string file = (folder / name).string();
-      auto it = (*contents)->tensors.find(p.name);
-      if (it == (*contents)->tensors.end())
-        return errorStatus("cannot resume: '" + file + "' has no tensor '" + p.name + "'");
-      if (it->second.type != p.type)
-        return errorStatus("cannot resume: '" + file + "': tensor '" + p.name + "' is " + spelling(it->second.type) +
-                           ", but the plan's is " + spelling(p.type));
-      if (it->second.shape != from.shape)
-        return errorStatus("cannot resume: '" + file + "': tensor '" + p.name + "' is " + shapeText(it->second.shape) +
-                           ", but the index says " + shapeText(from.shape));
-      copyOverlap(it->second.bytes.data(), from, block.bytes.data(), to, global, width);
-      for (size_t i = 0; i < mask.bytes.size(); ++i)
-        if (mask.bytes[i] && !covered.bytes[i]) {
-          covered.bytes[i] = 1;
-          ++have;
-        }
-    }
-    if (have < need)
-      return errorStatus("cannot resume: the files of '" + folder.string() + "' hold " + std::to_string(have) + " of the " +
-                         std::to_string(need) + " elements of tensor '" + p.name + "' this rank needs");
-    std::memcpy(arena + p.offset, block.bytes.data(), block.bytes.size());
+    auto it = index->tensors.find(p.name);
+    if (it == index->tensors.end())
+      return errorStatus("cannot resume: '" + index->indexPath + "' has no tensor '" + p.name + "'");
+    if (it->second.shape != global)
+      return errorStatus("cannot resume: tensor '" + p.name + "' is " + shapeText(it->second.shape) + " in '" +
+                         index->indexPath + "', but " + shapeText(global) +
+                         " in this plan: a checkpoint loads only into the same model");
+    if (Status s = reader.read(p.name, blockOf(p), p.type, model.rank, arena + p.offset); !s.ok())
+      return errorStatus("cannot resume: " + s.message());
   }
   Resumed r;
-  r.stepsDone = index["step"].get<int64_t>();
-  r.seed = index["seed"].get<uint64_t>();
-  r.folder = folder.string();
+  r.stepsDone = index->step;
+  r.seed = index->seed;
+  r.folder = index->folder;
   return r;
 }
 

@@ -23,7 +23,9 @@ PACKAGES=(
   chromium
   # the CPU backend's GEMMs: generated kernels call OpenBLAS's cblas_sgemm
   libopenblas-dev
-  # Later work adds MPI here: libopenmpi-dev openmpi-bin (not needed yet).
+  # the runtime's communicator between ranks (runtime/MpiCommunicator.h) and
+  # mpirun, which launches a plan of several ranks
+  libopenmpi-dev openmpi-bin
 )
 
 missing=()

@@ -16,6 +16,7 @@
 #include "compiler/MemoryCheck.h"
 #include "compiler/PlanDiagnostics.h"
 #include "compiler/LargeStack.h"
+#include "runtime/CheckpointConvert.h"
 #include "support/Version.h"
 #include "ir/PlanError.h"
 #include "ir/MeshLayout.h"
@@ -49,6 +50,10 @@ namespace {
 
 const char *const kMainHelp =
 #include "HelpMain.inc"
+    ;
+
+const char *const kConvertHelp =
+#include "HelpConvert.inc"
     ;
 
 const char *const kCheckHelp =
@@ -129,7 +134,8 @@ int parseArgs(int argc, char **argv, Options &o) {
       llvm::outs() << (o.command == "check" ? kCheckHelp : o.command == "emit" ? kEmitHelp
                                                              : o.command == "run" ? kRunHelp
                                                              : o.command == "build" ? kBuildHelp
-                                                             : o.command == "verify" ? kVerifyHelp : kMainHelp);
+                                                             : o.command == "verify" ? kVerifyHelp
+                                                             : o.command == "convert" ? kConvertHelp : kMainHelp);
       return 0;
     }
     if (a == "--version") {
@@ -138,8 +144,8 @@ int parseArgs(int argc, char **argv, Options &o) {
       return 0;
     }
     if (o.command.empty() && !a.empty() && a[0] != '-') {
-      if (a != "check" && a != "emit" && a != "run" && a != "verify" && a != "build")
-        return usage("unknown command '" + a + "'; the commands are check, emit, build, run and verify");
+      if (a != "check" && a != "emit" && a != "run" && a != "verify" && a != "build" && a != "convert")
+        return usage("unknown command '" + a + "'; the commands are check, emit, build, run, verify and convert");
       o.command = a;
       continue;
     }
@@ -230,7 +236,7 @@ int parseArgs(int argc, char **argv, Options &o) {
       if (v != "interp" && v != "cpu")
         return usage("--target=" + v + " is not available; the targets are interp and cpu");
       o.target = v;
-    } else if (o.command == "build" && (a == "-o" || a.rfind("-o=", 0) == 0)) {
+    } else if ((o.command == "build" || o.command == "convert") && (a == "-o" || a.rfind("-o=", 0) == 0)) {
       if (!valueOf(i, "-o", v) || v.empty()) return usage("-o needs a file name");
       o.build.output = v;
     } else if (o.command == "build" && a.rfind("--dtype", 0) == 0) {
@@ -261,8 +267,10 @@ int parseArgs(int argc, char **argv, Options &o) {
       o.file = a;
     }
   }
-  if (o.command.empty()) return usage("no command; the commands are check, emit, build, run and verify");
+  if (o.command.empty()) return usage("no command; the commands are check, emit, build, run, verify and convert");
   if (o.file.empty()) return usage("no input file");
+  if (o.command == "convert" && o.build.output.empty())
+    return usage("convert needs an output: -o <file.safetensors> or -o <checkpoint folder>");
   if (o.command == "build" && o.build.output.empty()) return usage("build needs an output file: -o <executable>");
   if (o.command == "run" && o.target == "cpu" && !o.run.dumpDir.empty())
     return usage("--dump goes with --target=interp");
@@ -592,7 +600,23 @@ int runCheck(const Options &o, Compilation &c, CollectingConsumer *collected) {
   return ok ? 0 : 1;
 }
 
+/// planc convert: a checkpoint to one safetensors file, or such a file back
+/// into a checkpoint (runtime/CheckpointConvert.h).
+int runConvert(const Options &o) {
+  std::string summary;
+  const bool toFile = llvm::sys::fs::is_directory(o.file);
+  runtime::Status s = toFile ? runtime::exportCheckpoint(o.file, o.build.output, summary)
+                             : runtime::importCheckpoint(o.file, o.build.output, summary);
+  if (!s.ok()) {
+    llvm::errs() << "planc: error: " << s.message() << "\n";
+    return 1;
+  }
+  llvm::outs() << "planc convert: " << summary << "\n";
+  return 0;
+}
+
 int run(Options &o) {
+  if (o.command == "convert") return runConvert(o);
   Compilation c(o.frontend);
   CollectingConsumer *collected = setUpDiagnostics(o, c);
   if (o.command == "emit") return runEmit(o, c);

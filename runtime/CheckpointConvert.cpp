@@ -1,0 +1,82 @@
+//===- runtime/CheckpointConvert.cpp - checkpoints to one file and back ---===//
+
+#include "runtime/CheckpointConvert.h"
+#include "runtime/AtomicFile.h"
+#include "runtime/Checkpoint.h"
+#include "runtime/CheckpointIndex.h"
+#include "runtime/Safetensors.h"
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+
+using namespace planc::runtime;
+namespace fs = std::filesystem;
+
+namespace {
+constexpr const char *kFormat = "planc-unsharded-1";
+} // namespace
+
+Status planc::runtime::exportCheckpoint(const std::string &checkpoint, const std::string &file, std::string &summary) {
+  Result<CheckpointIndex> index = readCheckpointIndex(checkpoint);
+  if (!index.ok()) return errorStatus(index.error());
+  CheckpointReader reader(*index);
+  HostTensorMap tensors;
+  for (const auto &[name, t] : index->tensors) {
+    HostTensor whole = HostTensor::zeros(t.type, t.shape);
+    Block all{std::vector<int64_t>(t.shape.size(), 0), t.shape};
+    if (Status s = reader.read(name, all, t.type, 0, whole.bytes.data()); !s.ok()) return s;
+    tensors.emplace(name, std::move(whole));
+  }
+  std::map<std::string, std::string> meta = {{"format", kFormat},
+                                             {"plan", index->plan},
+                                             {"build", index->build},
+                                             {"step", std::to_string(index->step)},
+                                             {"seed", std::to_string(index->seed)}};
+  if (Status s = writeSafetensors(file, tensors, meta); !s.ok()) return s;
+  summary = "wrote " + file + ": " + std::to_string(tensors.size()) + " tensors of plan '" + index->plan + "' after " +
+            std::to_string(index->step) + " steps, from " + index->folder;
+  return Status::success();
+}
+
+Status planc::runtime::importCheckpoint(const std::string &file, const std::string &dir, std::string &summary) {
+  Result<SafetensorsContents> contents = readSafetensors(file);
+  if (!contents.ok()) return errorStatus(contents.error());
+  const auto &meta = contents->metadata;
+  auto field = [&](const char *key) { auto it = meta.find(key); return it == meta.end() ? std::string() : it->second; };
+  if (field("format") != kFormat || field("plan").empty())
+    return errorStatus("'" + file + "' is not a checkpoint written by planc convert (its metadata has no format '" +
+                       kFormat + "' and plan); to start a plan from plain weights use the executable's --init-from");
+  int64_t step = 0;
+  uint64_t seed = 0;
+  try {
+    step = std::stoll(field("step"));
+    seed = std::stoull(field("seed"));
+  } catch (const std::exception &) {
+    return errorStatus("'" + file + "': its metadata's step or seed is not a number");
+  }
+  const std::string folder = checkpointFolder(dir, step);
+  std::error_code ec;
+  if (fs::exists(fs::path(folder) / "index.json", ec))
+    return errorStatus("'" + folder + "' already holds a checkpoint; convert into another folder");
+  fs::create_directories(folder, ec);
+  if (ec) return errorStatus("cannot create the checkpoint folder '" + folder + "': " + ec.message());
+  nlohmann::json tensors = nlohmann::json::object();
+  for (const auto &[name, t] : contents->tensors)
+    tensors[name] = {{"dtype", spelling(t.type)},
+                     {"shape", t.shape},
+                     {"sharding", ""},
+                     {"files", {{{"file", rankFileName(0)}, {"rank", 0}, {"block", t.shape},
+                                 {"offset", std::vector<int64_t>(t.shape.size(), 0)}}}}};
+  std::map<std::string, std::string> rankMeta = {
+      {"plan", field("plan")}, {"build", field("build")}, {"step", field("step")}, {"seed", field("seed")}, {"rank", "0"}};
+  if (Status s = writeSafetensors((fs::path(folder) / rankFileName(0)).string(), contents->tensors, rankMeta); !s.ok())
+    return s;
+  nlohmann::json index = {{"format", "planc-checkpoint-2"}, {"plan", field("plan")}, {"build", field("build")},
+                          {"step", step}, {"seed", seed}, {"ranks", 1}, {"mesh", {1, 1, 1, 1, 1}},
+                          {"tensors", tensors}};
+  if (Status s = writeFileAtomically((fs::path(folder) / "index.json").string(), index.dump(2) + "\n"); !s.ok()) return s;
+  summary = "wrote " + folder + ": " + std::to_string(contents->tensors.size()) + " tensors of plan '" + field("plan") +
+            "' after " + std::to_string(step) + " steps, as one rank's checkpoint";
+  return Status::success();
+}
