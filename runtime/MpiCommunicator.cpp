@@ -343,3 +343,25 @@ Status MpiCommunicator::barrier() {
   if (rc != MPI_SUCCESS) return errorStatus("waiting for every rank: " + mpiError(rc));
   return Status::success();
 }
+
+Result<std::vector<std::string>> MpiCommunicator::gatherToRankZero(const std::string &text) {
+  if (text.size() > size_t(INT32_MAX)) return errorStatus("gathering " + std::to_string(text.size()) + " bytes: too many");
+  int mine = int(text.size());
+  std::vector<int> sizes(size_t(state->size)), displacements(size_t(state->size));
+  int rc = MPI_Gather(&mine, 1, MPI_INT, sizes.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
+  if (rc != MPI_SUCCESS) return errorStatus("gathering to rank 0: " + mpiError(rc));
+  int64_t total = 0;
+  for (size_t r = 0; r < sizes.size(); ++r) {
+    displacements[r] = int(total);
+    total += sizes[r];
+  }
+  if (state->rank == 0 && total > int64_t(INT32_MAX)) return errorStatus("gathering " + std::to_string(total) + " bytes: too many");
+  std::vector<char> all(state->rank == 0 ? size_t(total) + 1 : 1);
+  rc = MPI_Gatherv(text.data(), mine, MPI_CHAR, all.data(), sizes.data(), displacements.data(), MPI_CHAR, 0,
+                   MPI_COMM_WORLD);
+  if (rc != MPI_SUCCESS) return errorStatus("gathering to rank 0: " + mpiError(rc));
+  std::vector<std::string> out;
+  if (state->rank == 0)
+    for (size_t r = 0; r < sizes.size(); ++r) out.emplace_back(all.data() + displacements[r], size_t(sizes[r]));
+  return out;
+}

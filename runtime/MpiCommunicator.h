@@ -79,6 +79,8 @@ public:
   /// The lowest rank whose `flag` is true, or -1 (collective): which rank
   /// reports an error that several may have.
   int64_t lowestRank(bool flag);
+  /// Every rank's `text`, on rank 0 (in rank order); empty elsewhere.
+  Result<std::vector<std::string>> gatherToRankZero(const std::string &text);
   /// A barrier over the world; an error when a rank failed on the way.
   Status barrier();
 

@@ -4,6 +4,8 @@
 #include "runtime/ElementBits.h"
 #include "runtime/MeshRanks.h"
 #include "runtime/MpiCommunicator.h"
+#include "runtime/BlockExchange.h"
+#include "runtime/StepTrace.h"
 
 #include <cstdio>
 #include <cstring>
@@ -19,6 +21,7 @@ struct InFlight {
   const CommStep *step = nullptr;
   void *out = nullptr;
   std::vector<uint8_t> held; // an accumulating output's earlier sum
+  TraceClock::time_point started;
 };
 
 struct Comms {
@@ -36,6 +39,13 @@ struct Comms {
 }
 
 void complete(InFlight &f) {
+  if (tracing()) {
+    const CommStep &s = *f.step;
+    const bool message = s.kind != CommStep::Kind::Collective;
+    traceCommunication(message ? (s.kind == CommStep::Kind::Send ? "send" : "recv") : spelling(s.collective),
+                       message ? (s.kind == CommStep::Kind::Send ? "send" : "recv") : "collective", s.what, f.started,
+                       TraceClock::now());
+  }
   if (f.held.empty()) return;
   const CommStep &s = *f.step;
   const size_t n = size_t(s.outBytes / byteSize(s.type));
@@ -61,6 +71,7 @@ void planc::runtime::commStart(const CommStep &s, const void *in, void *out) {
   InFlight f;
   f.step = &s;
   f.out = out;
+  if (tracing()) f.started = TraceClock::now();
   if (s.accumulate && out) f.held.assign(static_cast<uint8_t *>(out), static_cast<uint8_t *>(out) + s.outBytes);
   std::string error;
   switch (s.kind) {
@@ -99,7 +110,9 @@ void planc::runtime::commWait(int64_t event) {
   auto it = comms.inFlight.find(event);
   if (it == comms.inFlight.end()) return;
   std::string error;
+  const TraceClock::time_point begin = tracing() ? TraceClock::now() : TraceClock::time_point();
   if (!comms.comm->wait(it->second.request, error)) die(*it->second.step, error);
+  if (tracing()) traceWait(it->second.step->what, begin, TraceClock::now());
   complete(it->second);
   comms.inFlight.erase(it);
 }

@@ -216,7 +216,7 @@ void renderCalls(const exec::RankProgram &program, const std::vector<backend::St
       section = here;
       os << "\n  // " << section << "\n";
     }
-    for (int64_t e : s.waits) os << "  PLANC_CALL(kCommunication, planc::runtime::commWait(" << e << "));\n";
+    for (int64_t e : s.waits) os << "  PLANC_CALL(kCommunication, \"wait\", planc::runtime::commWait(" << e << "));\n";
     if (exec::isCommunicationStep(s.kind)) {
       std::string why;
       const std::string name = prefix + "comm" + std::to_string(i);
@@ -227,7 +227,7 @@ void renderCalls(const exec::RankProgram &program, const std::vector<backend::St
       }
       constants += constant;
       const bool send = s.kind == ir::OpKind::Send, recv = s.kind == ir::OpKind::Recv;
-      os << "  PLANC_CALL(kCommunication, planc::runtime::commStart(" << name << ", "
+      os << "  PLANC_CALL(kCommunication, \"" << ir::spelling(s.kind) << "\", planc::runtime::commStart(" << name << ", "
          << (recv ? std::string("nullptr") : argumentOf(program, s.inputs[0])) << ", "
          << (send ? std::string("nullptr") : argumentOf(program, s.outputs[0])) << ")); // step " << i
          << (s.path.empty() ? "" : ", " + cComment(s.path)) << "\n";
@@ -239,7 +239,7 @@ void renderCalls(const exec::RankProgram &program, const std::vector<backend::St
       continue;
     }
     const std::string call = "  PLANC_CALL(k" + std::string(1, char(std::toupper(backend::spelling(k.kind)[0]))) +
-                             (backend::spelling(k.kind) + 1) + ", " + k.name + "(";
+                             (backend::spelling(k.kind) + 1) + ", \"" + k.name + "\", " + k.name + "(";
     const std::string indent(call.size(), ' ');
     os << call;
     bool first = true;
@@ -250,7 +250,8 @@ void renderCalls(const exec::RankProgram &program, const std::vector<backend::St
       }
     os << ")); // step " << i << (s.path.empty() ? "" : ", " + cComment(s.path)) << "\n";
   }
-  if (program.events > 0) os << "\n  // everything still in flight\n  PLANC_CALL(kCommunication, planc::runtime::commWaitAll());\n";
+  if (program.events > 0)
+    os << "\n  // everything still in flight\n  PLANC_CALL(kCommunication, \"wait\", planc::runtime::commWaitAll());\n";
 }
 
 /// Why a program cannot be built: its steps without a
@@ -488,20 +489,24 @@ llvm::Error cpu::emitCpuProgram(const ir::Module &placed, const exec::ExecutionP
   }
   os << "// Build: c++ -std=c++17 -O3 -fopenmp with the planc runtime, OpenBLAS and MPI (planc build does it).\n\n";
   os << kernelsText;
-  os << "#include \"runtime/Executable.h\"\n#include \"runtime/StepComms.h\"\n\n#include <chrono>\n#ifdef "
+  os << "#include \"runtime/Executable.h\"\n#include \"runtime/StepComms.h\"\n#include \"runtime/StepTrace.h\"\n\n#include <chrono>\n#ifdef "
         "_OPENMP\n#include <omp.h>\n#endif\n\n";
 
   // The steps.
   os << "namespace {\n\n";
-  os << "// Each call timed into its kernel class when profiling (--profile).\n"
-     << "#define PLANC_CALL(kernel_class, call)                                                   \\\n"
+  os << "// Each call timed into its kernel class when profiling (--profile), and recorded when\n"
+     << "// tracing (--trace; communication records itself, runtime/StepTrace.h).\n"
+     << "#define PLANC_CALL(kernel_class, name, call)                                             \\\n"
      << "  do {                                                                                \\\n"
      << "    if (profile) {                                                                    \\\n"
      << "      auto planc_start = std::chrono::steady_clock::now();                              \\\n"
      << "      call;                                                                           \\\n"
+     << "      auto planc_end = std::chrono::steady_clock::now();                                \\\n"
      << "      profile->seconds[kernel_class] +=                                                 \\\n"
-     << "          std::chrono::duration<double>(std::chrono::steady_clock::now() - planc_start).count(); \\\n"
+     << "          std::chrono::duration<double>(planc_end - planc_start).count();               \\\n"
      << "      ++profile->calls[kernel_class];                                                 \\\n"
+     << "      if (kernel_class != kCommunication && planc::runtime::tracing())                  \\\n"
+     << "        planc::runtime::traceKernel(kernel_class, name, planc_start, planc_end);        \\\n"
      << "    } else {                                                                          \\\n"
      << "      call;                                                                           \\\n"
      << "    }                                                                                 \\\n"

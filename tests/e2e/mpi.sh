@@ -6,6 +6,8 @@
 #              loss within 1e-5 relative (f32), for dp (ZeRO 0-3), tp, tp + sp, pp with
 #              each schedule, dp x tp x pp on 8 ranks, and recompute
 #   arena      each rank allocates its stage's line of the ledger
+#   trace      --trace on 8 ranks: one file with every rank's kernels, collectives, sends,
+#              receives and waits
 #   launch     without mpirun the executable says how to start it; a world of another size
 #              is an error naming the mesh and the size; planc run --target=cpu runs a mesh
 #   resume     a checkpoint of every rank resumes with the uninterrupted run's losses
@@ -90,6 +92,23 @@ layout dp2-tp2-pp2 8 --set parallel.mesh.dp=2 --set parallel.mesh.tp=2 --set par
   --set 'parallel.pipeline=1f1b(micro_batches = 4)' --set parallel.zero=1
 layout dp2-selective 2 --set parallel.mesh.dp=2 --set parallel.recompute=selective
 layout tp2-full 2 --set parallel.mesh.tp=2 --set parallel.recompute=full
+
+echo "=== trace"
+timeout 300 "${MPIRUN[@]}" -np 8 ./dp2-tp2-pp2 --steps 3 --trace run.json >trace.log 2>&1 || fail "trace: $(tail -3 trace.log)"
+grep -q "^trace: [0-9]* events of 8 ranks written to run.json" trace.log || fail "trace: $(tail -2 trace.log)"
+"$PY" - <<'PY' || fail "trace: a rank or an event kind is missing"
+import json
+events = [e for e in json.load(open('run.json'))['traceEvents'] if e['ph'] == 'X']
+ranks = sorted({e['pid'] for e in events})
+kinds = {e.get('cat') for e in events}
+print('trace: %d events, ranks %s, kinds %s' % (len(events), ranks, sorted(kinds)))
+assert ranks == list(range(8)), ranks
+for rank in ranks:
+    mine = {e.get('cat') for e in events if e['pid'] == rank}
+    assert {'gemm', 'collective', 'wait'} <= mine and ({'send', 'recv'} & mine), (rank, mine)
+assert {'send', 'recv', 'collective', 'wait', 'gemm', 'elementwise', 'reduction', 'layout'} <= kinds, kinds
+assert all(e['dur'] >= 0 and e['ts'] >= 0 for e in events)
+PY
 
 echo "=== launch"
 expect() { # STATUS TEXT CMD...: the command exits with STATUS and prints TEXT
