@@ -23,6 +23,7 @@
 #include <memory>
 #include <new>
 #include <optional>
+#include <set>
 #include <string>
 #include <unistd.h>
 
@@ -501,10 +502,11 @@ int planc::runtime::runExecutable(const ExecutableModel &model, int argc, char *
       for (const ExecOutput &out : p.outputs)
         for (int k = 0; k < kNumbers; ++k) has[k] |= out.name == numberNames[k];
 
-  int64_t parameters = 0; // the model's, over every stage's blocks as one device holds them
+  int64_t parameters = 0; // the model's, whole, each once (a tied weight lives on two stages)
+  std::set<std::string> counted;
   for (const ExecProgram &p : m.programs)
     for (const ExecParam &param : p.params)
-      if (param.modelParam) {
+      if (param.modelParam && counted.insert(param.name).second) {
         int64_t n = 1;
         for (int64_t d : param.globalShape.empty() ? param.shape : param.globalShape) n *= d;
         parameters += n;
