@@ -67,8 +67,11 @@ template <runtime::ElementType E> struct Float16 {
 using Bf16 = Float16<runtime::ElementType::BF16>;
 using F16 = Float16<runtime::ElementType::F16>;
 
+/// Stores result v (f64) into element i, or adds it: the result rounded to
+/// T first, as the interpreter rounds every op's result before a step that
+/// accumulates adds it to the buffer (and rounds again).
 template <typename T> inline void put(T *out, int64_t i, double v, bool accumulate) {
-  out[i] = accumulate ? T(double(out[i]) + v) : T(v);
+  out[i] = accumulate ? T(double(out[i]) + double(T(v))) : T(v);
 }
 
 /// causal_mask (fill -inf) and causal_mask_grad (fill 0): x copied, `fill`

@@ -504,8 +504,8 @@ void LibraryKernelsTest::checkGroup(const std::string &group) {
                          : want.dtype == DType::F16  ? 0x1p-10
                                                      : 1e-6;
       for (size_t i = 0; i < want.data.size(); ++i) {
-        // The library adds its f64 result to the buffer's value and rounds
-        // once; the reference's result of a copy is that f64 result.
+        // Accumulating: the result rounded to the dtype (the interpreter's)
+        // added to the buffer's value and rounded again, as the library does.
         double w = c.accumulate[k] ? runtime::roundToElement(e, c.before[k].data[i] + want.data[i]) : want.data[i];
         double g = got.data[i];
         if (c.exact)
