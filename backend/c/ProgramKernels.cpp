@@ -4,6 +4,7 @@
 #include "backend/c/Gemm.h"
 #include "backend/c/Layout.h"
 #include "backend/c/LibraryKernels.h"
+#include "backend/c/RankPlace.h"
 #include "backend/c/RowReduction.h"
 
 #include "exec/Groups.h"
@@ -87,6 +88,7 @@ std::vector<StepKernel> backend::renderProgramKernels(const exec::ExecutionPlan 
     renderPrelude(flavor, os);
     if (flavor == Flavor::Cpu) renderGemmPrelude(os);
     renderLibraryPrelude(flavor, os);
+    renderMeshCoordPrelude(flavor, os);
   }
   std::vector<StepKernel> kernels(program.steps.size());
   // Identical kernels (the same op on the same shapes in every micro-batch)
