@@ -153,7 +153,7 @@ std::vector<StepKernel> backend::renderProgramKernels(const exec::ExecutionPlan 
     case KernelClass::Communication: why = "a call on the runtime's communicator"; break;
     case KernelClass::Reduction: {
       if (!oneOutput || hasLibraryKernel(s.kind)) {
-        why = renderLibraryKernel(program, s, name, banner, flavor, body);
+        why = renderLibraryKernel(program, s, name, banner, flavor, body, plan.mesh);
         break;
       }
       RowKernel r;
@@ -180,7 +180,7 @@ std::vector<StepKernel> backend::renderProgramKernels(const exec::ExecutionPlan 
       renderRowKernel(r, flavor, body);
       break;
     }
-    case KernelClass::Library: why = renderLibraryKernel(program, s, name, banner, flavor, body); break;
+    case KernelClass::Library: why = renderLibraryKernel(program, s, name, banner, flavor, body, plan.mesh); break;
     case KernelClass::Elementwise: {
       if (!inputsOk || s.outputs.empty()) break;
       bool outputsOk = true;
