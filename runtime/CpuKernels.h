@@ -4,11 +4,13 @@
 // formula, GEMM, gather of bits or row reduction -- masks that depend on the
 // position, the embedding's gather and scatter, rotary embeddings, dropout's
 // counter-based masks, fused (flash) attention and its gradient,
-// cross-entropy, the gradient norm, the norms' backward with their weight
-// gradients, the learning-rate schedule, SGD, concatenation and
-// repeat_interleave. Generated code (backend/c/
+// cross-entropy and its vocab-parallel pieces, the gradient norm, the
+// norms' backward with their weight gradients, the learning-rate schedule,
+// SGD, concatenation and repeat_interleave. Generated code (backend/c/
 // LibraryKernels.h) calls them through a small wrapper per step that fixes
-// the shapes and attributes as constants.
+// the shapes and attributes as constants; where a rank's block of a split
+// value is not at a fixed place, the wrapper passes where it lies (a row
+// offset, a BlockPlace) from the rank's mesh coordinates.
 //
 // Each computes as the interpreter's reference kernel (ir/ops/) does: in f64
 // from the buffers' elements, rounded once to the result's type, the sums
@@ -67,8 +69,11 @@ template <runtime::ElementType E> struct Float16 {
 using Bf16 = Float16<runtime::ElementType::BF16>;
 using F16 = Float16<runtime::ElementType::F16>;
 
+/// Stores result v (f64) into element i, or adds it: the result rounded to
+/// T first, as the interpreter rounds every op's result before a step that
+/// accumulates adds it to the buffer (and rounds again).
 template <typename T> inline void put(T *out, int64_t i, double v, bool accumulate) {
-  out[i] = accumulate ? T(double(out[i]) + v) : T(v);
+  out[i] = accumulate ? T(double(out[i]) + double(T(v))) : T(v);
 }
 
 /// causal_mask (fill -inf) and causal_mask_grad (fill 0): x copied, `fill`
@@ -135,10 +140,11 @@ template <typename T> inline double logSumExp(const T *row, int64_t V) {
   return mx + std::log(sum);
 }
 
-template <typename I> inline bool checkTargets(const I *targets, int64_t N, int64_t V) {
+template <typename I>
+inline bool checkTargets(const I *targets, int64_t N, int64_t V, const char *op = "cross_entropy") {
   for (int64_t r = 0; r < N; ++r)
     if (int64_t(targets[r]) < 0 || int64_t(targets[r]) >= V) {
-      kernelError("cross_entropy: target " + std::to_string(int64_t(targets[r])) + " is out of range [0, " +
+      kernelError(std::string(op) + ": target " + std::to_string(int64_t(targets[r])) + " is out of range [0, " +
                   std::to_string(V) + ")");
       return false;
     }
@@ -173,6 +179,47 @@ PLANC_OMP(omp parallel for schedule(static))
     const int64_t t = int64_t(targets[r]);
     for (int64_t k = 0; k < V; ++k)
       put(dx, r * V + k, std::exp(double(row[k]) - lse) * scale - (k == t ? scale : 0.0), accumulate);
+  }
+}
+
+/// vocab_ce_stats on a rank's columns [first, first + V) of logits whose
+/// vocabulary has globalV columns (Megatron's vocab-parallel cross-entropy):
+/// per row, the sum over the columns here of exp(logit - rowMax) and the
+/// target's logit where this rank holds its column (0 elsewhere), each an
+/// addend of a sum over the vocab axis.
+template <typename T, typename I, typename M, typename R>
+void vocabCeStats(const T *logits, const I *targets, const M *rowMax, R *sumExp, R *targetLogit, int64_t N, int64_t V,
+                  int64_t first, int64_t globalV, bool accSum, bool accTarget) {
+  if (!checkTargets(targets, N, globalV, "vocab_ce_stats")) return;
+PLANC_OMP(omp parallel for schedule(static))
+  for (int64_t r = 0; r < N; ++r) {
+    const T *row = logits + r * V;
+    const double mx = double(rowMax[r]);
+    double sum = 0;
+    for (int64_t k = 0; k < V; ++k) sum += std::exp(double(row[k]) - mx);
+    const int64_t c = int64_t(targets[r]) - first;
+    put(sumExp, r, sum, accSum);
+    put(targetLogit, r, c >= 0 && c < V ? double(row[c]) : 0.0, accTarget);
+  }
+}
+
+/// vocab_ce_grad on the same columns: (softmax - onehot(target)) dloss /
+/// denominator, the softmax from the global row max and sum of exp.
+template <typename T, typename I, typename M, typename S, typename D>
+void vocabCeGrad(const T *logits, const I *targets, const M *rowMax, const S *sumExp, const D *dloss, T *dx, int64_t N,
+                 int64_t V, int64_t first, int64_t globalV, double denominator, bool accumulate) {
+  if (!checkTargets(targets, N, globalV, "vocab_ce_grad")) return;
+  const double scale = denominator != 0 ? double(dloss[0]) / denominator : 0.0;
+PLANC_OMP(omp parallel for schedule(static))
+  for (int64_t r = 0; r < N; ++r) {
+    const T *row = logits + r * V;
+    const double mx = double(rowMax[r]), sum = double(sumExp[r]);
+    const int64_t c = int64_t(targets[r]) - first;
+    for (int64_t k = 0; k < V; ++k) {
+      double v = std::exp(double(row[k]) - mx) / sum * scale;
+      if (k == c) v -= scale; // the target's column, in f64 before the one rounding
+      put(dx, r * V + k, v, accumulate);
+    }
   }
 }
 
@@ -264,24 +311,66 @@ PLANC_OMP(omp parallel for collapse(2) schedule(static))
       }
 }
 
+/// Where a rank's block of a value lies in the global value (ir/LocalBlocks.h),
+/// per dim: the block's size (it is stored row-major at that size), how
+/// many of its rows hold data (the rest is the padding of an uneven split),
+/// the global size and the block's first global index. Generated code fills
+/// it from the rank's mesh coordinates (backend/c/RankPlace.h).
+struct BlockPlace {
+  static constexpr int kMaxRank = 8;
+  int rank = 0;
+  int64_t local[kMaxRank] = {}, data[kMaxRank] = {}, global[kMaxRank] = {}, offset[kMaxRank] = {};
+
+  /// The global row-major index of element i of the block, -1 for padding
+  /// (ir::globalIndices).
+  int64_t globalIndex(int64_t i) const {
+    int64_t g = 0, stride = 1;
+    for (int d = rank; d-- > 0;) {
+      const int64_t c = i % local[d];
+      i /= local[d];
+      if (c >= data[d]) return -1;
+      g += (c + offset[d]) * stride;
+      stride *= global[d];
+    }
+    return g;
+  }
+  int64_t globalElements() const {
+    int64_t n = 1;
+    for (int d = 0; d < rank; ++d) n *= global[d];
+    return n;
+  }
+  int64_t globalRows() const { return rank > 0 ? global[0] : 0; }
+};
+
 /// The Philox counter of element i of a dropout mask over `n` elements in
 /// `rows` rows: i itself, but for a micro-batch of a batch cut into
 /// `split[1]` micro-batches on `split[0]` row blocks, of which this is number
 /// split[2], its index in the whole batch's mask (as the interpreter counts).
+/// With a `place`, the elements are a rank's block of that value: i is
+/// first mapped to its index in the global value, whose elements and rows
+/// the batch_split rule reads (n and rows are not used then).
 struct MaskCounter {
-  MaskCounter(int64_t n, int64_t rows, const int64_t *split)
-      : split(split), width(rows > 0 ? n / rows : 0),
-        remap(split && rows > 0 && width > 0 && split[0] > 0 && rows % split[0] == 0),
-        perBlock(remap ? rows / split[0] : 1) {}
+  MaskCounter(int64_t n, int64_t rows, const int64_t *split, const BlockPlace *place = nullptr)
+      : split(split), place(place) {
+    if (place) { // the batch_split rule reads the whole value's rows
+      n = place->globalElements();
+      rows = place->globalRows();
+    }
+    width = rows > 0 ? n / rows : 0;
+    remap = split && rows > 0 && width > 0 && split[0] > 0 && rows % split[0] == 0;
+    perBlock = remap ? rows / split[0] : 1;
+  }
   int64_t operator()(int64_t i) const {
-    if (!remap) return i;
-    int64_t r = i / width, d = r / perBlock, k = r % perBlock;
-    return (d * split[1] * perBlock + split[2] * perBlock + k) * width + i % width;
+    const int64_t g = place ? place->globalIndex(i) : i;
+    if (!remap) return g;
+    int64_t r = g / width, d = r / perBlock, k = r % perBlock;
+    return (d * split[1] * perBlock + split[2] * perBlock + k) * width + g % width;
   }
   const int64_t *split;
-  int64_t width;
-  bool remap;
-  int64_t perBlock;
+  const BlockPlace *place;
+  int64_t width = 0;
+  bool remap = false;
+  int64_t perBlock = 1;
 };
 
 /// Dropout's Philox key from its attributes and the step's draw seed.
@@ -290,14 +379,15 @@ inline uint64_t dropoutKey(uint64_t attrSeed, uint64_t stream, uint64_t stepSeed
 }
 
 /// dropout: element g of the global value kept (and scaled by 1/(1-p))
-/// where philoxUniform(key, g) >= p. The elements here are the whole
-/// value, counted as MaskCounter says.
+/// where philoxUniform(key, g) >= p. The n elements here are the whole value
+/// of `rows` rows, or with a `place` a rank's block of it, counted as
+/// MaskCounter says.
 template <typename T>
 void dropout(const T *x, T *y, int64_t n, int64_t rows, double p, uint64_t attrSeed, uint64_t stream,
-             uint64_t stepSeed, const int64_t *split, bool accumulate) {
+             uint64_t stepSeed, const int64_t *split, bool accumulate, const BlockPlace *place = nullptr) {
   const uint64_t key = dropoutKey(attrSeed, stream, stepSeed);
   const double keepScale = p < 1 ? 1.0 / (1.0 - p) : 0.0;
-  const MaskCounter counter(n, rows, split);
+  const MaskCounter counter(n, rows, split, place);
 PLANC_OMP(omp parallel for schedule(static))
   for (int64_t i = 0; i < n; ++i) {
     if (p == 0) {
@@ -310,7 +400,8 @@ PLANC_OMP(omp parallel for schedule(static))
 
 /// The shape of a fused attention: `matrices` (batch x heads) of q [S, D],
 /// k [Tk, D], v [Tk, E]; the dropout mask is over the [matrices, S, Tk]
-/// probabilities whose first dim has `rows` rows (the batch).
+/// probabilities whose first dim has `rows` rows (the batch), or, with a
+/// `place`, over the global probabilities of which these are a rank's block.
 struct FlashShape {
   int64_t matrices, S, Tk, D, E, rows;
   double scale;
@@ -318,6 +409,7 @@ struct FlashShape {
   double p;
   uint64_t key;
   const int64_t *split;
+  const BlockPlace *place = nullptr;
 };
 
 /// Per row of scores: scale q_i . k_j in f64, -inf where masked.
@@ -341,7 +433,7 @@ inline void flashScores(const FlashShape &f, const T *q, const T *k, int64_t b, 
 /// thread. As ir/ops/FlashAttention.cpp's reference, in f64.
 template <typename T, typename L>
 void flashAttention(const T *q, const T *k, const T *v, T *out, L *lse, const FlashShape f, bool accOut, bool accLse) {
-  const MaskCounter counter(f.matrices * f.S * f.Tk, f.rows, f.split);
+  const MaskCounter counter(f.matrices * f.S * f.Tk, f.rows, f.split, f.place);
   const double keepScale = f.p < 1 ? 1.0 / (1.0 - f.p) : 0.0;
 PLANC_OMP(omp parallel)
   {
@@ -378,7 +470,7 @@ PLANC_OMP(omp for schedule(static) collapse(2))
 template <typename T, typename L>
 void flashAttentionGrad(const T *q, const T *k, const T *v, const T *out, const L *lse, const T *dout, T *dq, T *dk,
                         T *dv, const FlashShape f, bool accQ, bool accK, bool accV) {
-  const MaskCounter counter(f.matrices * f.S * f.Tk, f.rows, f.split);
+  const MaskCounter counter(f.matrices * f.S * f.Tk, f.rows, f.split, f.place);
   const double keepScale = f.p < 1 ? 1.0 / (1.0 - f.p) : 0.0;
 PLANC_OMP(omp parallel)
   {

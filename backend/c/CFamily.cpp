@@ -40,9 +40,7 @@ const char *backend::storageType(DType t) {
   }
 }
 
-namespace {
-
-std::string load(DType t, const std::string &ptr, const std::string &index) {
+std::string backend::loadElement(DType t, const std::string &ptr, const std::string &index) {
   std::string at = ptr + "[" + index + "]";
   switch (t) {
   case DType::BF16: return "planc_bf16_to_f32(" + at + ")";
@@ -53,15 +51,13 @@ std::string load(DType t, const std::string &ptr, const std::string &index) {
   }
 }
 
-std::string stored(DType t, const std::string &value) {
+std::string backend::storedValue(DType t, const std::string &value) {
   switch (t) {
   case DType::BF16: return "planc_f32_to_bf16(" + value + ")";
   case DType::F16: return "planc_f32_to_f16(" + value + ")";
   default: return value;
   }
 }
-
-} // namespace
 
 std::string backend::broadcastOffset(const Shape &operand, const Shape &out, const std::string &i) {
   if (operand == out) return i;
@@ -349,7 +345,7 @@ void backend::renderElementwiseKernel(const ElementwiseKernel &k, Flavor flavor,
   llvm::SmallVector<bool, 8> invariant; // one element for all: read once, before the loop
   for (size_t j = 0; j < k.inputs.size(); ++j) {
     const bool once = elementsOf(k.inputs[j].shape) == 1;
-    std::string x = load(k.inputs[j].dtype, "in" + std::to_string(j),
+    std::string x = loadElement(k.inputs[j].dtype, "in" + std::to_string(j),
                          once ? "0" : broadcastOffset(k.inputs[j].shape, k.output.shape, "i"));
     if (f64 && k.inputs[j].dtype != DType::F64) x = "double(" + x + ")";
     if (!f64 && k.inputs[j].dtype == DType::F64) x = "float(" + x + ")";
@@ -364,13 +360,13 @@ void backend::renderElementwiseKernel(const ElementwiseKernel &k, Flavor flavor,
   beforeOs.flush();
   openerOs.flush();
   os << before << opener << body;
-  if (k.accumulate) result = load(k.output.dtype, "out", "i") + " + " + result;
-  os << indent << "out[i] = " << stored(k.output.dtype, result) << ";\n";
+  if (k.accumulate) result = loadElement(k.output.dtype, "out", "i") + " + " + result;
+  os << indent << "out[i] = " << storedValue(k.output.dtype, result) << ";\n";
   // Every operand was read above, so a result written in place of an
   // operand (an update's parameter) is safe.
   for (size_t r = 0; r < k.extraOutputs.size(); ++r)
     os << indent << "out" << r + 1 << "[i] = "
-       << stored(k.extraOutputs[r].dtype, "t" + std::to_string(k.formula->results[r + 1])) << ";\n";
+       << storedValue(k.extraOutputs[r].dtype, "t" + std::to_string(k.formula->results[r + 1])) << ";\n";
   closeIndexLoop(flavor, os);
   os << "}\n\n";
 }

@@ -109,6 +109,14 @@ void closeIndexLoop(Flavor flavor, llvm::raw_ostream &os);
 /// bf16 and f16 (their bits), the integer types as they are.
 const char *storageType(ir::DType t);
 
+/// Element `index` of `ptr` (a buffer of `t` read through storageType) as
+/// a C expression of type float (double for f64): bf16 and f16 through the
+/// prelude's conversions, integers converted.
+std::string loadElement(ir::DType t, const std::string &ptr, const std::string &index);
+/// The C expression that stores the float `value` into a buffer of `t`
+/// (rounded to nearest even for bf16 and f16).
+std::string storedValue(ir::DType t, const std::string &value);
+
 /// "f32[4, 64]": the comment on a buffer's pointer.
 std::string shapeComment(const KernelBuffer &b);
 

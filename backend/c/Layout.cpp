@@ -111,24 +111,97 @@ std::string backend::makeLayoutKernel(OpKind kind, const AttrMap &attrs, const K
   }
 }
 
+std::string backend::makeShardSliceKernel(const AttrMap &attrs, const TensorType &from, const TensorType &to,
+                                          const KernelBuffer &input, const KernelBuffer &output, const MeshSizes &mesh,
+                                          LayoutKernel &k) {
+  k = LayoutKernel();
+  k.kind = OpKind::ShardSlice;
+  const size_t rank = output.shape.size();
+  if (input.dtype != output.dtype) return "changes the dtype";
+  if (input.shape.size() != rank || from.rank() != rank || to.rank() != rank) return "a result of another rank";
+  const int64_t dim = normalized(intAttr(attrs, "dim"), rank);
+  if (dim < 0 || size_t(dim) >= rank) return "a dim out of range";
+  k.input = input;
+  k.output = output;
+  k.strides = rowMajorStrides(input.shape);
+  // The result's block starts this far into the operand's block: the
+  // difference of their offsets in the global value, as the reference
+  // takes it. Rows from the operand's end on are zeros (padding).
+  const std::string toStart = blockOffsetExpr(to, size_t(dim), mesh);
+  const std::string fromStart = blockOffsetExpr(from, size_t(dim), mesh);
+  k.shift = fromStart == "0" ? toStart : toStart + " - " + fromStart;
+  k.window = int(dim);
+  k.lo = 0;
+  k.hi = input.shape[size_t(dim)];
+  k.fillBits = 0;
+  return "";
+}
+
+std::string backend::makeStageMergeKernel(int stages, const KernelBuffer &output, LayoutKernel &k) {
+  k = LayoutKernel();
+  k.kind = OpKind::StageMerge;
+  if (stages < 1) return "no operand";
+  k.stageOperands = stages;
+  k.input = k.output = output;
+  k.strides = rowMajorStrides(output.shape);
+  return "";
+}
+
+std::string backend::accumulateLayout(LayoutKernel &k) {
+  const DType t = k.output.dtype;
+  if (t != DType::F32 && t != DType::F64 && t != DType::BF16 && t != DType::F16)
+    return std::string("an accumulating data movement of ") + spelling(t);
+  if (!k.hasInput) return "an accumulating fill";
+  k.accumulate = true; // what lies outside a window (pad, shard_slice) is 0: nothing added
+  return "";
+}
+
 void backend::renderLayoutKernel(const LayoutKernel &k, Flavor flavor, llvm::raw_ostream &os) {
-  const char *type = bitsType(k.output.dtype);
+  // Moved as bits, or, added to the result, as values of the dtype.
+  const char *type = k.accumulate ? storageType(k.output.dtype) : bitsType(k.output.dtype);
   const int64_t n = elementsOf(k.output.shape);
-  os << "// kernel " << k.name << ": " << spelling(k.kind) << ", data movement\n";
+  os << "// kernel " << k.name << ": " << spelling(k.kind) << ", data movement"
+     << (k.accumulate ? ", accumulating" : "") << "\n";
   if (!k.comment.empty()) os << "// " << cComment(k.comment) << "\n";
   os << (flavor == Flavor::Cuda ? "__global__ void " : "[[maybe_unused]] static void ") << k.name << "(";
-  if (k.hasInput) os << "const void *in_, ";
+  for (int j = 0; j < k.stageOperands; ++j) os << "const void *in" << j << "_, ";
+  if (k.hasInput && k.stageOperands == 0) os << "const void *in_, ";
   os << "void *out_) {\n";
-  if (k.hasInput)
+  if (k.stageOperands > 0) {
+    os << "  // The operand of the rank's pipeline stage; the others are made on other stages (null here).\n"
+       << "  const void *const operands[" << k.stageOperands << "] = {";
+    for (int j = 0; j < k.stageOperands; ++j) os << (j ? ", " : "") << "in" << j << "_";
+    os << "};\n  const " << type << " *in = (const " << type << " *)operands[" << meshCoord(MeshAxis::PP) << "]; // "
+       << shapeComment(k.input) << "\n";
+  } else if (k.hasInput) {
     os << "  const " << type << " *in = (const " << type << " *)in_; // " << shapeComment(k.input) << "\n";
+  }
   os << "  " << type << " *out = (" << type << " *)out_; // " << shapeComment(k.output) << "\n";
   os << "  const int64_t n = " << n << ";\n";
+  if (!k.shift.empty())
+    os << "  const int64_t shift = " << k.shift << "; // where the rank's rows start in the operand's block\n";
   const std::string indent = openIndexLoop(flavor, "i", "n", /*simd=*/true, os);
   const std::string fill = std::to_string(k.fillBits) + "u";
+  // The value written: the moved element (or the fill outside a window),
+  // added to the result's when accumulating.
+  auto write = [&](const std::string &offset, const std::string &inside) {
+    if (!k.accumulate) {
+      std::string moved = "in[" + offset + "]";
+      os << indent << "out[i] = " << (inside.empty() ? moved : inside + " ? " + moved + " : " + type + "(" + fill + ")")
+         << ";\n";
+      return;
+    }
+    const std::string zero = k.output.dtype == DType::F64 ? "0.0" : "0.0f";
+    std::string moved = loadElement(k.output.dtype, "in", offset);
+    if (!inside.empty()) moved = "(" + inside + " ? " + moved + " : " + zero + ")";
+    os << indent << "out[i] = " << storedValue(k.output.dtype, loadElement(k.output.dtype, "out", "i") + " + " + moved)
+       << ";\n";
+  };
   if (!k.hasInput) {
     os << indent << "out[i] = " << type << "(" << fill << ");\n";
   } else {
-    // The coordinates of i, each times its input stride.
+    // The coordinates of i, each times its input stride; a shifted window
+    // dim reads its coordinate plus the shift.
     const Shape &out = k.output.shape;
     std::vector<int64_t> outStride = rowMajorStrides(out);
     std::string offset = k.base ? std::to_string(k.base) : "";
@@ -137,18 +210,20 @@ void backend::renderLayoutKernel(const LayoutKernel &k, Flavor flavor, llvm::raw
       std::string c = "i";
       if (outStride[d] != 1) c = "(" + c + " / " + std::to_string(outStride[d]) + ")";
       if (d > 0) c = "(" + c + " % " + std::to_string(out[d]) + ")";
-      if (int(d) == k.window) windowCoord = c;
+      if (int(d) == k.window) {
+        windowCoord = c;
+        if (!k.shift.empty()) c = "c";
+      }
       if (k.strides[d] == 0) continue;
       std::string term = k.strides[d] == 1 ? c : c + " * " + std::to_string(k.strides[d]);
       offset += (offset.empty() ? "" : " + ") + term;
     }
     if (offset.empty()) offset = "0";
     if (k.window >= 0) {
-      os << indent << "const int64_t c = " << windowCoord << ";\n";
-      os << indent << "out[i] = c >= " << k.lo << " && c < " << k.hi << " ? in[" << offset << "] : " << type << "("
-         << fill << ");\n";
+      os << indent << "const int64_t c = " << windowCoord << (k.shift.empty() ? "" : " + shift") << ";\n";
+      write(offset, "c >= " + std::to_string(k.lo) + " && c < " + std::to_string(k.hi));
     } else {
-      os << indent << "out[i] = in[" << offset << "];\n";
+      write(offset, "");
     }
   }
   closeIndexLoop(flavor, os);

@@ -2,6 +2,7 @@
 
 #include "backend/c/LibraryKernels.h"
 
+#include "ir/LocalBlocks.h"
 #include "ir/ops/OpSupport.h"
 
 #include <sstream>
@@ -24,6 +25,8 @@ bool backend::hasLibraryKernel(OpKind kind) {
   case OpKind::RepeatInterleave:
   case OpKind::CrossEntropy:
   case OpKind::CrossEntropyGrad:
+  case OpKind::VocabCeStats:
+  case OpKind::VocabCeGrad:
   case OpKind::GlobalNorm:
   case OpKind::LayerNormGrad:
   case OpKind::RmsNormGrad:
@@ -64,6 +67,23 @@ int64_t elements(const Shape &s, size_t from = 0, size_t to = SIZE_MAX) {
   int64_t n = 1;
   for (size_t d = from; d < std::min(to, s.size()); ++d) n *= s[d];
   return n;
+}
+
+/// The braced initializer of a planc::cpu::BlockPlace of the rank's block of
+/// a value of type `t` (its offsets and data rows from planc_mesh_coord), or
+/// "" when its rank exceeds the struct's.
+std::string blockPlace(const TensorType &t, const MeshSizes &mesh) {
+  if (t.rank() > 8) return ""; // planc::cpu::BlockPlace::kMaxRank
+  const Shape local = localShape(t, MeshLayout(mesh));
+  std::string sizes, data, global, offsets;
+  for (size_t d = 0; d < t.rank(); ++d) {
+    const char *sep = d ? ", " : "";
+    sizes += sep + std::to_string(local[d]);
+    data += sep + dataRowsExpr(t, d, mesh);
+    global += sep + std::to_string(t.shape[d]);
+    offsets += sep + blockOffsetExpr(t, d, mesh);
+  }
+  return "{" + std::to_string(t.rank()) + ", {" + sizes + "}, {" + data + "}, {" + global + "}, {" + offsets + "}}";
 }
 
 /// The wrapper's parameters and the typed pointers, in the calling
@@ -121,7 +141,7 @@ private:
 
 std::string backend::renderLibraryKernel(const exec::RankProgram &program, const exec::Step &s,
                                          const std::string &name, const std::string &banner, Flavor flavor,
-                                         llvm::raw_ostream &os) {
+                                         llvm::raw_ostream &os, const MeshSizes &mesh) {
   if (!hasLibraryKernel(s.kind)) return "no hand-written kernel";
   if (flavor != Flavor::Cpu) return "the CUDA library kernels come with the CUDA backend";
   Wrapper w(program, s);
@@ -151,13 +171,21 @@ std::string backend::renderLibraryKernel(const exec::RankProgram &program, const
     const Shape &x = w.inShape(0);
     double p = at.getFloat("p");
     int64_t seed = at.getInt("seed"), stream = at.getInt("stream");
-    if (w.in(0).type().shape != x) return "dropout on a block of a split value needs the rank's place (the MPI issue)";
     std::vector<int64_t> split = at.getInts("batch_split", std::vector<int64_t>{});
     if (!split.empty() && split.size() != 3) return "a batch_split of other than three numbers";
     if (!split.empty()) b << "  static const int64_t split[3] = {" << split[0] << ", " << split[1] << ", " << split[2] << "};\n";
+    // On a block of a split value the mask's counters are the elements'
+    // indices in the global value: where the block lies is the rank's.
+    const bool placed = isSplitOverMesh(w.in(0).type(), mesh);
+    if (placed) {
+      std::string place = blockPlace(w.in(0).type(), mesh);
+      if (place.empty()) return "dropout on a split value of rank above 8";
+      b << "  // The rank's block: its sizes, rows of data, the global sizes, its offsets.\n"
+        << "  const planc::cpu::BlockPlace place" << place << ";\n";
+    }
     b << "  planc::cpu::dropout(in0, out0, " << elements(x) << ", " << (x.empty() ? 0 : x[0]) << ", " << num(p) << ", "
       << "uint64_t(" << seed << "ll), uint64_t(" << stream << "ll), planc_draw_seed, " << (split.empty() ? "nullptr" : "split")
-      << ", " << w.acc(0) << ");\n";
+      << ", " << w.acc(0) << (placed ? ", &place" : "") << ");\n";
     break;
   }
   case OpKind::FlashAttention:
@@ -166,15 +194,25 @@ std::string backend::renderLibraryKernel(const exec::RankProgram &program, const
     const size_t r = q.size();
     if (r < 2 || k.size() != r || v.size() != r) return "attention of rank below 2";
     double p = at.getFloat("p", 0.0);
-    if (p > 0 && w.in(0).type().shape != q) return "dropout on a block of a split value needs the rank's place (the MPI issue)";
     std::vector<int64_t> split = at.getInts("batch_split", std::vector<int64_t>{});
     if (!split.empty() && split.size() != 3) return "a batch_split of other than three numbers";
     if (!split.empty()) b << "  static const int64_t split[3] = {" << split[0] << ", " << split[1] << ", " << split[2] << "};\n";
+    // The mask is over the probabilities [..., S, Tk], typed as q with its
+    // last dim Tk (ir/ops/FlashAttention.cpp): on a split q, a rank's block.
+    TensorType probs = w.in(0).type();
+    if (!probs.shape.empty() && w.in(1).type().rank() == r) probs.shape.back() = w.in(1).type().shape[r - 2];
+    const bool placed = p > 0 && isSplitOverMesh(probs, mesh);
+    if (placed) {
+      std::string place = blockPlace(probs, mesh);
+      if (place.empty()) return "dropout on a split value of rank above 8";
+      b << "  // The rank's block: its sizes, rows of data, the global sizes, its offsets.\n"
+        << "  const planc::cpu::BlockPlace place" << place << ";\n";
+    }
     b << "  const planc::cpu::FlashShape shape{" << elements(q, 0, r - 2) << ", " << q[r - 2] << ", " << k[r - 2] << ", "
       << q[r - 1] << ", " << v[r - 1] << ", " << (r > 2 ? q[0] : 1) << ", " << num(at.getFloat("scale")) << ", "
       << (at.getBool("causal", false) ? "true" : "false") << ", " << num(p) << ", "
       << "planc::cpu::dropoutKey(uint64_t(" << at.getInt("seed", 0) << "ll), uint64_t(" << at.getInt("stream", 0)
-      << "ll), planc_draw_seed), " << (split.empty() ? "nullptr" : "split") << "};\n";
+      << "ll), planc_draw_seed), " << (split.empty() ? "nullptr" : "split") << (placed ? ", &place" : "") << "};\n";
     if (s.kind == OpKind::FlashAttention)
       b << "  planc::cpu::flashAttention(in0, in1, in2, out0, out1, shape, " << w.acc(0) << ", " << w.acc(1) << ");\n";
     else
@@ -183,19 +221,20 @@ std::string backend::renderLibraryKernel(const exec::RankProgram &program, const
     break;
   }
   case OpKind::Gather: {
+    // A vocab-split table holds the rows from the rank's offset on.
     const Shape &table = w.inShape(0);
     if (table.empty()) return "a gather from a scalar";
-    if (w.in(0).type().shape[0] != table[0]) return "a vocab-split table needs the rank's row offset (the MPI issue)";
     b << "  planc::cpu::gather(in0, in1, out0, " << elements(w.inShape(1)) << ", " << table[0] << ", "
-      << elements(table, 1) << ", 0, " << table[0] << ", " << w.acc(0) << ");\n";
+      << elements(table, 1) << ", " << blockOffsetExpr(w.in(0).type(), 0, mesh) << ", " << w.in(0).type().shape[0]
+      << ", " << w.acc(0) << ");\n";
     break;
   }
   case OpKind::ScatterAdd: {
     const Shape &res = w.out(0).local();
     if (res.empty()) return "a scatter into a scalar";
-    if (w.out(0).type().shape[0] != res[0]) return "a vocab-split table needs the rank's row offset (the MPI issue)";
     b << "  planc::cpu::scatterAdd(in0, in1, out0, " << elements(w.inShape(0)) << ", " << res[0] << ", "
-      << elements(res, 1) << ", 0, " << res[0] << ", " << w.acc(0) << ");\n";
+      << elements(res, 1) << ", " << blockOffsetExpr(w.out(0).type(), 0, mesh) << ", " << w.out(0).type().shape[0]
+      << ", " << w.acc(0) << ");\n";
     break;
   }
   case OpKind::Concat:
@@ -235,6 +274,25 @@ std::string backend::renderLibraryKernel(const exec::RankProgram &program, const
     else
       b << "  planc::cpu::crossEntropyGrad(in0, in1, in2, out0, " << N << ", " << V << ", " << num(denominator)
         << ", " << w.acc(0) << ");\n";
+    break;
+  }
+  case OpKind::VocabCeStats:
+  case OpKind::VocabCeGrad: {
+    // The rank's columns of logits split along the vocab: from its offset
+    // on, the targets' range the whole vocabulary.
+    const Shape &logits = w.inShape(0);
+    if (logits.empty()) return "cross-entropy of a scalar";
+    const TensorType &global = w.in(0).type();
+    const std::string first = blockOffsetExpr(global, global.rank() - 1, mesh);
+    int64_t V = logits.back(), N = elements(w.inShape(1));
+    if (s.kind == OpKind::VocabCeStats) {
+      if (w.outType(0) != w.outType(1)) return "statistics of mixed dtypes";
+      b << "  planc::cpu::vocabCeStats(in0, in1, in2, out0, out1, " << N << ", " << V << ", " << first << ", "
+        << global.shape.back() << ", " << w.acc(0) << ", " << w.acc(1) << ");\n";
+    } else {
+      b << "  planc::cpu::vocabCeGrad(in0, in1, in2, in3, in4, out0, " << N << ", " << V << ", " << first << ", "
+        << global.shape.back() << ", " << num(at.getFloat("denominator", double(N))) << ", " << w.acc(0) << ");\n";
+    }
     break;
   }
   case OpKind::GlobalNorm: {

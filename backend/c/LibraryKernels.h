@@ -10,16 +10,23 @@
 // (`const void *` inputs, then `void *` outputs) that fixes its shapes and
 // attributes as constants and calls the library.
 //
-// Only the CPU flavour has the library today, and it takes f32 and f64
-// buffers (integer index buffers of any width). A step outside that, or one
-// that needs its rank's place in the mesh (a vocab-split table, the
-// vocab-parallel cross-entropy), says why.
+// Only the CPU flavour has the library today, and it takes f32, f64, bf16
+// and f16 buffers (integer index buffers of any width, bool). A step
+// outside that says why.
+//
+// Steps on a rank's block whose place in the global value matters read it
+// from the rank's mesh coordinates (RankPlace.h): a vocab-split table's
+// gather and scatter_add (the rank's first row), the vocab-parallel
+// cross-entropy (vocab_ce_stats, vocab_ce_grad: the rank's first column),
+// and dropout and fused attention's dropout on a split value (the mask's
+// counters are global indices: a planc::cpu::BlockPlace).
 //
 //===----------------------------------------------------------------------===//
 #ifndef PLANC_BACKEND_C_LIBRARYKERNELS_H
 #define PLANC_BACKEND_C_LIBRARYKERNELS_H
 
 #include "backend/c/CFamily.h"
+#include "backend/c/RankPlace.h"
 #include "exec/ExecutionPlan.h"
 
 namespace planc::backend {
@@ -32,9 +39,11 @@ bool hasLibraryKernel(ir::OpKind kind);
 /// (`planc_draw_seed`, set by the step function).
 void renderLibraryPrelude(Flavor flavor, llvm::raw_ostream &os);
 
-/// The wrapper `name` of step `s` of `program`; "" when rendered, or why not.
+/// The wrapper `name` of step `s` of `program` in a plan of `mesh` (where a
+/// rank's block lies); "" when rendered, or why not.
 std::string renderLibraryKernel(const exec::RankProgram &program, const exec::Step &s, const std::string &name,
-                                const std::string &banner, Flavor flavor, llvm::raw_ostream &os);
+                                const std::string &banner, Flavor flavor, llvm::raw_ostream &os,
+                                const MeshSizes &mesh = {1, 1, 1, 1, 1});
 
 } // namespace planc::backend
 

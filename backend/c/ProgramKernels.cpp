@@ -4,6 +4,7 @@
 #include "backend/c/Gemm.h"
 #include "backend/c/Layout.h"
 #include "backend/c/LibraryKernels.h"
+#include "backend/c/RankPlace.h"
 #include "backend/c/RowReduction.h"
 
 #include "exec/Groups.h"
@@ -37,7 +38,9 @@ KernelClass backend::kernelClassOf(OpKind kind) {
   case OpKind::Pad:
   case OpKind::Reshape:
   case OpKind::BroadcastTo:
-  case OpKind::Fill: return KernelClass::Layout;
+  case OpKind::Fill:
+  case OpKind::ShardSlice:
+  case OpKind::StageMerge: return KernelClass::Layout;
   case OpKind::ReduceSum:
   case OpKind::ReduceMean:
   case OpKind::ReduceMax:
@@ -74,6 +77,38 @@ KernelBuffer bufferOf(const exec::RankProgram &p, int64_t index) {
   return {b.type().dtype, b.local()};
 }
 
+bool isBuffer(const exec::RankProgram &p, int64_t index) { return index >= 0 && size_t(index) < p.buffers.size(); }
+
+/// The gather of a data-movement step: stage_merge and shard_slice read
+/// the rank's place (RankPlace.h), the others are fixed by their shapes.
+std::string makeStepLayoutKernel(const exec::ExecutionPlan &plan, const exec::RankProgram &program,
+                                 const exec::Step &s, LayoutKernel &l) {
+  if (s.outputs.size() != 1 || !isBuffer(program, s.outputs[0])) return "not one output buffer";
+  const KernelBuffer out = bufferOf(program, s.outputs[0]);
+  if (s.kind == OpKind::StageMerge) {
+    // Operands of other stages are -1: no buffer here, null at the call.
+    // This program's own must be a buffer of the result's dtype and shape.
+    const int64_t own = size_t(program.stage) < s.inputs.size() ? s.inputs[size_t(program.stage)] : -1;
+    if (!isBuffer(program, own)) return "no operand of this pipeline stage";
+    for (int64_t in : s.inputs)
+      if (in >= 0 && (!isBuffer(program, in) || bufferOf(program, in).dtype != out.dtype ||
+                      bufferOf(program, in).shape != out.shape))
+        return "an operand unlike the result";
+    return makeStageMergeKernel(int(s.inputs.size()), out, l);
+  }
+  for (int64_t in : s.inputs)
+    if (!isBuffer(program, in)) return "an operand made on another stage";
+  if (s.kind == OpKind::ShardSlice) {
+    if (s.inputs.size() != 1) return "takes one operand";
+    const exec::Buffer &from = program.buffers[size_t(s.inputs[0])], &to = program.buffers[size_t(s.outputs[0])];
+    return makeShardSliceKernel(s.attrs, from.type(), to.type(), bufferOf(program, s.inputs[0]), out, plan.mesh, l);
+  }
+  if (s.inputs.size() > 1) return "takes one operand";
+  KernelBuffer in;
+  if (!s.inputs.empty()) in = bufferOf(program, s.inputs[0]);
+  return makeLayoutKernel(s.kind, s.attrs, s.inputs.empty() ? nullptr : &in, out, l);
+}
+
 } // namespace
 
 std::vector<StepKernel> backend::renderProgramKernels(const exec::ExecutionPlan &plan,
@@ -87,6 +122,7 @@ std::vector<StepKernel> backend::renderProgramKernels(const exec::ExecutionPlan 
     renderPrelude(flavor, os);
     if (flavor == Flavor::Cpu) renderGemmPrelude(os);
     renderLibraryPrelude(flavor, os);
+    renderMeshCoordPrelude(flavor, os);
   }
   std::vector<StepKernel> kernels(program.steps.size());
   // Identical kernels (the same op on the same shapes in every micro-batch)
@@ -117,7 +153,7 @@ std::vector<StepKernel> backend::renderProgramKernels(const exec::ExecutionPlan 
     case KernelClass::Communication: why = "a call on the runtime's communicator"; break;
     case KernelClass::Reduction: {
       if (!oneOutput || hasLibraryKernel(s.kind)) {
-        why = renderLibraryKernel(program, s, name, banner, flavor, body);
+        why = renderLibraryKernel(program, s, name, banner, flavor, body, plan.mesh);
         break;
       }
       RowKernel r;
@@ -144,7 +180,7 @@ std::vector<StepKernel> backend::renderProgramKernels(const exec::ExecutionPlan 
       renderRowKernel(r, flavor, body);
       break;
     }
-    case KernelClass::Library: why = renderLibraryKernel(program, s, name, banner, flavor, body); break;
+    case KernelClass::Library: why = renderLibraryKernel(program, s, name, banner, flavor, body, plan.mesh); break;
     case KernelClass::Elementwise: {
       if (!inputsOk || s.outputs.empty()) break;
       bool outputsOk = true;
@@ -190,10 +226,9 @@ std::vector<StepKernel> backend::renderProgramKernels(const exec::ExecutionPlan 
       break;
     }
     case KernelClass::Layout: {
-      if (!oneOutput) break;
       LayoutKernel l;
-      why = makeLayoutKernel(s.kind, s.attrs, ins.empty() ? nullptr : &ins[0], bufferOf(program, s.outputs[0]), l);
-      if (why.empty() && s.accumulates(0)) why = "an accumulating data movement";
+      why = makeStepLayoutKernel(plan, program, s, l);
+      if (why.empty() && s.accumulates(0)) why = accumulateLayout(l);
       if (!why.empty()) break;
       l.name = name;
       l.comment = banner;

@@ -7,11 +7,20 @@
 //   communication  a call on the runtime's communicator (exec/Groups.h rules)
 //   elementwise    a formula (ir/ops/Formula.h); cast is a load and a store
 //   gemm           matmul as library GEMM calls (Gemm.h)
-//   layout         data movement as a strided gather (Layout.h)
+//   layout         data movement as a strided gather (Layout.h), with
+//                  shard_slice and stage_merge, which read the rank's place
 //   reduction      row reductions (RowReduction.h: softmax, norms, trailing
-//                  sums); column reductions and cross-entropy not yet
-//   library        hand-written kernels (the optimizer updates, embedding
-//                  gather and scatter, masks, dropout, ...): not rendered yet
+//                  sums, sums over broadcast dims); cross-entropy, the
+//                  vocab-parallel cross-entropy and the norms' backward by hand
+//   library        hand-written kernels (LibraryKernels.h: SGD, embedding
+//                  gather and scatter, masks, dropout, ...), CPU only
+//
+// One program serves every rank of its pipeline stage: what depends on the
+// rank reads its mesh coordinates from the prelude's planc_mesh_coord
+// (RankPlace.h), which the executable sets before the first step. A
+// stage_merge step's operands made on other stages are -1 in its inputs;
+// its kernel takes one pointer per stage, and the call passes null for
+// those (it reads only planc_mesh_coord[pp]'s).
 //
 // A step of a rendered class whose buffers the renderer cannot take (a
 // dtype without generated loads) says why. `planc emit --emit=kernels`

@@ -22,11 +22,11 @@
 
 #include "CompiledProgram.h"
 #include "OpTestHelpers.h"
+#include "RandomTensors.h"
 
 #include <cmath>
 #include <cstdlib>
 #include <memory>
-#include <random>
 
 using namespace planc;
 using namespace planc::backend;
@@ -71,37 +71,8 @@ protected:
   static void checkGroup(const std::string &group);
 };
 
-std::mt19937_64 rng(17);
-
-/// `shape` of uniform values in [lo, hi), rounded to `t`.
-Tensor randomTensor(Shape shape, DType t, double lo = -2.0, double hi = 2.0) {
-  std::uniform_real_distribution<double> dist(lo, hi);
-  Tensor x(std::move(shape), t);
-  for (double &v : x.data) v = runtime::roundToElement(interp::toElementType(t), dist(rng));
-  return x;
-}
-
-/// Values with |x| in [0.25, 2]: a dropped element (0) is told from a kept one.
-Tensor awayFromZero(Shape shape, DType t) {
-  Tensor x = randomTensor(std::move(shape), t, 0.25, 2.0);
-  std::bernoulli_distribution coin;
-  for (double &v : x.data)
-    if (coin(rng)) v = -v;
-  return x;
-}
-
-Tensor randomIndices(Shape shape, int64_t bound, DType t = DType::I32) {
-  std::uniform_int_distribution<int64_t> dist(0, bound - 1);
-  Tensor x(std::move(shape), t);
-  for (double &v : x.data) v = double(dist(rng));
-  return x;
-}
-
-Tensor scalar(double v, DType t) {
-  Tensor x({}, t);
-  x.data = {runtime::roundToElement(interp::toElementType(t), v)};
-  return x;
-}
+planc::testing::RandomTensors gen(17);
+using planc::testing::scalarTensor;
 
 struct Options {
   std::vector<bool> accumulate;
@@ -135,7 +106,7 @@ void addCase(std::vector<LibraryCase> &cases, const std::string &group, const st
     c.want.push_back(out->at("out" + std::to_string(k)));
     // Random bytes where the result goes: a kernel must write it whole, or
     // add to them when it accumulates.
-    c.before.push_back(randomTensor(c.want[k].shape, c.want[k].dtype));
+    c.before.push_back(gen.uniform(c.want[k].shape, c.want[k].dtype));
   }
   c.accumulate = o.accumulate;
   c.accumulate.resize(c.want.size(), false);
@@ -181,73 +152,73 @@ std::vector<LibraryCase> makeCases() {
   for (DType t : {f32, f64})
     for (Shape shape : {Shape{2, 3, 5, 5}, Shape{2, 4, 6}}) {
       std::string dims = toString(shape) + " " + spelling(t);
-      add("masks", "causal_mask " + dims, OpKind::CausalMask, {randomTensor(shape, t)}, {}, exact);
-      add("masks", "causal_mask_grad " + dims, OpKind::MaskGrad, {randomTensor(shape, t)}, {}, exact);
+      add("masks", "causal_mask " + dims, OpKind::CausalMask, {gen.uniform(shape, t)}, {}, exact);
+      add("masks", "causal_mask_grad " + dims, OpKind::MaskGrad, {gen.uniform(shape, t)}, {}, exact);
     }
-  add("masks", "causal_mask [6, 4] (more rows than columns)", OpKind::CausalMask, {randomTensor({6, 4}, f32)}, {},
+  add("masks", "causal_mask [6, 4] (more rows than columns)", OpKind::CausalMask, {gen.uniform({6, 4}, f32)}, {},
       exact);
 
   // rope
   for (DType t : {f32, f64})
     for (bool inverse : {false, true})
       add("rope", std::string("rope ") + spelling(t) + (inverse ? " inverse" : ""), OpKind::Rope,
-          {randomTensor({2, 3, 2, 8}, t)}, {{"theta", 10000.0}, {"inverse", inverse}});
-  add("rope", "rope theta 500", OpKind::Rope, {randomTensor({1, 5, 3, 4}, f32)}, {{"theta", 500.0}});
+          {gen.uniform({2, 3, 2, 8}, t)}, {{"theta", 10000.0}, {"inverse", inverse}});
+  add("rope", "rope theta 500", OpKind::Rope, {gen.uniform({1, 5, 3, 4}, f32)}, {{"theta", 500.0}});
 
   // dropout: the draw seed of the run, and a micro-batch's rows of the batch.
   {
     Options o = exact;
-    add("dropout", "dropout f32 draw seed 0", OpKind::Dropout, {awayFromZero({8, 6}, f32)},
+    add("dropout", "dropout f32 draw seed 0", OpKind::Dropout, {gen.awayFromZero({8, 6}, f32)},
         {{"p", 0.25}, {"seed", int64_t(7)}, {"stream", int64_t(3)}}, o);
     o.seed = 12345;
-    add("dropout", "dropout f32 draw seed 12345", OpKind::Dropout, {awayFromZero({8, 6}, f32)},
+    add("dropout", "dropout f32 draw seed 12345", OpKind::Dropout, {gen.awayFromZero({8, 6}, f32)},
         {{"p", 0.25}, {"seed", int64_t(7)}, {"stream", int64_t(3)}}, o);
-    add("dropout", "dropout f32 batch_split [2, 3, 1]", OpKind::Dropout, {awayFromZero({8, 6}, f32)},
+    add("dropout", "dropout f32 batch_split [2, 3, 1]", OpKind::Dropout, {gen.awayFromZero({8, 6}, f32)},
         {{"p", 0.25}, {"seed", int64_t(7)}, {"stream", int64_t(3)}, {"batch_split", std::vector<int64_t>{2, 3, 1}}},
         o);
-    add("dropout", "dropout f32 [4, 2, 5] batch_split [1, 4, 3]", OpKind::Dropout, {awayFromZero({4, 2, 5}, f32)},
+    add("dropout", "dropout f32 [4, 2, 5] batch_split [1, 4, 3]", OpKind::Dropout, {gen.awayFromZero({4, 2, 5}, f32)},
         {{"p", 0.25}, {"seed", int64_t(1)}, {"stream", int64_t(9)}, {"batch_split", std::vector<int64_t>{1, 4, 3}}},
         o);
     o.seed = 99;
-    add("dropout", "dropout f64 batch_split [2, 2, 0]", OpKind::Dropout, {awayFromZero({4, 3, 5}, f64)},
+    add("dropout", "dropout f64 batch_split [2, 2, 0]", OpKind::Dropout, {gen.awayFromZero({4, 3, 5}, f64)},
         {{"p", 0.25}, {"seed", int64_t(2)}, {"stream", int64_t(0)}, {"batch_split", std::vector<int64_t>{2, 2, 0}}},
         o);
-    add("dropout", "dropout f32 p 0", OpKind::Dropout, {awayFromZero({3, 4}, f32)},
+    add("dropout", "dropout f32 p 0", OpKind::Dropout, {gen.awayFromZero({3, 4}, f32)},
         {{"p", 0.0}, {"seed", int64_t(2)}, {"stream", int64_t(0)}}, o);
   }
 
   // gather, scatter_add
   for (DType t : {f32, f64}) {
     add("gather", std::string("gather ") + spelling(t), OpKind::Gather,
-        {randomTensor({11, 6}, t), randomIndices({3, 4}, 11)}, {}, exact);
+        {gen.uniform({11, 6}, t), gen.indices({3, 4}, 11)}, {}, exact);
     add("gather", std::string("scatter_add ") + spelling(t), OpKind::ScatterAdd,
-        {randomIndices({3, 4}, 11), randomTensor({3, 4, 6}, t)}, {{"rows", int64_t(11)}});
+        {gen.indices({3, 4}, 11), gen.uniform({3, 4, 6}, t)}, {{"rows", int64_t(11)}});
   }
   add("gather", "gather of a rank-3 table, i64 indices", OpKind::Gather,
-      {randomTensor({5, 2, 3}, f32), randomIndices({7}, 5, DType::I64)}, {}, exact);
+      {gen.uniform({5, 2, 3}, f32), gen.indices({7}, 5, DType::I64)}, {}, exact);
   // Every index the same row: the sum of 12 rows.
   {
     Tensor same({12}, DType::I32);
     for (double &v : same.data) v = 4;
-    add("gather", "scatter_add of one row 12 times", OpKind::ScatterAdd, {same, randomTensor({12, 5}, f32)},
+    add("gather", "scatter_add of one row 12 times", OpKind::ScatterAdd, {same, gen.uniform({12, 5}, f32)},
         {{"rows", int64_t(6)}});
   }
 
   // concat, repeat_interleave
   for (DType t : {f32, f64}) {
     add("concat", std::string("concat dim 1 ") + spelling(t), OpKind::Concat,
-        {randomTensor({2, 3, 4}, t), randomTensor({2, 5, 4}, t)}, {{"dim", int64_t(1)}}, exact);
+        {gen.uniform({2, 3, 4}, t), gen.uniform({2, 5, 4}, t)}, {{"dim", int64_t(1)}}, exact);
     add("concat", std::string("repeat_interleave dim 1 ") + spelling(t), OpKind::RepeatInterleave,
-        {randomTensor({2, 3, 4}, t)}, {{"dim", int64_t(1)}, {"repeats", int64_t(3)}}, exact);
+        {gen.uniform({2, 3, 4}, t)}, {{"dim", int64_t(1)}, {"repeats", int64_t(3)}}, exact);
   }
   add("concat", "concat dim -1 of three", OpKind::Concat,
-      {randomTensor({3, 2}, f32), randomTensor({3, 1}, f32), randomTensor({3, 4}, f32)}, {{"dim", int64_t(-1)}},
+      {gen.uniform({3, 2}, f32), gen.uniform({3, 1}, f32), gen.uniform({3, 4}, f32)}, {{"dim", int64_t(-1)}},
       exact);
-  add("concat", "concat dim 0", OpKind::Concat, {randomTensor({2, 3}, f32), randomTensor({1, 3}, f32)},
+  add("concat", "concat dim 0", OpKind::Concat, {gen.uniform({2, 3}, f32), gen.uniform({1, 3}, f32)},
       {{"dim", int64_t(0)}}, exact);
-  add("concat", "repeat_interleave dim -1", OpKind::RepeatInterleave, {randomTensor({2, 3, 4}, f32)},
+  add("concat", "repeat_interleave dim -1", OpKind::RepeatInterleave, {gen.uniform({2, 3, 4}, f32)},
       {{"dim", int64_t(-1)}, {"repeats", int64_t(2)}}, exact);
-  add("concat", "repeat_interleave dim 0", OpKind::RepeatInterleave, {randomTensor({3, 2}, f32)},
+  add("concat", "repeat_interleave dim 0", OpKind::RepeatInterleave, {gen.uniform({3, 2}, f32)},
       {{"dim", int64_t(0)}, {"repeats", int64_t(4)}}, exact);
 
   // cross_entropy, cross_entropy_grad
@@ -256,35 +227,35 @@ std::vector<LibraryCase> makeCases() {
       AttrMap attrs;
       if (denominator) attrs["denominator"] = 24.0;
       std::string what = std::string(spelling(t)) + (denominator ? " denominator 24" : "");
-      Tensor logits = randomTensor({6, 13}, t, -4.0, 4.0);
-      Tensor targets = randomIndices({6}, 13);
+      Tensor logits = gen.uniform({6, 13}, t, -4.0, 4.0);
+      Tensor targets = gen.indices({6}, 13);
       add("cross_entropy", "cross_entropy " + what, OpKind::CrossEntropy, {logits, targets}, attrs);
       add("cross_entropy", "cross_entropy_grad " + what, OpKind::CrossEntropyGrad,
-          {logits, targets, scalar(0.75, t)}, attrs);
+          {logits, targets, scalarTensor(0.75, t)}, attrs);
     }
   add("cross_entropy", "cross_entropy [2, 3, 7]", OpKind::CrossEntropy,
-      {randomTensor({2, 3, 7}, f32, -4.0, 4.0), randomIndices({2, 3}, 7)}, {});
+      {gen.uniform({2, 3, 7}, f32, -4.0, 4.0), gen.indices({2, 3}, 7)}, {});
   add("cross_entropy", "cross_entropy_grad [2, 3, 7] f32 dloss of f64 logits", OpKind::CrossEntropyGrad,
-      {randomTensor({2, 3, 7}, f64, -4.0, 4.0), randomIndices({2, 3}, 7), scalar(1.5, f32)}, {});
+      {gen.uniform({2, 3, 7}, f64, -4.0, 4.0), gen.indices({2, 3}, 7), scalarTensor(1.5, f32)}, {});
 
   // global_norm
   for (DType t : {f32, f64})
     for (bool squared : {false, true})
       add("global_norm", std::string("global_norm ") + spelling(t) + (squared ? " squared" : ""), OpKind::GlobalNorm,
-          {randomTensor({5, 7}, t), randomTensor({13}, t), randomTensor({2, 3, 4}, t)}, {{"squared", squared}});
+          {gen.uniform({5, 7}, t), gen.uniform({13}, t), gen.uniform({2, 3, 4}, t)}, {{"squared", squared}});
 
   // layernorm_grad, rmsnorm_grad
   for (DType t : {f32, f64}) {
     add("norm_grad", std::string("layernorm_grad ") + spelling(t), OpKind::LayerNormGrad,
-        {randomTensor({7, 10}, t), randomTensor({10}, t), randomTensor({10}, t), randomTensor({7, 10}, t)}, {});
+        {gen.uniform({7, 10}, t), gen.uniform({10}, t), gen.uniform({10}, t), gen.uniform({7, 10}, t)}, {});
     add("norm_grad", std::string("rmsnorm_grad ") + spelling(t), OpKind::RmsNormGrad,
-        {randomTensor({7, 10}, t), randomTensor({10}, t), randomTensor({7, 10}, t)}, {});
+        {gen.uniform({7, 10}, t), gen.uniform({10}, t), gen.uniform({7, 10}, t)}, {});
   }
   add("norm_grad", "layernorm_grad [2, 3, 8] eps 1e-3", OpKind::LayerNormGrad,
-      {randomTensor({2, 3, 8}, f32), randomTensor({8}, f32), randomTensor({8}, f32), randomTensor({2, 3, 8}, f32)},
+      {gen.uniform({2, 3, 8}, f32), gen.uniform({8}, f32), gen.uniform({8}, f32), gen.uniform({2, 3, 8}, f32)},
       {{"eps", 1e-3}});
   add("norm_grad", "rmsnorm_grad [2, 3, 8] eps 1e-6", OpKind::RmsNormGrad,
-      {randomTensor({2, 3, 8}, f32), randomTensor({8}, f32), randomTensor({2, 3, 8}, f32)}, {{"eps", 1e-6}});
+      {gen.uniform({2, 3, 8}, f32), gen.uniform({8}, f32), gen.uniform({2, 3, 8}, f32)}, {{"eps", 1e-6}});
 
   // lr_schedule: the step is a scalar (f32, f64 or an integer).
   struct Schedule {
@@ -304,7 +275,7 @@ std::vector<LibraryCase> makeCases() {
       add("lr_schedule",
           "lr_schedule " + s.decay + " warmup " + std::to_string(s.warmup) + " " + spelling(s.dtype) + " step " +
               std::to_string(int64_t(step)) + " " + spelling(s.stepType),
-          OpKind::LrSchedule, {scalar(step, s.stepType)}, attrs);
+          OpKind::LrSchedule, {scalarTensor(step, s.stepType)}, attrs);
   }
 
   // sgd_update
@@ -312,16 +283,17 @@ std::vector<LibraryCase> makeCases() {
     for (bool nesterov : {false, true}) {
       AttrMap attrs = {{"momentum", 0.9}, {"weight_decay", 0.01}, {"nesterov", nesterov}};
       add("sgd", std::string("sgd_update ") + spelling(t) + (nesterov ? " nesterov" : ""), OpKind::SgdUpdate,
-          {randomTensor({37}, t), randomTensor({37}, t), randomTensor({37}, t, -0.5, 0.5), scalar(1e-2, f32)}, attrs);
+          {gen.uniform({37}, t), gen.uniform({37}, t), gen.uniform({37}, t, -0.5, 0.5), scalarTensor(1e-2, f32)},
+          attrs);
     }
   add("sgd", "sgd_update without momentum", OpKind::SgdUpdate,
-      {randomTensor({4, 5}, f32), randomTensor({4, 5}, f32), randomTensor({4, 5}, f32), scalar(0.1, f32)},
+      {gen.uniform({4, 5}, f32), gen.uniform({4, 5}, f32), gen.uniform({4, 5}, f32), scalarTensor(0.1, f32)},
       {{"weight_decay", 0.01}});
   {
     Options inPlace;
     inPlace.inPlaceOf = {0, 2}; // as the plan places an update: param and buf written over
     add("sgd", "sgd_update in place", OpKind::SgdUpdate,
-        {randomTensor({29}, f32), randomTensor({29}, f32), randomTensor({29}, f32), scalar(3e-2, f64)},
+        {gen.uniform({29}, f32), gen.uniform({29}, f32), gen.uniform({29}, f32), scalarTensor(3e-2, f64)},
         {{"momentum", 0.9}, {"weight_decay", 0.01}, {"nesterov", true}}, inPlace);
   }
 
@@ -360,7 +332,7 @@ std::vector<LibraryCase> makeCases() {
             attrs["batch_split"] = std::vector<int64_t>{1, 2, 1};
             o.seed = 77;
           }
-          std::vector<Tensor> qkv = {randomTensor(sh.q, t), randomTensor(sh.k, t), randomTensor(sh.v, t)};
+          std::vector<Tensor> qkv = {gen.uniform(sh.q, t), gen.uniform(sh.k, t), gen.uniform(sh.v, t)};
           std::string what = toString(sh.q) + " x " + toString(sh.k) + " " + spelling(t) + (causal ? " causal" : "") +
                              (p > 0 ? " dropout" : "");
           add("flash_attention", "flash_attention " + what, OpKind::FlashAttention, qkv, attrs, o);
@@ -369,19 +341,19 @@ std::vector<LibraryCase> makeCases() {
           std::vector<Tensor> in = qkv;
           in.push_back(fwd[0]);
           in.push_back(fwd[1]);
-          in.push_back(randomTensor(fwd[0].shape, t));
+          in.push_back(gen.uniform(fwd[0].shape, t));
           add("flash_attention", "flash_attention_grad " + what, OpKind::FlashAttentionGrad, in, attrs, o);
         }
     Options acc;
     acc.accumulate = {true, false, true};
-    std::vector<Tensor> qkv = {randomTensor({3, 4, 2}, f32), randomTensor({3, 4, 2}, f32), randomTensor({3, 4, 2}, f32)};
+    std::vector<Tensor> qkv = {gen.uniform({3, 4, 2}, f32), gen.uniform({3, 4, 2}, f32), gen.uniform({3, 4, 2}, f32)};
     AttrMap attrs = {{"scale", 0.7}, {"causal", true}};
     std::vector<Tensor> fwd = forward(qkv, attrs, 0);
     if (fwd.size() == 2)
       add("flash_attention", "flash_attention_grad accumulating dq and dv", OpKind::FlashAttentionGrad,
-          {qkv[0], qkv[1], qkv[2], fwd[0], fwd[1], randomTensor({3, 4, 2}, f32)}, attrs, acc);
+          {qkv[0], qkv[1], qkv[2], fwd[0], fwd[1], gen.uniform({3, 4, 2}, f32)}, attrs, acc);
     add("flash_attention", "flash_attention bf16", OpKind::FlashAttention,
-        {randomTensor({2, 5, 4}, DType::BF16), randomTensor({2, 5, 4}, DType::BF16), randomTensor({2, 5, 4}, DType::BF16)},
+        {gen.uniform({2, 5, 4}, DType::BF16), gen.uniform({2, 5, 4}, DType::BF16), gen.uniform({2, 5, 4}, DType::BF16)},
         attrs);
   }
 
@@ -389,15 +361,15 @@ std::vector<LibraryCase> makeCases() {
   {
     Options acc = exact;
     acc.accumulate = {true};
-    add("accumulate", "causal_mask_grad accumulating", OpKind::MaskGrad, {randomTensor({2, 4, 6}, f32)}, {}, acc);
-    add("accumulate", "gather accumulating f64", OpKind::Gather, {randomTensor({11, 6}, f64), randomIndices({3, 4}, 11)},
+    add("accumulate", "causal_mask_grad accumulating", OpKind::MaskGrad, {gen.uniform({2, 4, 6}, f32)}, {}, acc);
+    add("accumulate", "gather accumulating f64", OpKind::Gather, {gen.uniform({11, 6}, f64), gen.indices({3, 4}, 11)},
         {}, acc);
-    add("accumulate", "concat accumulating", OpKind::Concat, {randomTensor({2, 3}, f32), randomTensor({2, 2}, f32)},
+    add("accumulate", "concat accumulating", OpKind::Concat, {gen.uniform({2, 3}, f32), gen.uniform({2, 2}, f32)},
         {{"dim", int64_t(1)}}, acc);
     Options accTol;
     accTol.accumulate = {true, false, true};
     add("accumulate", "layernorm_grad accumulating dx and db", OpKind::LayerNormGrad,
-        {randomTensor({5, 6}, f64), randomTensor({6}, f64), randomTensor({6}, f64), randomTensor({5, 6}, f64)}, {},
+        {gen.uniform({5, 6}, f64), gen.uniform({6}, f64), gen.uniform({6}, f64), gen.uniform({5, 6}, f64)}, {},
         accTol);
   }
 
@@ -405,46 +377,46 @@ std::vector<LibraryCase> makeCases() {
   // conversions, as the reference rounds.
   {
     const DType bf16 = DType::BF16, f16 = DType::F16;
-    add("half", "causal_mask bf16", OpKind::CausalMask, {randomTensor({2, 5, 5}, bf16)}, {}, exact);
-    add("half", "gather f16", OpKind::Gather, {randomTensor({9, 4}, f16), randomIndices({2, 3}, 9)}, {}, exact);
+    add("half", "causal_mask bf16", OpKind::CausalMask, {gen.uniform({2, 5, 5}, bf16)}, {}, exact);
+    add("half", "gather f16", OpKind::Gather, {gen.uniform({9, 4}, f16), gen.indices({2, 3}, 9)}, {}, exact);
     for (DType t : {bf16, f16}) {
       std::string d = spelling(t);
       add("half", "layernorm_grad " + d, OpKind::LayerNormGrad,
-          {randomTensor({4, 8}, t), randomTensor({8}, t), randomTensor({8}, t), randomTensor({4, 8}, t)}, {});
+          {gen.uniform({4, 8}, t), gen.uniform({8}, t), gen.uniform({8}, t), gen.uniform({4, 8}, t)}, {});
       add("half", "cross_entropy_grad " + d, OpKind::CrossEntropyGrad,
-          {randomTensor({5, 11}, t), randomIndices({5}, 11), scalar(1.0, DType::F32)}, {});
-      add("half", "rope " + d, OpKind::Rope, {randomTensor({1, 3, 2, 4}, t)}, {{"theta", 10000.0}});
+          {gen.uniform({5, 11}, t), gen.indices({5}, 11), scalarTensor(1.0, DType::F32)}, {});
+      add("half", "rope " + d, OpKind::Rope, {gen.uniform({1, 3, 2, 4}, t)}, {{"theta", 10000.0}});
     }
-    add("half", "cross_entropy bf16 logits", OpKind::CrossEntropy, {randomTensor({5, 11}, bf16), randomIndices({5}, 11)},
+    add("half", "cross_entropy bf16 logits", OpKind::CrossEntropy, {gen.uniform({5, 11}, bf16), gen.indices({5}, 11)},
         {});
   }
 
   // Loss scaling: all_finite over several operands, select on its bool,
   // loss_scale_update backing off, counting and growing.
   {
-    Tensor withInf = randomTensor({3, 4}, DType::F16);
+    Tensor withInf = gen.uniform({3, 4}, DType::F16);
     withInf.data[5] = std::numeric_limits<double>::infinity();
-    Tensor withNan = randomTensor({6}, f32);
+    Tensor withNan = gen.uniform({6}, f32);
     withNan.data[2] = std::numeric_limits<double>::quiet_NaN();
     add("scaling", "all_finite of finite operands", OpKind::AllFinite,
-        {randomTensor({3, 4}, DType::F16), randomTensor({6}, f32)}, {}, exact);
-    add("scaling", "all_finite with an inf", OpKind::AllFinite, {withInf, randomTensor({6}, f32)}, {}, exact);
-    add("scaling", "all_finite with a NaN", OpKind::AllFinite, {randomTensor({3, 4}, DType::F16), withNan}, {},
+        {gen.uniform({3, 4}, DType::F16), gen.uniform({6}, f32)}, {}, exact);
+    add("scaling", "all_finite with an inf", OpKind::AllFinite, {withInf, gen.uniform({6}, f32)}, {}, exact);
+    add("scaling", "all_finite with a NaN", OpKind::AllFinite, {gen.uniform({3, 4}, DType::F16), withNan}, {},
         exact);
     for (double cond : {0.0, 1.0})
       add("scaling", "select on a scalar " + std::to_string(int(cond)), OpKind::Select,
-          {scalar(cond, DType::Bool), randomTensor({3, 4}, f32), randomTensor({3, 4}, f32)}, {}, exact);
+          {scalarTensor(cond, DType::Bool), gen.uniform({3, 4}, f32), gen.uniform({3, 4}, f32)}, {}, exact);
     Tensor rows({3, 1}, DType::Bool);
     rows.data = {1, 0, 1};
     add("scaling", "select broadcasting its condition", OpKind::Select,
-        {rows, randomTensor({3, 4}, DType::F16), randomTensor({3, 4}, DType::F16)}, {}, exact);
+        {rows, gen.uniform({3, 4}, DType::F16), gen.uniform({3, 4}, DType::F16)}, {}, exact);
     AttrMap rule = {{"growth", 2.0}, {"backoff", 0.5}, {"window", int64_t(3)}};
     add("scaling", "loss_scale_update after an overflow", OpKind::LossScaleUpdate,
-        {scalar(65536.0, f32), scalar(2.0, f32), scalar(0.0, DType::Bool)}, rule, exact);
+        {scalarTensor(65536.0, f32), scalarTensor(2.0, f32), scalarTensor(0.0, DType::Bool)}, rule, exact);
     add("scaling", "loss_scale_update counting", OpKind::LossScaleUpdate,
-        {scalar(65536.0, f32), scalar(1.0, f32), scalar(1.0, DType::Bool)}, rule, exact);
+        {scalarTensor(65536.0, f32), scalarTensor(1.0, f32), scalarTensor(1.0, DType::Bool)}, rule, exact);
     add("scaling", "loss_scale_update growing after its window", OpKind::LossScaleUpdate,
-        {scalar(65536.0, f32), scalar(2.0, f32), scalar(1.0, DType::Bool)}, rule, exact);
+        {scalarTensor(65536.0, f32), scalarTensor(2.0, f32), scalarTensor(1.0, DType::Bool)}, rule, exact);
   }
   return cases;
 }
@@ -532,8 +504,8 @@ void LibraryKernelsTest::checkGroup(const std::string &group) {
                          : want.dtype == DType::F16  ? 0x1p-10
                                                      : 1e-6;
       for (size_t i = 0; i < want.data.size(); ++i) {
-        // The library adds its f64 result to the buffer's value and rounds
-        // once; the reference's result of a copy is that f64 result.
+        // Accumulating: the result rounded to the dtype (the interpreter's)
+        // added to the buffer's value and rounded again, as the library does.
         double w = c.accumulate[k] ? runtime::roundToElement(e, c.before[k].data[i] + want.data[i]) : want.data[i];
         double g = got.data[i];
         if (c.exact)
