@@ -16,6 +16,7 @@
 #include "llvm/ADT/Twine.h"
 #include "support/Error.h"
 
+#include <map>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
@@ -274,12 +275,16 @@ private:
   }
 
   void checkOutputs() {
-    std::set<std::string> outputNames;
+    // Names are unique, except that an update made on several pipeline
+    // stages (a tied embedding's) is an output of each, under one name.
+    std::map<std::string, const Output *> outputNames;
     for (const Output &out : m.outputs) {
       const std::string &name = out.name;
       const Value *v = out.value;
+      auto [first, fresh] = outputNames.emplace(name, &out);
       if (name.empty()) problem({}, "an output has an empty name");
-      else if (!outputNames.insert(name).second) problem({}, "two outputs are named '" + name + "'");
+      else if (!fresh && !(out.isUpdate() && first->second->role == out.role && first->second->path == out.path))
+        problem({}, "two outputs are named '" + name + "'");
       if (!v) problem({}, "output '" + name + "' is null");
       else if (!defined.count(v)) problem({}, "output '" + name + "' is " + valueRef(*v) + ", which is not defined");
     }

@@ -427,7 +427,14 @@ private:
     std::unordered_map<const Value *, size_t> position;
     for (size_t i = 0; i < m.ops.size(); ++i)
       for (const Value *r : m.ops[i]->results) position[r] = i;
-    for (const Output &update : m.outputs) {
+    // Each replica's new values are outputs of the step too, under the same
+    // names: the rank's program keeps them (and copies a new value made out
+    // of place, as ZeRO's gathered one, into its parameter), and verify
+    // compares them with the single device's.
+    std::vector<Output> replicaOutputs;
+    const size_t originalOutputs = m.outputs.size();
+    for (size_t u = 0; u < originalOutputs; ++u) {
+      const Output &update = m.outputs[u];
       const Value *out = update.value;
       if (!update.isUpdate() || !out->def) continue;
       const Value *param = m.lookup(update.path);
@@ -469,8 +476,17 @@ private:
           copy->path = op.path;
           place(*copy, rank, Work::Optimizer);
         }
+        for (size_t k = 0; k < originalOutputs; ++k) {
+          const Output &o = m.outputs[k];
+          auto copied = o.isUpdate() ? remap.find(o.value) : remap.end();
+          if (copied == remap.end()) continue;
+          bool seen = false;
+          for (const Output &r : replicaOutputs) seen |= r.name == o.name && r.value == copied->second;
+          if (!seen) replicaOutputs.push_back(Output(o.name, copied->second, o.role, o.path, o.owner));
+        }
       }
     }
+    for (Output &o : replicaOutputs) m.outputs.push_back(std::move(o));
   }
 
   /// An op scheduled before an operand it reads moves to that operand's

@@ -536,9 +536,8 @@ llvm::Error cpu::emitCpuProgram(const ir::Module &placed, const exec::ExecutionP
   }
   os << "void planc_set_threads(int threads) {\n#ifdef _OPENMP\n  omp_set_num_threads(threads);\n#endif\n"
      << "  openblas_set_num_threads(threads);\n}\n\n";
-  const bool coordinates = kernelsText.find("planc_mesh_coord") != std::string::npos;
-  if (coordinates)
-    os << "// The rank's place, for the kernels that depend on it.\n"
+  // The prelude declares the coordinates (backend/c/RankPlace.h).
+  os << "// The rank's place, for the kernels that depend on it.\n"
        << "void planc_set_coordinates(const int64_t *coordinates) {\n"
        << "  for (int a = 0; a < 5; ++a) planc_mesh_coord[a] = coordinates[a];\n}\n\n";
 
@@ -574,7 +573,7 @@ llvm::Error cpu::emitCpuProgram(const ir::Module &placed, const exec::ExecutionP
   os << "  m.peakFlops = " << backend::floatLiteral(settings.peakFlops, true) << ";\n";
   if (inference) renderInferenceModel(*inference, os);
   os << "  m.setThreads = planc_set_threads;\n";
-  if (coordinates) os << "  m.setCoordinates = planc_set_coordinates;\n";
+  os << "  m.setCoordinates = planc_set_coordinates;\n";
   os << "  return m;\n}\n\n} // namespace\n";
   os.flush();
 
