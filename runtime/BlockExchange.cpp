@@ -95,6 +95,81 @@ Bytes encoded(ElementType type, const std::vector<double> &values) {
   return out;
 }
 
+/// Elements [begin, begin + count) of the members' blocks reduced in member
+/// order in f64, as reduce() does, and encoded at `out`: a piece at a time,
+/// so that a large reduction allocates no tensor-sized temporaries.
+void reduceRange(const CollectiveCall &call, const std::vector<const void *> &send, size_t begin, size_t count,
+                 uint8_t *out) {
+  constexpr size_t kPiece = 1 << 14;
+  const unsigned width = byteSize(call.type);
+  double acc[kPiece], block[kPiece];
+  for (size_t at = 0; at < count; at += kPiece) {
+    const size_t m = std::min(kPiece, count - at), first = (begin + at) * width;
+    decodeBuffer(call.type, static_cast<const uint8_t *>(send[0]) + first, m, acc);
+    for (size_t j = 1; j < send.size(); ++j) {
+      decodeBuffer(call.type, static_cast<const uint8_t *>(send[j]) + first, m, block);
+      if (call.op == ReduceOp::Max)
+        for (size_t i = 0; i < m; ++i) acc[i] = std::max(acc[i], block[i]);
+      else
+        for (size_t i = 0; i < m; ++i) acc[i] += block[i];
+    }
+    encodeBuffer(call.type, acc, m, out + at * width);
+  }
+}
+
+/// Whether a receive buffer overlaps a send block other than its own
+/// member's, where reducing a piece at a time could overwrite what is still
+/// to be read (the in-process communicator may pass such buffers).
+bool overlapsAnotherBlock(const CollectiveCall &c, const std::vector<const void *> &send,
+                          const std::vector<void *> &recv, size_t recvBytes) {
+  const size_t sendBytes = size_t(numelOf(c.shape)) * byteSize(c.type);
+  for (size_t j = 0; j < recv.size(); ++j) {
+    if (!recv[j]) continue;
+    auto r = reinterpret_cast<uintptr_t>(recv[j]);
+    for (size_t k = 0; k < send.size(); ++k) {
+      auto b = reinterpret_cast<uintptr_t>(send[k]);
+      if (k == j && r == b && c.kind == CollectiveKind::AllReduce) continue; // in place, element by element
+      if (r < b + sendBytes && b < r + recvBytes) return true;
+    }
+  }
+  return false;
+}
+
+/// All-reduce and reduce-scatter straight into the receive buffers, with the
+/// values exchangeBlocks' general path gives; false where it does not apply.
+bool reduceInPlace(const CollectiveCall &c, const std::vector<const void *> &send, const std::vector<void *> &recv) {
+  const unsigned width = byteSize(c.type);
+  const size_t numel = size_t(numelOf(c.shape)), n = c.group.size();
+  if (c.kind == CollectiveKind::AllReduce) {
+    if (overlapsAnotherBlock(c, send, recv, numel * width)) return false;
+    uint8_t *first = nullptr;
+    for (size_t j = 0; j < n; ++j) {
+      if (!recv[j]) continue;
+      if (!first) reduceRange(c, send, 0, numel, first = static_cast<uint8_t *>(recv[j]));
+      else std::memcpy(recv[j], first, numel * width);
+    }
+    return true;
+  }
+  if (c.kind != CollectiveKind::ReduceScatter) return false;
+  // Member j: rows [j * len, (j + 1) * len) of the sum along dim d, zeros past the end.
+  const size_t d = size_t(c.dim);
+  DimView v(c.shape, d);
+  const int64_t len = (c.shape[d] + int64_t(n) - 1) / int64_t(n);
+  const size_t rowElems = size_t(v.inner), recvBytes = size_t(v.outer * len) * rowElems * width;
+  if (overlapsAnotherBlock(c, send, recv, recvBytes)) return false;
+  for (size_t j = 0; j < n; ++j) {
+    if (!recv[j]) continue;
+    auto *out = static_cast<uint8_t *>(recv[j]);
+    const int64_t start = int64_t(j) * len, rows = std::clamp<int64_t>(v.size - start, 0, len);
+    for (int64_t o = 0; o < v.outer; ++o) {
+      uint8_t *dst = out + size_t(o * len) * rowElems * width;
+      if (rows > 0) reduceRange(c, send, size_t(o * v.size + start) * rowElems, size_t(rows) * rowElems, dst);
+      std::memset(dst + size_t(rows) * rowElems * width, 0, size_t(len - rows) * rowElems * width);
+    }
+  }
+  return true;
+}
+
 bool usesDim(CollectiveKind k) { return k == CollectiveKind::ReduceScatter || k == CollectiveKind::AllGather; }
 
 } // namespace
@@ -205,6 +280,7 @@ std::vector<int64_t> planc::runtime::collectiveResultShape(const CollectiveCall 
 
 void planc::runtime::exchangeBlocks(const CollectiveCall &c, const std::vector<const void *> &send,
                                     const std::vector<void *> &recv) {
+  if (reduceInPlace(c, send, recv)) return;
   size_t n = c.group.size();
   unsigned width = byteSize(c.type);
   std::vector<Bytes> out(n);

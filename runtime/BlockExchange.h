@@ -44,6 +44,8 @@ std::vector<int64_t> collectiveResultShape(const CollectiveCall &call);
 /// must pass checkCollectiveCall. Every send block is read before any receive
 /// block is written, so a receive may share bytes with any send. A null
 /// receive is not written (a rank that holds every block but wants its own).
+/// All-reduce and reduce-scatter sum (in f64, in member order) a piece at a
+/// time straight into the receive blocks, allocating nothing tensor-sized.
 void exchangeBlocks(const CollectiveCall &call, const std::vector<const void *> &send, const std::vector<void *> &recv);
 
 } // namespace planc::runtime

@@ -203,6 +203,22 @@ double planc::runtime::decodeElement(ElementType type, uint64_t bits) {
 }
 
 void planc::runtime::encodeBuffer(ElementType type, const double *in, size_t n, void *out) {
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  // f32 and f64 as the host stores them: a conversion per element (which
+  // rounds to nearest even, as roundToElement does), not a bit at a time.
+  if (type == ElementType::F32) {
+    auto *f = static_cast<unsigned char *>(out);
+    for (size_t i = 0; i < n; ++i) {
+      float v = float(in[i]);
+      std::memcpy(f + 4 * i, &v, 4);
+    }
+    return;
+  }
+  if (type == ElementType::F64) {
+    std::memcpy(out, in, n * 8);
+    return;
+  }
+#endif
   unsigned width = byteSize(type);
   auto *p = static_cast<unsigned char *>(out);
   for (size_t i = 0; i < n; ++i, p += width) {
@@ -212,6 +228,21 @@ void planc::runtime::encodeBuffer(ElementType type, const double *in, size_t n, 
 }
 
 void planc::runtime::decodeBuffer(ElementType type, const void *in, size_t n, double *out) {
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+  if (type == ElementType::F32) {
+    const auto *f = static_cast<const unsigned char *>(in);
+    for (size_t i = 0; i < n; ++i) {
+      float v;
+      std::memcpy(&v, f + 4 * i, 4);
+      out[i] = v;
+    }
+    return;
+  }
+  if (type == ElementType::F64) {
+    std::memcpy(out, in, n * 8);
+    return;
+  }
+#endif
   unsigned width = byteSize(type);
   const auto *p = static_cast<const unsigned char *>(in);
   for (size_t i = 0; i < n; ++i, p += width) {

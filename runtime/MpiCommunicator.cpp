@@ -67,6 +67,33 @@ struct MpiCommunicator::State {
   std::map<Request, Pending> pending;
   std::vector<Travelling> sends;
   Request next = 1;
+  // The copies collectives send and gather into, kept for the next step's
+  // collective of the same size: fresh pages of a large block cost more
+  // than moving it.
+  std::multimap<size_t, std::vector<uint8_t>> spare;
+  size_t spareBytes = 0;
+  static constexpr size_t kSpareLimit = size_t(2) << 30;
+
+  std::vector<uint8_t> take(size_t bytes) {
+    auto it = spare.find(bytes);
+    if (it == spare.end()) return std::vector<uint8_t>(bytes);
+    std::vector<uint8_t> v = std::move(it->second);
+    spare.erase(it);
+    spareBytes -= bytes;
+    return v;
+  }
+  void give(std::vector<uint8_t> &&v) {
+    if (v.empty() || spareBytes + v.size() > kSpareLimit) return;
+    spareBytes += v.size();
+    const size_t n = v.size();
+    spare.emplace(n, std::move(v));
+  }
+  /// Forgets a request, keeping its buffers for later ones.
+  void erase(std::map<Request, Pending>::iterator it) {
+    give(std::move(it->second.mine));
+    give(std::move(it->second.gathered));
+    pending.erase(it);
+  }
 
   /// Completes what has arrived of the sends, freeing their copies.
   void progressSends() {
@@ -208,8 +235,9 @@ Request MpiCommunicator::start(const CollectiveCall &call, const void *send, voi
     error = p.description + ": a block of " + std::to_string(bytes) + " bytes is more than one MPI call moves (2 GiB)";
     return 0;
   }
-  p.mine.assign(static_cast<const uint8_t *>(send), static_cast<const uint8_t *>(send) + bytes);
-  p.gathered.resize(bytes * call.group.size());
+  p.mine = state->take(bytes);
+  if (bytes) std::memcpy(p.mine.data(), send, bytes);
+  p.gathered = state->take(bytes * call.group.size());
   int rc = MPI_Iallgather(p.mine.data(), int(bytes), MPI_BYTE, p.gathered.data(), int(bytes), MPI_BYTE,
                           state->axisComm[axis], &p.request);
   if (rc != MPI_SUCCESS) {
@@ -270,12 +298,12 @@ bool MpiCommunicator::test(Request request, std::string &error) {
   int rc = MPI_Test(&it->second.request, &done, &status);
   if (rc != MPI_SUCCESS) {
     error = it->second.description + ": " + mpiError(rc);
-    state->pending.erase(it);
+    state->erase(it);
     return true;
   }
   if (!done) return false;
   state->finish(it->second, status, error);
-  state->pending.erase(it);
+  state->erase(it);
   return true;
 }
 
@@ -283,11 +311,15 @@ bool MpiCommunicator::wait(Request request, std::string &error) {
   auto begin = std::chrono::steady_clock::now();
   for (unsigned polls = 0;; ++polls) {
     if (test(request, error)) return error.empty();
-    // Spin briefly, then yield the core: ranks may outnumber cores.
+    // MPI moves a large message a fragment per progress call, and only inside
+    // MPI calls: so poll without sleeping while a transfer may be under way
+    // (yielding the core, as ranks may outnumber cores), and only after
+    // 100 ms, when the wait is for a rank still computing, sleep between
+    // bursts of polls.
     if (polls > 64) {
-      if (polls < 4096) sched_yield();
-      else std::this_thread::sleep_for(std::chrono::microseconds(100));
       double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+      if (waited < 0.1 || polls % 16) sched_yield();
+      else std::this_thread::sleep_for(std::chrono::microseconds(100));
       if (waited > state->timeout) {
         auto it = state->pending.find(request);
         std::string what = it == state->pending.end() ? "a request" : it->second.description;

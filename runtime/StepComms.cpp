@@ -7,6 +7,7 @@
 #include "runtime/BlockExchange.h"
 #include "runtime/StepTrace.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <map>
@@ -20,7 +21,7 @@ struct InFlight {
   Request request = 0;
   const CommStep *step = nullptr;
   void *out = nullptr;
-  std::vector<uint8_t> held; // an accumulating output's earlier sum
+  std::vector<uint8_t> *held = nullptr; // an accumulating output's earlier sum (Comms::held)
   TraceClock::time_point started;
 };
 
@@ -29,6 +30,7 @@ struct Comms {
   const MeshRanks *mesh = nullptr;
   int64_t rank = 0;
   std::map<int64_t, InFlight> inFlight; // by event
+  std::map<int64_t, std::vector<uint8_t>> held; // by event, reused every step
 } comms;
 
 [[noreturn]] void die(const CommStep &step, const std::string &message) {
@@ -46,14 +48,21 @@ void complete(InFlight &f) {
                        message ? (s.kind == CommStep::Kind::Send ? "send" : "recv") : "collective", s.what, f.started,
                        TraceClock::now());
   }
-  if (f.held.empty()) return;
+  if (!f.held) return;
+  // out += what it held before, in f64, a piece at a time.
   const CommStep &s = *f.step;
-  const size_t n = size_t(s.outBytes / byteSize(s.type));
-  std::vector<double> now(n), before(n);
-  decodeBuffer(s.type, f.out, n, now.data());
-  decodeBuffer(s.type, f.held.data(), n, before.data());
-  for (size_t i = 0; i < n; ++i) now[i] += before[i];
-  encodeBuffer(s.type, now.data(), n, f.out);
+  const unsigned width = byteSize(s.type);
+  const size_t n = size_t(s.outBytes / width);
+  constexpr size_t kPiece = 1 << 14;
+  double now[kPiece], before[kPiece];
+  auto *out = static_cast<uint8_t *>(f.out);
+  for (size_t at = 0; at < n; at += kPiece) {
+    const size_t m = std::min(kPiece, n - at);
+    decodeBuffer(s.type, out + at * width, m, now);
+    decodeBuffer(s.type, f.held->data() + at * width, m, before);
+    for (size_t i = 0; i < m; ++i) now[i] += before[i];
+    encodeBuffer(s.type, now, m, out + at * width);
+  }
 }
 
 } // namespace
@@ -72,7 +81,11 @@ void planc::runtime::commStart(const CommStep &s, const void *in, void *out) {
   f.step = &s;
   f.out = out;
   if (tracing()) f.started = TraceClock::now();
-  if (s.accumulate && out) f.held.assign(static_cast<uint8_t *>(out), static_cast<uint8_t *>(out) + s.outBytes);
+  if (s.accumulate && out) {
+    // The event's own copy, kept from step to step: no fresh pages each time.
+    f.held = &comms.held[s.event];
+    f.held->assign(static_cast<uint8_t *>(out), static_cast<uint8_t *>(out) + s.outBytes);
+  }
   std::string error;
   switch (s.kind) {
   case CommStep::Kind::Send:

@@ -128,6 +128,48 @@ TEST(InProcessCommunicatorTest, UnevenReduceScatterPadsTheLastBlocks) {
   EXPECT_EQ(s[1], (std::vector<double>{44, 55, 0}));
 }
 
+TEST(InProcessCommunicatorTest, LargeReductionsGoPieceByPiece) {
+  // More elements than one piece of the streaming reduction (2^14), with a
+  // remainder: every element summed in member order in f64 and rounded once.
+  InProcessWorld world(3);
+  const int64_t rows = 3, cols = 7001; // 21003 elements
+  std::vector<std::vector<double>> send(3, std::vector<double>(size_t(rows * cols)));
+  for (size_t j = 0; j < 3; ++j)
+    for (size_t i = 0; i < send[j].size(); ++i) send[j][i] = double(float(0.1 * double(i % 97) + double(j) * 1e-3));
+  auto sum = [&](size_t i) { return double(float(send[0][i] + send[1][i] + send[2][i])); };
+  auto r = runCollective(world, call(CollectiveKind::AllReduce, {0, 1, 2}, {rows, cols}), send);
+  for (size_t j = 0; j < 3; ++j)
+    for (size_t i = 0; i < send[0].size(); i += 997) ASSERT_EQ(r[j][i], sum(i)) << "member " << j << ", element " << i;
+  EXPECT_EQ(r[2].back(), sum(send[0].size() - 1));
+  // Cut along dim 1: ceil(7001 / 3) = 2334 columns each, the last member's
+  // last column past the end.
+  auto c = call(CollectiveKind::ReduceScatter, {0, 1, 2}, {rows, cols});
+  c.dim = 1;
+  auto s = runCollective(world, c, send);
+  for (size_t j = 0; j < 3; ++j)
+    for (int64_t row = 0; row < rows; ++row)
+      for (int64_t k = 0; k < 2334; ++k) {
+        const int64_t col = int64_t(j) * 2334 + k;
+        const double want = col < cols ? sum(size_t(row * cols + col)) : 0.0;
+        ASSERT_EQ(s[j][size_t(row * 2334 + k)], want) << "member " << j << ", row " << row << ", column " << col;
+      }
+}
+
+TEST(InProcessCommunicatorTest, ReduceScatterIntoItsOwnInput) {
+  // A member's result written over its own input: every input is read first.
+  InProcessWorld world(2);
+  auto c = call(CollectiveKind::ReduceScatter, {0, 1}, {4});
+  Bytes a = bytesOf(c.type, {1, 2, 3, 4}), b = bytesOf(c.type, {10, 20, 30, 40});
+  std::string error;
+  Request ra = world.rank(0).start(c, a.data(), a.data(), error);
+  Request rb = world.rank(1).start(c, b.data(), b.data(), error);
+  ASSERT_TRUE(ra && rb) << error;
+  EXPECT_TRUE(world.rank(0).test(ra, error));
+  EXPECT_TRUE(world.rank(1).test(rb, error));
+  EXPECT_EQ(valuesOf(c.type, a), (std::vector<double>{11, 22, 3, 4}));
+  EXPECT_EQ(valuesOf(c.type, b), (std::vector<double>{33, 44, 30, 40}));
+}
+
 TEST(InProcessCommunicatorTest, UnevenAllGatherDropsThePadding) {
   // The inverse of the first scatter above: [2, 2] blocks along dim 1, the
   // result keeps 4 of the 6 gathered columns (member 2's are padding).
