@@ -97,9 +97,15 @@ std::string describe(const Instr &instr, const ScheduleOptions &options);
 /// time and the bubble fraction.
 void printSchedule(const PipelineSchedule &schedule, const Simulation &sim, llvm::raw_ostream &os);
 
+struct MeasuredTimeline;
+
 /// A Gantt chart: one row per rank, forward, backward, weight-gradient,
 /// messages and idle time in distinct colours, micro-batches in the boxes.
-void printScheduleSVG(const PipelineSchedule &schedule, const Simulation &sim, llvm::raw_ostream &os);
+/// With `measured` (analysis/MeasuredTimeline.h), a second chart under it:
+/// one row per rank of the run, its sections of the traced step in the same
+/// colours, waits for communication, and its communication under the row.
+void printScheduleSVG(const PipelineSchedule &schedule, const Simulation &sim, llvm::raw_ostream &os,
+                      const MeasuredTimeline *measured = nullptr);
 
 } // namespace planc::pipeline
 

@@ -1,10 +1,12 @@
 //===- analysis/SchedulePrinter.cpp - a pipeline schedule as text and SVG ---===//
 
 #include "analysis/PipelineSchedule.h"
+#include "analysis/MeasuredTimeline.h"
 
 #include "llvm/Support/Format.h"
 
 #include <algorithm>
+#include <iomanip>
 #include <sstream>
 
 using namespace planc;
@@ -95,6 +97,29 @@ const Style kInputGrad{"backward", "input gradient (B)", "#59a14f"};
 const Style kWeightGrad{"weight-gradient", "weight gradient (W)", "#f28e2b"};
 const Style kMessage{"communication", "send / recv", "#b07aa1"};
 const Style kIdle{"idle", "idle", "#e6e6e6"};
+// The measured chart's own kinds of time.
+const Style kOptimizer{"optimizer", "optimizer", "#9c755f"};
+const Style kWait{"wait", "waiting for communication", "#e15759"};
+const Style kCommunication{"communication", "communication in flight", "#b07aa1"};
+const Style kUnsectioned{"compute", "compute", "#76b7b2"};
+
+const Style &styleOf(const MeasuredSpan &s) {
+  if (s.kind == "forward") return kForward;
+  if (s.kind == "backward") return kBackward;
+  if (s.kind == "weight_grad") return kWeightGrad;
+  if (s.kind == "optimizer") return kOptimizer;
+  if (s.kind == "wait") return kWait;
+  return kUnsectioned;
+}
+
+/// "12.3 ms" or "850 us".
+std::string duration(double us) {
+  std::ostringstream os;
+  os.precision(3);
+  if (us >= 1000) os << us / 1000 << " ms";
+  else os << us << " us";
+  return os.str();
+}
 
 const Style &styleOf(InstrKind kind) {
   switch (kind) {
@@ -107,16 +132,23 @@ const Style &styleOf(InstrKind kind) {
 
 } // namespace
 
-void pipeline::printScheduleSVG(const PipelineSchedule &s, const Simulation &sim, llvm::raw_ostream &out) {
+void pipeline::printScheduleSVG(const PipelineSchedule &s, const Simulation &sim, llvm::raw_ostream &out,
+                                const MeasuredTimeline *measured) {
   // A standard stream writes doubles as plain short decimals ("84.5455"),
   // which SVG readers want; raw_ostream would write exponents.
   std::ostringstream os;
   const ScheduleOptions &o = s.options;
-  const double left = 70, top = 40, rowHeight = 28, rowGap = 8;
+  const double left = measured ? 120 : 70, top = 40, rowHeight = 28, rowGap = 8;
   const double tick = std::max(4.0, 960.0 / double(std::max<int64_t>(sim.stepTime, 1)));
   const double chartWidth = tick * double(sim.stepTime);
   const int ranks = int(s.ranks.size());
-  const double legendY = top + ranks * (rowHeight + rowGap) + 16;
+  // The measured chart: a title, then per rank its compute row and a strip
+  // of communication under it.
+  const double measuredTop = top + ranks * (rowHeight + rowGap) + 24, commHeight = 6,
+               measuredPitch = rowHeight + commHeight + rowGap + 2;
+  const int measuredRows = measured ? int(measured->ranks.size()) : 0;
+  const double legendY = measured ? measuredTop + 16 + measuredRows * measuredPitch + 8
+                                  : top + ranks * (rowHeight + rowGap) + 16;
   const double width = left + chartWidth + 20, height = legendY + 30;
   auto x = [&](int64_t t) { return left + tick * double(t); };
 
@@ -124,14 +156,16 @@ void pipeline::printScheduleSVG(const PipelineSchedule &s, const Simulation &sim
      << "\" viewBox=\"0 0 " << width << " " << height << "\" font-family=\"sans-serif\" font-size=\"11\">\n";
   os << "<title>" << spelling(o.style) << " schedule, p = " << o.stages << ", m = " << o.microBatches
      << ", v = " << o.virtualStages << "</title>\n";
-  os << "<text x=\"" << left << "\" y=\"20\" font-size=\"13\">" << spelling(o.style) << ": p = " << o.stages
-     << ", m = " << o.microBatches << ", v = " << o.virtualStages << "; step time " << units(sim.stepTime, sim.ticksPerUnit)
-     << ", bubble fraction " << fraction(sim) << "</text>\n";
+  os << "<text x=\"" << left << "\" y=\"20\" font-size=\"13\">" << (measured ? "planned: " : "") << spelling(o.style)
+     << ": p = " << o.stages << ", m = " << o.microBatches << ", v = " << o.virtualStages << "; step time "
+     << units(sim.stepTime, sim.ticksPerUnit) << ", bubble fraction " << fraction(sim) << "</text>\n";
 
   for (int r = 0; r < ranks; ++r) {
     double y = top + r * (rowHeight + rowGap);
     os << "<g class=\"rank\" id=\"rank-" << r << "\">\n";
-    os << "  <text x=\"8\" y=\"" << y + rowHeight / 2 + 4 << "\">rank " << r << "</text>\n";
+    // Beside a run of a whole mesh, a planned row is a pipeline stage.
+    os << "  <text x=\"8\" y=\"" << y + rowHeight / 2 + 4 << "\">" << (measured ? "stage " : "rank ") << r
+       << "</text>\n";
     // Idle first: the gaps between compute, and the tail up to the step time.
     int64_t cursor = 0;
     auto idleUntil = [&](int64_t t) {
@@ -167,11 +201,57 @@ void pipeline::printScheduleSVG(const PipelineSchedule &s, const Simulation &sim
     os << "</g>\n";
   }
 
+  if (measured) {
+    // The run's own clock, stretched over the planned chart's width.
+    const double scale = chartWidth / std::max(measured->durationUs, 1.0);
+    auto mx = [&](double us) { return left + scale * us; };
+    double busy = 0;
+    for (const MeasuredRank &rank : measured->ranks)
+      for (const MeasuredSpan &span : rank.compute)
+        if (span.kind != "wait") busy += span.endUs - span.startUs;
+    const double idle = 1 - busy / (std::max(measured->durationUs, 1.0) * double(std::max(measuredRows, 1)));
+    os << "<g class=\"measured\">\n";
+    os << "<text x=\"" << left << "\" y=\"" << measuredTop << "\" font-size=\"13\">measured: step "
+       << measured->step + 1 << " of " << xmlEscaped(measured->file) << " (the last of " << measured->stepsTraced
+       << " traced), " << measuredRows << (measuredRows == 1 ? " rank" : " ranks") << "; step time "
+       << duration(measured->durationUs) << ", idle fraction " << std::fixed << std::setprecision(4) << idle
+       << std::defaultfloat << std::setprecision(6) << "</text>\n";
+    for (int r = 0; r < measuredRows; ++r) {
+      const MeasuredRank &rank = measured->ranks[size_t(r)];
+      const double y = measuredTop + 16 + r * measuredPitch;
+      os << "<g class=\"measured-rank\" id=\"measured-rank-" << rank.rank << "\">\n";
+      os << "  <text x=\"8\" y=\"" << y + rowHeight / 2 + 4 << "\">rank " << rank.rank << " (stage " << rank.stage
+         << ")</text>\n";
+      os << "  <rect class=\"" << kIdle.name << "\" x=\"" << left << "\" y=\"" << y << "\" width=\"" << chartWidth
+         << "\" height=\"" << rowHeight << "\" fill=\"" << kIdle.fill << "\"/>\n";
+      for (const MeasuredSpan &span : rank.compute) {
+        const Style &st = styleOf(span);
+        const double w = std::max(0.5, scale * (span.endUs - span.startUs));
+        os << "  <rect class=\"" << st.name << "\" x=\"" << mx(span.startUs) << "\" y=\"" << y << "\" width=\"" << w
+           << "\" height=\"" << rowHeight << "\" fill=\"" << st.fill << "\"><title>"
+           << xmlEscaped(span.label) << " (" << duration(span.endUs - span.startUs)
+           << (span.kernels ? ", " + std::to_string(span.kernels) + " kernels" : std::string()) << ")</title></rect>\n";
+        if (w >= 10 && span.microBatch >= 0 && span.kind != "wait")
+          os << "  <text x=\"" << mx(span.startUs) + w / 2 << "\" y=\"" << y + rowHeight / 2 + 4
+             << "\" text-anchor=\"middle\" fill=\"white\">" << span.microBatch << "</text>\n";
+      }
+      for (const MeasuredSpan &span : rank.communication)
+        os << "  <rect class=\"" << kCommunication.name << "\" x=\"" << mx(span.startUs) << "\" y=\""
+           << y + rowHeight + 1 << "\" width=\"" << std::max(0.5, scale * (span.endUs - span.startUs))
+           << "\" height=\"" << commHeight << "\" fill=\"" << kCommunication.fill << "\" fill-opacity=\"0.6\"><title>"
+           << xmlEscaped(span.label) << " (" << duration(span.endUs - span.startUs) << ")"
+           << "</title></rect>\n";
+      os << "</g>\n";
+    }
+    os << "</g>\n";
+  }
+
   os << "<g class=\"legend\">\n";
   bool split = o.style == ScheduleStyle::ZeroBubble;
   std::vector<const Style *> legend = {&kForward, split ? &kInputGrad : &kBackward};
   if (split) legend.push_back(&kWeightGrad);
-  legend.push_back(&kMessage);
+  if (measured) legend.insert(legend.end(), {&kOptimizer, &kWait, &kCommunication});
+  else legend.push_back(&kMessage);
   legend.push_back(&kIdle);
   double lx = left;
   for (const Style *st : legend) {

@@ -139,7 +139,10 @@ llvm::Error planc::buildCpuExecutable(Compilation &c, const BuildOptions &option
     f.close();
     if (f.has_error()) return makeError("cannot write '" + tmpCpp + "': " + f.error().message());
   }
-  std::vector<std::string> args = {*cxxPath, "-std=c++17", "-O3", "-fopenmp", "-w"};
+  if (options.optLevel < 0 || options.optLevel > 3)
+    return makeError("the optimisation level must be 0 to 3, not " + std::to_string(options.optLevel));
+  std::vector<std::string> args = {*cxxPath, "-std=c++17", "-O" + std::to_string(options.optLevel), "-fopenmp",
+                                   "-w"};
   if (options.native) args.push_back("-march=native");
   // This build's runtime library's own needs (a sanitized build's).
   if (options.runtimeLibrary.empty())

@@ -7,7 +7,7 @@
 //   compile (ExecutionPlanned)     every rank's steps and buffers (--dtype as
 //                                  for `planc run`)
 //   backend/cpu/CppEmitter.h       stage 0's program as one C++ file
-//   the system C++ compiler        -O3 -fopenmp (-march=native unless
+//   the system C++ compiler        -O3 (or -O<n>) -fopenmp (-march=native unless
 //                                  portable), linked with the planc runtime
 //                                  and OpenBLAS
 //
@@ -34,6 +34,7 @@ struct BuildOptions {
   std::string output;                   // the executable's path
   std::optional<ir::DType> floatType;   // every float of the model; none: as the plan says
   bool native = true;                   // -march=native (for this host)
+  int optLevel = 3;                     // the C++ compiler's -O<n>, 0-3: lower builds faster (tests)
   bool keepSource = false;              // also write <output>.cpp
   std::string cxx;                      // the C++ compiler; empty: $CXX, else c++
   std::string runtimeInclude;           // the folder holding runtime/Executable.h; empty: this build's

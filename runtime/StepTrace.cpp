@@ -14,6 +14,7 @@ namespace {
 struct Recorder {
   bool on = false;
   int64_t rank = 0, step = 0;
+  std::map<std::string, std::string> section; // setTraceSection's args
   TraceClock::time_point origin;
   std::vector<TraceEvent> events;
 } recorder;
@@ -48,11 +49,15 @@ void planc::runtime::stopStepTrace() { recorder.on = false; }
 bool planc::runtime::tracing() { return recorder.on; }
 void planc::runtime::setTraceStep(int64_t step) { recorder.step = step; }
 
+void planc::runtime::setTraceSection(const char *work, int microBatch, int chunk) {
+  recorder.section = {{"work", work}, {"micro_batch", std::to_string(microBatch)}, {"chunk", std::to_string(chunk)}};
+}
+
 void planc::runtime::traceKernel(int kernelClass, const char *name, TraceClock::time_point begin,
                                  TraceClock::time_point end) {
   if (!recorder.on) return;
   const char *cls = kernelClass >= 0 && kernelClass < kNumKernelClasses ? kKernelClasses[kernelClass] : "kernel";
-  record(name, 0, cls, begin, end);
+  record(name, 0, cls, begin, end, recorder.section);
 }
 
 void planc::runtime::traceCommunication(const std::string &name, const char *category, const std::string &what,
@@ -63,7 +68,9 @@ void planc::runtime::traceCommunication(const std::string &name, const char *cat
 
 void planc::runtime::traceWait(const std::string &what, TraceClock::time_point begin, TraceClock::time_point end) {
   if (!recorder.on) return;
-  record("wait", 0, "wait", begin, end, {{"for", what}});
+  auto args = recorder.section;
+  args["for"] = what;
+  record("wait", 0, "wait", begin, end, std::move(args));
 }
 
 const std::vector<TraceEvent> &planc::runtime::tracedEvents() { return recorder.events; }

@@ -5,7 +5,8 @@
 //
 //   compute stream        every kernel call of the step, its category the
 //                         kernel class (gemm, elementwise, ...); "wait" where
-//                         the step waits for a communication to complete
+//                         the step waits for a communication to complete;
+//                         both with the section of the step they ran in
 //   communication stream  every collective, send and recv from its start to
 //                         the moment a wait saw it complete
 //
@@ -36,6 +37,11 @@ void stopStepTrace();
 bool tracing();
 /// The step (0-based) the events that follow belong to.
 void setTraceStep(int64_t step);
+/// The section of the step the kernels and waits that follow belong to: the
+/// work ("forward", "backward", "weight_grad", "optimizer"), the micro-batch
+/// (-1: once per step) and the model chunk, recorded as their args "work",
+/// "micro_batch" and "chunk" (planc emit --emit=schedule-svg --trace draws them).
+void setTraceSection(const char *work, int microBatch, int chunk);
 
 /// A kernel of class `kernelClass` (runtime/Executable.h kKernelClasses) named `name`.
 void traceKernel(int kernelClass, const char *name, TraceClock::time_point begin, TraceClock::time_point end);

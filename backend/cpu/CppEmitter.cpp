@@ -215,6 +215,9 @@ void renderCalls(const exec::RankProgram &program, const std::vector<backend::St
     if (std::string here = sectionOf(s); here != section) {
       section = here;
       os << "\n  // " << section << "\n";
+      // A traced step records the section of each kernel and wait after this.
+      os << "  if (profile && planc::runtime::tracing()) planc::runtime::setTraceSection(\"" << ir::spelling(s.work)
+         << "\", " << s.microBatch << ", " << s.chunk << ");\n";
     }
     for (int64_t e : s.waits) os << "  PLANC_CALL(kCommunication, \"wait\", planc::runtime::commWait(" << e << "));\n";
     if (exec::isCommunicationStep(s.kind)) {

@@ -15,7 +15,8 @@
 #   errors     bad data, bad options and bad checkpoints end with a message and status 1 or 2
 #   hostile    data paths and checkpoint folders with quotes, backslashes, */, ??/, a newline,
 #              $(...) and non-ASCII build and run; nothing runs, the folder has its exact name
-#   mesh       a plan of several ranks builds, and its executable says it needs MPI
+#   mesh       a plan of several ranks builds, and its executable started without mpirun
+#              says how to start it (tests/e2e/mpi.sh runs such plans)
 #   init-from  safetensors files of Hugging Face Llama and GPT-2 names start tiny-llama and tiny-gpt where the same
 #              numbers under planc's names do
 #   sample     tiny-gpt trained 300 steps on text writes mostly printable text with --sample;
@@ -27,6 +28,9 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 PLANC=${PLANC:-$ROOT/build/bin/planc}
 PY=/usr/bin/python3
+# Builds at -O1 compile several times faster than the default -O3; what is
+# checked here is numbers, not speed (bench/ measures -O3).
+OPT=(-O1)
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -41,7 +45,7 @@ fail() {
 compare() {
   local name=$1 plan=$2 steps=$3 tol=${TOL:-1e-5}
   shift 3
-  "$PLANC" build "$plan" -o "$name" "$@" 2>"$name.build.log" || { cat "$name.build.log"; fail "$name: build"; return; }
+  "$PLANC" build "${OPT[@]}" "$plan" -o "$name" "$@" 2>"$name.build.log" || { cat "$name.build.log"; fail "$name: build"; return; }
   ./"$name" --steps "$steps" --metrics "$name.jsonl" >"$name.log" || { cat "$name.log"; fail "$name: run"; return; }
   "$PLANC" run "$plan" --target=interp --steps "$steps" "$@" >"$name.interp.log" || { fail "$name: interp"; return; }
   "$PY" - "$name" "$tol" <<'PY' || fail "$name: losses differ from the interpreter's"
@@ -275,7 +279,7 @@ text = re.sub(r'  data synthetic.*', lambda m: '  data text("%s")\n  checkpoint(
               % (esc(data), esc(folder)), text)
 sys.stdout.write(text)
 PY
-(cd hostile && "$PLANC" build model.plan -o model --keep-source 2>build.log && ./model --steps 2 >run.log) ||
+(cd hostile && "$PLANC" build "${OPT[@]}" model.plan -o model --keep-source 2>build.log && ./model --steps 2 >run.log) ||
   fail "hostile: $(cat hostile/build.log hostile/run.log 2>/dev/null | tail -5)"
 [[ -e hostile/pwned || -e pwned ]] && fail "hostile: \$(...) ran"
 [[ -f "hostile/$hostile_dir/step-00000002/index.json" ]] || fail "hostile: no checkpoint in the exact folder: $(ls hostile)"
@@ -294,7 +298,7 @@ assert len(a) == 201 and a == b and printable > 0.9
 PY
 expect 1 "--prompt is empty" ./gpt --steps 0 --sample 5 --prompt ""
 echo "=== mesh"
-"$PLANC" build "$ROOT/examples/tiny-llama.plan" -o mesh 2>mesh.build.log || fail "mesh: build: $(cat mesh.build.log)"
+"$PLANC" build "${OPT[@]}" "$ROOT/examples/tiny-llama.plan" -o mesh 2>mesh.build.log || fail "mesh: build: $(cat mesh.build.log)"
 expect 1 "runs on a mesh of 4 ranks" ./mesh --steps 1
 
 echo

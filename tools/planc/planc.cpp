@@ -20,6 +20,7 @@
 #include "support/Version.h"
 #include "ir/PlanError.h"
 #include "ir/MeshLayout.h"
+#include "analysis/MeasuredTimeline.h"
 #include "ir/Printer.h"
 #include "exec/PlanPrinter.h"
 #include "backend/c/ProgramKernels.h"
@@ -88,10 +89,12 @@ struct Options {
   PassManagerOptions passes; // --time-passes, --print-after-all (emit ir-train, verify)
   PlanVerifyOptions verifyPlan;
   int64_t rank = -1; // --rank (emit exec): one rank's program, with its groups and peers
+  std::string trace; // --trace (emit schedule-svg): a run's trace to draw beside the plan
   bool memoryJson = false; // --json (emit memory, check)
   std::optional<uint64_t> budget; // --budget (check)
   bool noMemory = false;          // --no-memory (check)
   BuildOptions build;             // build, run --target=cpu
+  bool optLevelGiven = false;     // -O<n> on the command line
 };
 
 int usage(const std::string &message) {
@@ -221,6 +224,9 @@ int parseArgs(int argc, char **argv, Options &o) {
       o.verifyPlan.dropCollective = int(n);
     } else if (o.command == "emit" && a.rfind("--rank", 0) == 0) {
       if (!valueOf(i, "--rank", v) || !parseCount(v, 0, o.rank)) return usage("--rank needs a non-negative integer");
+    } else if (o.command == "emit" && (a == "--trace" || a.rfind("--trace=", 0) == 0)) {
+      if (!valueOf(i, "--trace", o.trace) || o.trace.empty())
+        return usage("--trace needs the trace file of a run (./model --trace FILE)");
     } else if (a == "-Werror") {
       o.frontend.warningsAsErrors = true;
     } else if (a == "-w") {
@@ -242,6 +248,10 @@ int parseArgs(int argc, char **argv, Options &o) {
     } else if (o.command == "build" && a.rfind("--dtype", 0) == 0) {
       if (!valueOf(i, "--dtype", v) || (v != "f64" && v != "f32")) return usage("--dtype must be f64 or f32");
       o.build.floatType = v == "f64" ? ir::DType::F64 : ir::DType::F32;
+    } else if ((o.command == "build" || o.command == "run") && a.size() == 3 && a.compare(0, 2, "-O") == 0) {
+      if (a[2] < '0' || a[2] > '3') return usage("-O takes a level from 0 to 3 (-O0 ... -O3)");
+      o.build.optLevel = a[2] - '0';
+      o.optLevelGiven = true;
     } else if (o.command == "build" && a == "--portable") {
       o.build.native = false;
     } else if (o.command == "build" && a == "--keep-source") {
@@ -274,6 +284,8 @@ int parseArgs(int argc, char **argv, Options &o) {
   if (o.command == "build" && o.build.output.empty()) return usage("build needs an output file: -o <executable>");
   if (o.command == "run" && o.target == "cpu" && !o.run.dumpDir.empty())
     return usage("--dump goes with --target=interp");
+  if (o.command == "run" && o.target != "cpu" && o.optLevelGiven)
+    return usage("-O" + std::to_string(o.build.optLevel) + " goes with --target=cpu (the interpreter compiles nothing)");
   if (o.command == "run" && o.target != "cpu" && o.run.ranks > 0)
     return usage("--ranks goes with --target=cpu (the interpreter runs every rank in one process)");
   if (o.command == "emit") {
@@ -291,6 +303,8 @@ int parseArgs(int argc, char **argv, Options &o) {
         o.emit != "comm" && o.emit != "ir-partitioned")
       return usage("--time-passes and --print-after-all go with --emit=ir-train, ir-partitioned, exec or comm");
     if (o.memoryJson && o.emit != "memory") return usage("--json goes with --emit=memory (or with check)");
+    if (!o.trace.empty() && o.emit != "schedule-svg")
+      return usage("--trace goes with --emit=schedule-svg (the measured timeline beside the planned one)");
     if (o.emit != "exec" && o.emit != "kernels" && o.emit != "kernels-cuda" && o.rank >= 0)
       return usage("--rank goes with --emit=exec, kernels and kernels-cuda");
   } else if (!o.emit.empty()) {
@@ -329,8 +343,21 @@ int emitMeshOrSchedule(const Options &o, const PlanConfig &config) {
   if (!schedule) return fail(schedule.takeError());
   auto sim = pipeline::simulate(*schedule);
   if (!sim) return fail(sim.takeError());
-  if (o.emit == "schedule") pipeline::printSchedule(*schedule, *sim, llvm::outs());
-  else pipeline::printScheduleSVG(*schedule, *sim, llvm::outs());
+  if (o.emit == "schedule") {
+    pipeline::printSchedule(*schedule, *sim, llvm::outs());
+    return 0;
+  }
+  if (o.trace.empty()) {
+    pipeline::printScheduleSVG(*schedule, *sim, llvm::outs());
+    return 0;
+  }
+  // The measured timeline: every rank of the mesh, labelled with its stage.
+  MeshLayout mesh(config.parallel.axisSize);
+  auto measured = pipeline::readMeasuredTimeline(o.trace, mesh.numRanks());
+  if (!measured) return fail(measured.takeError());
+  for (pipeline::MeasuredRank &r : measured->ranks)
+    r.stage = mesh.coordinates(r.rank)[unsigned(MeshAxis::PP)];
+  pipeline::printScheduleSVG(*schedule, *sim, llvm::outs(), &*measured);
   return 0;
 }
 
