@@ -18,8 +18,9 @@
 #              as it would have: dp 2 x ZeRO 3 -> one rank (ZeRO 0) and -> pp 2, one rank
 #              -> tp 2, dp 2 x tp 2 -> pp 2, tp 4 -> dp 2 x tp 2, interleaved -> 1f1b
 #   convert    the sharded checkpoint as one file of whole tensors and back, which resumes
-#   disk       a checkpoint folder that cannot be made ends the job on every rank with the
-#              reason, and no step folder is left looking complete
+#   disk       a checkpoint folder that cannot be made, or a disk that fills up mid-write,
+#              ends the job on every rank with the reason; the earlier checkpoint is intact,
+#              no step folder is left looking complete, and the run resumes
 #   kill       a rank killed with kill -9 mid-run ends the job, naming the rank, within 60 s
 #
 #   PLANC=build/bin/planc tests/e2e/mpi.sh
@@ -183,16 +184,18 @@ section resume
   fail "resume: $(tail -3 resumed.log)"
 grep -q "^resumed from ck/step-00000004: 4 steps done" resumed.log || fail "resume: $(head -1 resumed.log)"
 
-# continues REFERENCE RESUMED TOL: the resumed run's losses are the reference's for its steps.
+# continues REFERENCE RESUMED TOL [FIRST]: the resumed run starts at step FIRST (4) and its
+# losses are the reference's for its steps.
 continues() {
   "$PY" - "$@" <<'PY'
 import json, sys
 ref, resumed, tol = sys.argv[1], sys.argv[2], float(sys.argv[3])
+first = int(sys.argv[4]) if len(sys.argv) > 4 else 4
 full = {s['step']: s['loss'] for s in map(json.loads, open(ref))}
 got = [json.loads(l) for l in open(resumed)]
 worst = max(abs(s['loss'] - full[s['step']]) / abs(full[s['step']]) for s in got)
 print('%-26s steps %d..%d, largest relative difference %.2e' % (resumed, got[0]['step'], got[-1]['step'], worst))
-sys.exit(0 if got and got[0]['step'] == 4 and worst <= tol else 1)
+sys.exit(0 if got and got[0]['step'] == first and worst <= tol else 1)
 PY
 }
 continues full.jsonl resumed.jsonl 0 || fail "resume: the losses are not the uninterrupted run's, bit for bit"
@@ -246,6 +249,24 @@ section disk
 touch not-a-folder
 expect 1 "cannot create the checkpoint folder 'not-a-folder/ck/step-00000002'" \
   "${MPIRUN[@]}" -np 2 ./dp2 --steps 4 --checkpoint-every 2 --checkpoint-dir not-a-folder/ck
+
+# A disk that fills up while the step-4 checkpoint is written (tests/e2e/fail-writes.c,
+# preloaded into the ranks): every rank says so, the step-2 checkpoint is untouched, the
+# half-written step is not taken for a checkpoint, and the run resumes from step 2.
+cc -shared -fPIC -O1 -o libfail-writes.so "$ROOT/tests/e2e/fail-writes.c" -ldl ||
+  fail "disk: cannot build the full-disk shim"
+expect 1 ".safetensors': No space left on device (the earlier checkpoints in 'full' are untouched)" \
+  "${MPIRUN[@]}" -np 2 -x LD_PRELOAD="$PWD/libfail-writes.so" -x PLANC_TEST_FAIL_PATH=step-00000004 \
+  ./dp2 --steps 6 --checkpoint-every 2 --checkpoint-dir full
+# A rank names its file (the first to fail ends the job, perhaps before the other says so).
+grep -qE "^error: rank [01]: step 3: cannot write 'full/step-00000004/rank-[01].safetensors'" expect.log ||
+  fail "disk: no rank names its file: $(grep error expect.log)"
+[[ -f full/step-00000002/index.json && ! -e full/step-00000004/index.json ]] ||
+  fail "disk: full/ holds $(find full -type f | sort | tr '\n' ' ')"
+"${MPIRUN[@]}" -np 2 ./dp2 --steps 10 --resume full --metrics dp2-after-full.jsonl >after-full.log 2>&1 ||
+  fail "disk: resuming after the full disk: $(tail -3 after-full.log)"
+grep -q "^resumed from full/step-00000002: 2 steps done" after-full.log || fail "disk: $(head -3 after-full.log)"
+continues dp2.jsonl dp2-after-full.jsonl 0 2 || fail "disk: the run resumed after the full disk does not continue"
 
 section kill
 # A long run; once it trains, one rank dies.
