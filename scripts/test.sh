@@ -8,6 +8,7 @@
 #   e2e/*       the end-to-end scripts tests/e2e/*.sh (hostile inputs, mutated plans,
 #               the schedule SVG screenshot in headless Chromium, ...)
 #   asan unit, asan lit   the same two again, built with AddressSanitizer + UBSan
+#               (that build, and the fuzzers', compile while the groups above run)
 #   fuzz        libFuzzer for PLANC_FUZZ_SECONDS (default 120) in all, split over two
 #               targets: plan-fuzz (.plan text through the frontend and the memory
 #               check; seeds examples/*.plan, lib/std/*.plan) and ir-fuzz (textual IR
@@ -173,7 +174,36 @@ if ! step setup bash scripts/setup.sh; then
 fi
 LIT=$(llvm-config-14 --prefix)/build/utils/lit/lit.py
 
+# The sanitized and fuzzing builds compile beside the tests of build/: the
+# e2e scripts mostly wait for one compiler or one process at a time, and
+# the machine has a core to spare.
+background_builds() {
+  if ((quick)); then return 0; fi
+  local rc=0
+  bash scripts/build.sh --asan --quiet >"$bg/build-asan.log" 2>&1 || rc=$?
+  echo "asan $rc" >>"$bg/status"
+  rc=0
+  if ((FUZZ_SECONDS > 0)); then
+    bash scripts/build.sh --fuzz --quiet >"$bg/build-fuzz.log" 2>&1 || rc=$?
+  fi
+  echo "fuzz $rc" >>"$bg/status"
+}
+# wait_build NAME: the background build NAME ("asan", "fuzz") ended well; prints its output.
+wait_build() {
+  while ! grep -q "^$1 " "$bg/status" 2>/dev/null; do
+    kill -0 "$builds" 2>/dev/null || break
+    sleep 2
+  done
+  cat "$bg/build-$1.log" 2>/dev/null || true
+  grep -q "^$1 0$" "$bg/status" 2>/dev/null
+}
+bg=$(mktemp -d)
+builds=
+trap '[[ -n $builds ]] && kill "$builds" 2>/dev/null; rm -rf "$bg"' EXIT
+
 if step "build (build/)" bash scripts/build.sh --quiet; then
+  background_builds &
+  builds=$!
   group unit unit_tests build
   group lit lit_tests build
   for script in "${e2e_scripts[@]}"; do
@@ -182,12 +212,14 @@ if step "build (build/)" bash scripts/build.sh --quiet; then
   done
 else
   for g in unit lit "${e2e_scripts[@]}"; do g=${g#tests/}; not_run "${g%.sh}" "build failed"; done
+  background_builds &
+  builds=$!
 fi
 
 # --- AddressSanitizer + UBSan -------------------------------------------------
 if ((quick)); then
   skip "asan unit" --quick; skip "asan lit" --quick
-elif step "build (build-asan/)" bash scripts/build.sh --asan --quiet; then
+elif step "build (build-asan/, begun beside the tests)" wait_build asan; then
   # abort_on_error: a report ends in SIGABRT, so `not` in lit tests cannot hide it.
   export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=1:detect_leaks=1:strict_string_checks=1}
   export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1:abort_on_error=1}
@@ -203,7 +235,7 @@ if ((quick)); then
   skip fuzz --quick
 elif ((FUZZ_SECONDS <= 0)); then
   skip fuzz "PLANC_FUZZ_SECONDS=$FUZZ_SECONDS"
-elif step "build (build-fuzz/)" bash scripts/build.sh --fuzz --quiet; then
+elif step "build (build-fuzz/, begun beside the tests)" wait_build fuzz; then
   group "fuzz ${FUZZ_SECONDS} s" fuzz
 else
   not_run fuzz "build failed"
