@@ -66,12 +66,15 @@ reference one
 reference one4 "$GPT" --dim layers=4
 reference one9 "$GPT" --set train.global_batch=9 --set train.micro_batch=3
 reference one-lora "$GPT" --set 'train.adapters=lora(rank = 4)'
-# A loss scale that overflows f16 at first: the first steps are skipped, the rest train.
-F16=(--set 'train.precision=f16(loss_scale = dynamic(scale = 1e6, growth_interval = 4))')
+# A loss scale that overflows f16 at first: the first steps are skipped, halving the scale,
+# the rest train. Overflow is decided by the last bits of f16 sums, which differ between
+# layouts, so the scales tried stay away from the edge (the first six overflow, the seventh
+# trains on every layout) and the scale does not grow back within the 10 steps.
+F16=(--set 'train.precision=f16(loss_scale = dynamic(scale = 5e6, growth_interval = 1000))')
 reference one-f16 "$GPT" "${F16[@]}"
 "$PY" -c 'import json, sys
 skipped = [s["step"] for s in map(json.loads, open("one-f16.jsonl")) if s.get("skipped")]
-sys.exit(0 if skipped and skipped == list(range(len(skipped))) and len(skipped) <= 5 else 1)' ||
+sys.exit(0 if skipped and skipped == list(range(len(skipped))) and len(skipped) <= 7 else 1)' ||
   fail "one-f16: not a few skipped steps, then training"
 reference untied "$UNTIED" --set parallel.mesh.pp=1 --set cluster.gpus_per_node=1 \
   --set 'parallel.pipeline=1f1b(micro_batches = 8)'
@@ -127,7 +130,7 @@ layout dp2-selective 2 --set parallel.mesh.dp=2 --set parallel.recompute=selecti
 layout tp2-full 2 --set parallel.mesh.tp=2 --set parallel.recompute=full
 REF=one-lora layout dp2-tp2-lora 4 --set 'train.adapters=lora(rank = 4)' --set parallel.mesh.dp=2 --set parallel.mesh.tp=2
 # f16 sums in another order on two ranks: its rounding, not f32's 1e-5.
-REF=one-f16 TOL=2e-3 layout dp2-f16 2 "${F16[@]}" --set parallel.mesh.dp=2
+REF=one-f16 TOL=1e-3 layout dp2-f16 2 "${F16[@]}" --set parallel.mesh.dp=2
 # Another model: an untied head, dropout on the embedding (the same mask on
 # every layout), 4 layers over two stages of a mesh of 8.
 REF=untied PLAN=$UNTIED layout untied-dp2-tp2-pp2 8 --set parallel.mesh.dp=2 --set parallel.mesh.tp=2 \
