@@ -100,7 +100,7 @@ Bytes encoded(ElementType type, const std::vector<double> &values) {
 /// so that a large reduction allocates no tensor-sized temporaries.
 void reduceRange(const CollectiveCall &call, const std::vector<const void *> &send, size_t begin, size_t count,
                  uint8_t *out) {
-  constexpr size_t kPiece = 1 << 14;
+  constexpr size_t kPiece = 1 << 12; // two pieces of f64: 64 KiB on the stack
   const unsigned width = byteSize(call.type);
   double acc[kPiece], block[kPiece];
   for (size_t at = 0; at < count; at += kPiece) {

@@ -53,7 +53,7 @@ void complete(InFlight &f) {
   const CommStep &s = *f.step;
   const unsigned width = byteSize(s.type);
   const size_t n = size_t(s.outBytes / width);
-  constexpr size_t kPiece = 1 << 14;
+  constexpr size_t kPiece = 1 << 12; // two pieces of f64: 64 KiB on the stack
   double now[kPiece], before[kPiece];
   auto *out = static_cast<uint8_t *>(f.out);
   for (size_t at = 0; at < n; at += kPiece) {

@@ -181,17 +181,18 @@ if ! step setup bash scripts/setup.sh; then
 fi
 LIT=$(llvm-config-14 --prefix)/build/utils/lit/lit.py
 
-# The sanitized and fuzzing builds compile beside the tests of build/: the
-# e2e scripts mostly wait for one compiler or one process at a time, and
-# the machine has a core to spare.
+# The sanitized and fuzzing builds compile beside the tests of build/, at the
+# lowest priority: the tests run as fast as alone, and the builds take the
+# CPU time they leave (the e2e scripts often wait on one compiler or one
+# process).
 background_builds() {
   if ((quick)); then return 0; fi
   local rc=0
-  bash scripts/build.sh --asan --quiet >"$bg/build-asan.log" 2>&1 || rc=$?
+  nice -n 19 bash scripts/build.sh --asan --quiet >"$bg/build-asan.log" 2>&1 || rc=$?
   echo "asan $rc" >>"$bg/status"
   rc=0
   if ((FUZZ_SECONDS > 0)); then
-    bash scripts/build.sh --fuzz --quiet >"$bg/build-fuzz.log" 2>&1 || rc=$?
+    nice -n 19 bash scripts/build.sh --fuzz --quiet >"$bg/build-fuzz.log" 2>&1 || rc=$?
   fi
   echo "fuzz $rc" >>"$bg/status"
 }
@@ -206,7 +207,9 @@ wait_build() {
 }
 bg=$(mktemp -d)
 builds=
-trap '[[ -n $builds ]] && kill "$builds" 2>/dev/null; rm -rf "$bg"' EXIT
+# (No bare `a && b` here: under set -e a failing last command of the trap
+# would become the script's exit status.)
+trap 'if [[ -n $builds ]]; then kill "$builds" 2>/dev/null || true; fi; rm -rf "$bg"' EXIT
 
 if step "build (build/)" bash scripts/build.sh --quiet; then
   background_builds &

@@ -129,7 +129,7 @@ TEST(InProcessCommunicatorTest, UnevenReduceScatterPadsTheLastBlocks) {
 }
 
 TEST(InProcessCommunicatorTest, LargeReductionsGoPieceByPiece) {
-  // More elements than one piece of the streaming reduction (2^14), with a
+  // More elements than one piece of the streaming reduction (2^12), with a
   // remainder: every element summed in member order in f64 and rounded once.
   InProcessWorld world(3);
   const int64_t rows = 3, cols = 7001; // 21003 elements
