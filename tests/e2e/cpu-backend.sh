@@ -28,7 +28,7 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 PLANC=${PLANC:-$ROOT/build/bin/planc}
 PY=/usr/bin/python3
-# Builds at -O1 compile several times faster than the default -O3; what is
+# Builds at -O1 compile in about half the time of the default -O3; what is
 # checked here is numbers, not speed (bench/ measures -O3).
 OPT=(-O1)
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Plans of several ranks compiled and run under mpirun, one process per rank
-# (docs/cpu-backend.md, "Several ranks"):
+# (docs/ranks.md):
 #
 #   equal      each layout trains tiny-gpt as the one-rank executable does: every step's
 #              loss within 1e-5 relative (f32), for dp (ZeRO 0-3, 2 and 3 ranks), tp (2
@@ -49,7 +49,7 @@ GPT=$ROOT/examples/tiny-gpt.plan
 UNTIED=$ROOT/tests/lit/verify/Inputs/untied-gpt.plan
 # Every layout below trains the same model on the same batches of 8 rows.
 BASE=(--set train.global_batch=8 --set train.micro_batch=1)
-# -O1 compiles several times faster than -O3; the numbers checked here are
+# -O1 compiles in about half the time of -O3; the numbers checked here are
 # the same (bench/ measures speed).
 OPT=(-O1)
 
