@@ -77,6 +77,11 @@ public:
     for (const auto &op : m.ops)
       if (isPointToPoint(op->kind) || hasPipelineStage(*op))
         return makeError("the module is already split into pipeline stages");
+    // Each stage holds at least one op; more stages than ops is a malformed
+    // mesh, refused before the schedule's replay (whose cost grows with them).
+    if (so.stages > int64_t(m.ops.size()))
+      return makeError("pp = " + std::to_string(so.stages) + " stages, but the step has " +
+                       std::to_string(m.ops.size()) + " ops to place on them");
     if (llvm::Error e = times.build(so)) return e;
     if (llvm::Error e = assignStages()) return e;
     copyParameterValues();
