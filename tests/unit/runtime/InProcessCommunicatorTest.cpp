@@ -94,18 +94,25 @@ TEST(InProcessCommunicatorTest, AllReduceSumsInMemberOrderAndRoundsOnce) {
   for (const auto &v : runCollective(world, m, {{1, -5, 7}, {3, -6, 2}})) EXPECT_EQ(v, (std::vector<double>{3, -5, 7}));
 }
 
-TEST(InProcessCommunicatorTest, AllReduceInPlace) {
+/// Runs `c` on two members whose receive buffer is their own input; the
+/// two buffers afterwards.
+std::pair<std::vector<double>, std::vector<double>> runInPlace(const CollectiveCall &c, const std::vector<double> &in0,
+                                                               const std::vector<double> &in1) {
   InProcessWorld world(2);
-  auto c = call(CollectiveKind::AllReduce, {0, 1}, {2});
-  Bytes a = bytesOf(c.type, {1, 2}), b = bytesOf(c.type, {3, 5});
+  Bytes a = bytesOf(c.type, in0), b = bytesOf(c.type, in1);
   std::string error;
   Request ra = world.rank(0).start(c, a.data(), a.data(), error);
   Request rb = world.rank(1).start(c, b.data(), b.data(), error);
-  ASSERT_TRUE(ra && rb) << error;
+  EXPECT_TRUE(ra && rb) << error;
   EXPECT_TRUE(world.rank(0).test(ra, error));
   EXPECT_TRUE(world.rank(1).test(rb, error));
-  EXPECT_EQ(valuesOf(c.type, a), (std::vector<double>{4, 7}));
-  EXPECT_EQ(valuesOf(c.type, b), (std::vector<double>{4, 7}));
+  return {valuesOf(c.type, a), valuesOf(c.type, b)};
+}
+
+TEST(InProcessCommunicatorTest, AllReduceInPlace) {
+  auto [a, b] = runInPlace(call(CollectiveKind::AllReduce, {0, 1}, {2}), {1, 2}, {3, 5});
+  EXPECT_EQ(a, (std::vector<double>{4, 7}));
+  EXPECT_EQ(b, (std::vector<double>{4, 7}));
 }
 
 TEST(InProcessCommunicatorTest, UnevenReduceScatterPadsTheLastBlocks) {
@@ -157,17 +164,9 @@ TEST(InProcessCommunicatorTest, LargeReductionsGoPieceByPiece) {
 
 TEST(InProcessCommunicatorTest, ReduceScatterIntoItsOwnInput) {
   // A member's result written over its own input: every input is read first.
-  InProcessWorld world(2);
-  auto c = call(CollectiveKind::ReduceScatter, {0, 1}, {4});
-  Bytes a = bytesOf(c.type, {1, 2, 3, 4}), b = bytesOf(c.type, {10, 20, 30, 40});
-  std::string error;
-  Request ra = world.rank(0).start(c, a.data(), a.data(), error);
-  Request rb = world.rank(1).start(c, b.data(), b.data(), error);
-  ASSERT_TRUE(ra && rb) << error;
-  EXPECT_TRUE(world.rank(0).test(ra, error));
-  EXPECT_TRUE(world.rank(1).test(rb, error));
-  EXPECT_EQ(valuesOf(c.type, a), (std::vector<double>{11, 22, 3, 4}));
-  EXPECT_EQ(valuesOf(c.type, b), (std::vector<double>{33, 44, 30, 40}));
+  auto [a, b] = runInPlace(call(CollectiveKind::ReduceScatter, {0, 1}, {4}), {1, 2, 3, 4}, {10, 20, 30, 40});
+  EXPECT_EQ(a, (std::vector<double>{11, 22, 3, 4}));
+  EXPECT_EQ(b, (std::vector<double>{33, 44, 30, 40}));
 }
 
 TEST(InProcessCommunicatorTest, UnevenAllGatherDropsThePadding) {
