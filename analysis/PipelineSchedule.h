@@ -21,6 +21,7 @@
 
 #include "ir/TrainingKinds.h"
 
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -86,6 +87,27 @@ struct Simulation {
 /// its message has arrived. Fails (naming the stuck ranks and instructions)
 /// when no rank can go on, that is when the schedule deadlocks.
 llvm::Expected<Simulation> simulate(const PipelineSchedule &schedule);
+
+/// One instruction of a timed replay, in seconds.
+struct TimedSpan {
+  Instr instr;
+  double start, end; // end == start for messages
+};
+
+/// A replay with real durations (the cost model's, analysis/CostModel.h).
+struct TimedReplay {
+  std::vector<std::vector<TimedSpan>> timelines; // per rank, in issue order
+  std::vector<double> busy;                      // compute seconds per rank
+  std::vector<double> finish;                    // when each rank's last instruction ends
+  double stepTime = 0;                           // the last rank's finish
+};
+
+/// Replays the schedule as simulate() does, a compute instruction taking
+/// cost(rank, instr) seconds and a message arriving delay(sender, send)
+/// seconds after its send is issued.
+llvm::Expected<TimedReplay> replayTimed(const PipelineSchedule &schedule,
+                                        llvm::function_ref<double(int, const Instr &)> cost,
+                                        llvm::function_ref<double(int, const Instr &)> delay);
 
 /// The cost of one compute instruction, in ticks.
 int64_t costInTicks(const ScheduleOptions &options, InstrKind kind);

@@ -12,6 +12,8 @@
 
 #include <algorithm>
 #include <map>
+#include <string>
+#include <variant>
 #include <tuple>
 
 using namespace planc;
@@ -44,35 +46,34 @@ MessageKey keyOf(const Instr &i, int rank, const PipelineSchedule &s) {
   }
 }
 
-} // namespace
-
-llvm::Expected<Simulation> pipeline::simulate(const PipelineSchedule &s) {
+/// The replay both simulations share: every rank runs its list in order; a
+/// compute instruction takes cost(rank, instr); a message arrives
+/// delay(rank of the sender, send) after its send was issued. `record` sees
+/// every instruction with its start and end. Returns the ranks' clocks, or
+/// the stuck ranks' description when the schedule deadlocks.
+template <typename Time, typename Cost, typename Delay, typename Record>
+std::variant<std::vector<Time>, std::string> replay(const PipelineSchedule &s, Cost cost, Delay delay, Record record) {
   int p = int(s.ranks.size());
-  Simulation sim;
-  sim.ticksPerUnit = s.options.virtualStages;
-  sim.timelines.resize(p);
-  sim.busy.assign(p, 0);
-  std::vector<int64_t> clock(p, 0);
-  std::vector<size_t> next(p, 0);
-  std::map<MessageKey, int64_t> sentAt;
+  std::vector<Time> clock(size_t(p), Time(0));
+  std::vector<size_t> next(size_t(p), 0);
+  std::map<MessageKey, Time> arrivesAt;
 
   for (bool progress = true; progress;) {
     progress = false;
     for (int r = 0; r < p; ++r) {
       while (next[r] < s.ranks[r].size()) {
         const Instr &i = s.ranks[r][next[r]];
-        int64_t start = clock[r];
+        Time start = clock[r];
         if (i.kind == InstrKind::RecvAct || i.kind == InstrKind::RecvGrad) {
-          auto it = sentAt.find(keyOf(i, r, s));
-          if (it == sentAt.end()) break; // not sent yet: another rank must go first
+          auto it = arrivesAt.find(keyOf(i, r, s));
+          if (it == arrivesAt.end()) break; // not sent yet: another rank must go first
           start = std::max(start, it->second);
         } else if (i.kind == InstrKind::SendAct || i.kind == InstrKind::SendGrad) {
-          sentAt[keyOf(i, r, s)] = start;
+          arrivesAt[keyOf(i, r, s)] = start + delay(r, i);
         }
-        int64_t cost = i.isCompute() ? costInTicks(s.options, i.kind) : 0;
-        sim.timelines[r].push_back(TimedInstr{i, start, start + cost});
-        sim.busy[r] += cost;
-        clock[r] = start + cost;
+        Time c = i.isCompute() ? cost(r, i) : Time(0);
+        record(r, i, start, start + c);
+        clock[r] = start + c;
         ++next[r];
         progress = true;
       }
@@ -84,8 +85,45 @@ llvm::Expected<Simulation> pipeline::simulate(const PipelineSchedule &s) {
     if (next[r] < s.ranks[r].size())
       stuck += (stuck.empty() ? "" : ", ") + std::string("rank ") + std::to_string(r) + " at " +
                describe(s.ranks[r][next[r]], s.options);
-  if (!stuck.empty())
-    return makeError("the pipeline schedule deadlocks: " + stuck);
+  if (!stuck.empty()) return stuck;
+  return clock;
+}
+
+} // namespace
+
+llvm::Expected<Simulation> pipeline::simulate(const PipelineSchedule &s) {
+  int p = int(s.ranks.size());
+  Simulation sim;
+  sim.ticksPerUnit = s.options.virtualStages;
+  sim.timelines.resize(p);
+  sim.busy.assign(p, 0);
+  auto clocks = replay<int64_t>(
+      s, [&](int, const Instr &i) { return costInTicks(s.options, i.kind); }, [](int, const Instr &) { return int64_t(0); },
+      [&](int r, const Instr &i, int64_t start, int64_t end) {
+        sim.timelines[r].push_back(TimedInstr{i, start, end});
+        sim.busy[r] += end - start;
+      });
+  if (auto *stuck = std::get_if<std::string>(&clocks))
+    return makeError("the pipeline schedule deadlocks: " + *stuck);
+  const auto &clock = std::get<std::vector<int64_t>>(clocks);
   sim.stepTime = *std::max_element(clock.begin(), clock.end());
   return sim;
+}
+
+llvm::Expected<TimedReplay> pipeline::replayTimed(const PipelineSchedule &s,
+                                                  llvm::function_ref<double(int, const Instr &)> cost,
+                                                  llvm::function_ref<double(int, const Instr &)> delay) {
+  TimedReplay t;
+  size_t p = s.ranks.size();
+  t.timelines.resize(p);
+  t.busy.assign(p, 0.0);
+  auto clocks = replay<double>(s, cost, delay, [&](int r, const Instr &i, double start, double end) {
+    t.timelines[size_t(r)].push_back(TimedSpan{i, start, end});
+    t.busy[size_t(r)] += end - start;
+  });
+  if (auto *stuck = std::get_if<std::string>(&clocks))
+    return makeError("the pipeline schedule deadlocks: " + *stuck);
+  t.finish = std::get<std::vector<double>>(clocks);
+  t.stepTime = *std::max_element(t.finish.begin(), t.finish.end());
+  return t;
 }

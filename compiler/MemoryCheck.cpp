@@ -1,8 +1,10 @@
 //===- compiler/MemoryCheck.cpp - does the plan fit, and if not, what does --===//
 
 #include "compiler/MemoryCheck.h"
+#include "compiler/AutoPlan.h"
 #include "compiler/Ledger.h"
 #include "compiler/Pipeline.h"
+#include "compiler/StepTime.h"
 #include "support/Units.h"
 
 #include "ir/MeshLayout.h"
@@ -10,6 +12,8 @@
 #include "ir/Placement.h"
 #include "analysis/CommSummary.h"
 #include "analysis/Placement.h"
+#include "analysis/SavedActivations.h"
+#include "ir/LocalBlocks.h"
 #include "compiler/TrainOptions.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -82,7 +86,8 @@ class DiscardingConsumer : public DiagnosticConsumer {
 
 /// The plan of `base` with `fix` applied, checked and analysed anew; none
 /// when the changed plan does not check or cannot be partitioned.
-std::optional<PlanAnalysis> analyzeFix(Compilation &base, const MemoryFix &fix, bool verifyEach) {
+std::optional<PlanAnalysis> analyzeFix(Compilation &base, const MemoryFix &fix, bool verifyEach,
+                                       const cost::Calibration *calibration) {
   FrontendOptions options = base.getOptions();
   options.setOverrides.insert(options.setOverrides.end(), fix.sets.begin(), fix.sets.end());
   options.warningsAsErrors = false;
@@ -90,7 +95,7 @@ std::optional<PlanAnalysis> analyzeFix(Compilation &base, const MemoryFix &fix, 
   c.setDiagnosticConsumer(std::make_unique<DiscardingConsumer>());
   const llvm::MemoryBuffer *main = base.getSourceMgr().getMemoryBuffer(base.getMainBuffer());
   if (!c.loadString(main->getBufferIdentifier(), main->getBuffer()) || !c.check()) return std::nullopt;
-  auto analysis = analyzePlan(c, verifyEach);
+  auto analysis = analyzePlan(c, verifyEach, calibration);
   if (!analysis) {
     llvm::consumeError(analysis.takeError());
     return std::nullopt;
@@ -126,7 +131,16 @@ std::string describeFix(const MemoryFix &f) {
 }
 
 std::string priceOf(const MemoryFix &f) {
-  return signedBytes(f.extra.commBytes) + " sent per rank and step, " + signedFlops(f.extra.recomputeFlops) +
+  std::string time;
+  if (f.stepSeconds > 0) {
+    double before = f.stepSeconds - f.extra.stepSeconds;
+    time = "step " + formatSeconds(f.stepSeconds) + " predicted (" +
+           llvm::formatv("{0}{1:F1}%", f.extra.stepSeconds < 0 ? "-" : "+",
+                         before > 0 ? std::fabs(f.extra.stepSeconds) / before * 100 : 0.0)
+               .str() +
+           "), ";
+  }
+  return time + signedBytes(f.extra.commBytes) + " sent per rank and step, " + signedFlops(f.extra.recomputeFlops) +
          " recomputed, bubble " + llvm::formatv("{0}{1:F1}", f.extra.bubble < 0 ? "-" : "+",
                                                   std::fabs(f.extra.bubble) * 100).str() + " points";
 }
@@ -197,7 +211,8 @@ void reportLowHeadroom(Compilation &c, const MemoryCheckResult &r, double fracti
 
 } // namespace
 
-llvm::Expected<PlanAnalysis> planc::analyzePlan(Compilation &c, bool verifyEach) {
+llvm::Expected<PlanAnalysis> planc::analyzePlan(Compilation &c, bool verifyEach,
+                                                const cost::Calibration *calibration) {
   CompileOptions options;
   options.passes.verifyEach = verifyEach;
   options.stopAfter = CompileStage::MemoryPlanned;
@@ -211,6 +226,19 @@ llvm::Expected<PlanAnalysis> planc::analyzePlan(Compilation &c, bool verifyEach)
   a.cost.commBytes = commBytesPerStep(m, so.microBatches);
   a.cost.recomputeFlops = recomputeFlopsPerStep(m, so.microBatches);
   if (so.stages > 1) a.cost.bubble = compiled->simulation->bubbleFraction();
+  auto time = estimateStepTime(c, *compiled, calibration);
+  if (!time) return time.takeError();
+  a.time = std::move(*time);
+  a.hardware = hardwareOf(c.getConfig().cluster, calibration);
+  a.cost.stepSeconds = a.time.stepTime;
+  const MeshLayout mesh(m.mesh);
+  const std::unordered_set<const ir::Value *> ofParams = oncePerStepValues(m); // copies of weights: parameters
+  for (const ir::Value *v : savedActivations(m)) {
+    if (ofParams.count(v)) continue;
+    double n = double(ir::byteSize(v->type.dtype));
+    for (int64_t d : ir::localShape(v->type, mesh)) n *= double(d);
+    a.savedActivationBytes += n;
+  }
   return a;
 }
 
@@ -228,7 +256,7 @@ llvm::Expected<MemoryCheckResult> planc::checkMemory(Compilation &c, const Memor
   using Clock = std::chrono::steady_clock;
   MemoryCheckResult r;
   auto start = Clock::now();
-  auto analysis = analyzePlan(c, options.verifyEach);
+  auto analysis = analyzePlan(c, options.verifyEach, options.calibration);
   if (!analysis) return analysis.takeError();
   r.analysis = std::move(*analysis);
   double baseSeconds = std::chrono::duration<double>(Clock::now() - start).count();
@@ -266,7 +294,7 @@ llvm::Expected<MemoryCheckResult> planc::checkMemory(Compilation &c, const Memor
   }
   auto analyse = [&](std::vector<MemoryFix> &candidates, bool combined) {
     for (MemoryFix &f : candidates) {
-      auto changed = analyzeFix(c, f, options.verifyEach);
+      auto changed = analyzeFix(c, f, options.verifyEach, options.calibration);
       if (!changed) continue; // an invalid change is not reported
       // A combination no better than its best part adds nothing.
       if (combined && changed->peakArena() >= f.peakArena) continue;
@@ -276,6 +304,8 @@ llvm::Expected<MemoryCheckResult> planc::checkMemory(Compilation &c, const Memor
       f.extra.commBytes = changed->cost.commBytes - r.analysis.cost.commBytes;
       f.extra.recomputeFlops = changed->cost.recomputeFlops - r.analysis.cost.recomputeFlops;
       f.extra.bubble = changed->cost.bubble - r.analysis.cost.bubble;
+      f.extra.stepSeconds = changed->cost.stepSeconds - r.analysis.cost.stepSeconds;
+      f.stepSeconds = changed->cost.stepSeconds;
       r.fixes.push_back(std::move(f));
     }
   };
@@ -295,6 +325,50 @@ llvm::Expected<MemoryCheckResult> planc::checkMemory(Compilation &c, const Memor
       options.progress->flush();
     }
     analyse(combined, true);
+  }
+  // Whole plans: the best that `planc auto`'s search finds (mesh, ZeRO,
+  // sequence parallel, recompute, micro-batch, schedule together), analysed
+  // in full like the fixes above; ranked by time, they usually lead.
+  if (options.searchPlans) {
+    AutoOptions ao;
+    ao.budgetBytes = r.budget;
+    ao.calibration = options.calibration;
+    ao.fullAnalyses = 2;
+    ao.analyseCurrent = false;
+    if (options.progress && options.progressAlways) {
+      *options.progress << "planc: searching whole plans of the cluster (planc auto)...\n";
+      options.progress->flush();
+    }
+    auto found = searchPlans(c, ao);
+    // A fix says what changes: the overrides the plan already has go.
+    const std::vector<std::string> same = currentPlanChoice(c).sets();
+    if (!found) llvm::consumeError(found.takeError());
+    else
+      for (const AutoCandidate &a : found->analysed) {
+        if (!a.valid || !a.fits) continue;
+        MemoryFix f;
+        f.change = a.plan.describe();
+        for (const std::string &set : a.plan.sets())
+          if (!llvm::is_contained(same, set)) f.sets.push_back(set);
+        // A whole plan that a fix or combination already makes is not new.
+        auto sameSets = [&](const MemoryFix &g) {
+          return g.sets.size() == f.sets.size() && llvm::all_of(f.sets, [&](const std::string &x) {
+                   return llvm::is_contained(g.sets, x);
+                 });
+        };
+        if (f.sets.empty() || llvm::any_of(r.fixes, sameSets)) continue;
+        const ast::ConfigBlock *par = c.getProgram().parallel;
+        f.decides = par ? par->keywordRange : c.getConfig().parallel.meshSource.range;
+        f.peakArena = a.peakArena;
+        f.fits = true;
+        f.lowHeadroom = double(f.peakArena) > (1.0 - options.headroomFraction) * double(r.budget);
+        f.stepSeconds = a.stepSeconds;
+        f.extra.stepSeconds = a.stepSeconds - r.analysis.cost.stepSeconds;
+        f.extra.commBytes = a.commBytes - r.analysis.cost.commBytes;
+        f.extra.recomputeFlops = a.recomputeFlops - r.analysis.cost.recomputeFlops;
+        f.extra.bubble = a.bubble - r.analysis.cost.bubble;
+        r.fixes.push_back(std::move(f));
+      }
   }
   rankMemoryFixes(r.fixes);
   reportOverBudget(c, r, 5);
@@ -335,7 +409,9 @@ void planc::printMemoryCheckJson(const MemoryCheckResult &r, llvm::raw_ostream &
   j["headroom_bytes"] = int64_t(r.budget) - int64_t(peak);
   j["cost"] = {{"comm_bytes", r.analysis.cost.commBytes},
                {"recompute_flops", r.analysis.cost.recomputeFlops},
-               {"bubble", r.analysis.cost.bubble}};
+               {"bubble", r.analysis.cost.bubble},
+               {"step_s", r.analysis.cost.stepSeconds}};
+  j["time"] = stepTimeJson(r.analysis.time, r.analysis.hardware);
   j["fixes"] = nlohmann::json::array();
   for (const MemoryFix &f : r.fixes)
     j["fixes"].push_back({{"change", f.change},
@@ -344,9 +420,12 @@ void planc::printMemoryCheckJson(const MemoryCheckResult &r, llvm::raw_ostream &
                           {"fits", f.fits},
                           {"low_headroom", f.lowHeadroom},
                           {"changes_training", f.changesTraining},
+                          {"changes_numerics", f.changesNumerics},
                           {"extra_comm_bytes", f.extra.commBytes},
                           {"extra_recompute_flops", f.extra.recomputeFlops},
-                          {"bubble_change", f.extra.bubble}});
+                          {"bubble_change", f.extra.bubble},
+                          {"step_s", f.stepSeconds},
+                          {"extra_step_s", f.extra.stepSeconds}});
   os << j.dump(1) << "\n";
 }
 

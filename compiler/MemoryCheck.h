@@ -22,6 +22,7 @@
 #define PLANC_COMPILER_MEMORYCHECK_H
 
 #include "frontend/Frontend.h"
+#include "analysis/CostModel.h"
 #include "analysis/MemoryPlan.h"
 
 #include "llvm/Support/Error.h"
@@ -38,12 +39,19 @@ struct PlanCost {
   double commBytes = 0;      // bytes one rank sends (ring formulas, analysis/CommSummary.h)
   double recomputeFlops = 0; // FLOPs of the forward ops recompute repeats in backward
   double bubble = 0;         // the pipeline schedule's idle fraction (0 without pp)
+  double stepSeconds = 0;    // the cost model's step time (analysis/CostModel.h)
 };
 
 /// A plan's memory and cost.
 struct PlanAnalysis {
   memory::MemoryPlan memory;
   PlanCost cost;
+  cost::StepCost time;   // the cost model's prediction
+  cost::Hardware hardware; // what it assumed
+  /// Bytes of the activations one micro-batch saves for backward on one
+  /// rank (local blocks), every pipeline stage's together; values of
+  /// parameters alone (their narrow copies) are parameters, not counted.
+  double savedActivationBytes = 0;
   size_t ops = 0; // of the placed step: what analysing the plan again costs
   uint64_t peakArena() const { return memory.stages.empty() ? 0 : memory.peakStage().arena; }
 };
@@ -51,7 +59,9 @@ struct PlanAnalysis {
 /// Partitions the checked plan of `c`, plans its memory and measures its cost.
 /// Errors are messages for the user (a plan that cannot be partitioned).
 /// verifyEach: verify the IR after every pass (PassManagerOptions::verifyEach).
-llvm::Expected<PlanAnalysis> analyzePlan(Compilation &c, bool verifyEach = true);
+/// calibration: the device's (none: its kind's defaults, compiler/StepTime.h).
+llvm::Expected<PlanAnalysis> analyzePlan(Compilation &c, bool verifyEach = true,
+                                         const cost::Calibration *calibration = nullptr);
 
 /// One change of the plan that may make it fit.
 struct MemoryFix {
@@ -59,11 +69,13 @@ struct MemoryFix {
   std::vector<std::string> sets;   // the --set overrides that make it: "parallel.zero=3"
   std::vector<FixIt> edits;        // the same as edits of the main file (empty: a setting not in it)
   bool changesTraining = false;    // trains something else (LoRA fine-tunes adapters only)
+  bool changesNumerics = false;    // trains the same model with other numerics (8-bit Adam's moments)
   llvm::SMRange decides;           // the setting it changes (or its block's header; may be invalid)
   // Measured on the changed plan:
   uint64_t peakArena = 0;
   bool fits = false;
   bool lowHeadroom = false;        // fits, but with less headroom than the check wants
+  double stepSeconds = 0;          // the changed plan's predicted step time
   PlanCost extra;                  // the changed plan's cost minus the current one's
 };
 
@@ -76,11 +88,12 @@ std::vector<MemoryFix> proposeMemoryFixes(Compilation &c);
 /// yet: each one's peakArena is the best of its parts', which it must beat.
 std::vector<MemoryFix> combineMemoryFixes(std::vector<MemoryFix> analysed, size_t closest, size_t size);
 
-/// Orders fixes best first: those that fit, the ones that train the same
-/// model first (LoRA, which fine-tunes adapters instead, after them), by
-/// fewest extra bytes sent per rank, then fewest extra recompute FLOPs, then
-/// the smallest bubble growth, then the smallest peak; then those that do not
-/// fit, by smallest peak.
+/// Orders fixes best first: those that fit, the exact ones first (8-bit
+/// Adam, which rounds the moments, after them, and LoRA, which fine-tunes
+/// adapters instead, last), by the shortest predicted step, then fewest extra
+/// bytes sent per rank, then fewest extra recompute FLOPs, then the smallest
+/// bubble growth, then the smallest peak; then those that do not fit, by
+/// smallest peak.
 /// Stable: equal fixes keep the order they were proposed in.
 void rankMemoryFixes(std::vector<MemoryFix> &fixes);
 
@@ -96,6 +109,12 @@ struct MemoryCheckOptions {
   /// Headroom under this fraction of the budget is warned about.
   double headroomFraction = 0.05;
   bool verifyEach = true; // PassManagerOptions::verifyEach, for the partitioning
+  /// The device's calibration for the step-time prediction; null: the
+  /// defaults of its kind.
+  const cost::Calibration *calibration = nullptr;
+  /// Over budget: also search whole plans of the cluster (compiler/
+  /// AutoPlan.h) and offer the best that fit as fixes.
+  bool searchPlans = true;
 };
 
 struct MemoryCheckResult {

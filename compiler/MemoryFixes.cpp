@@ -186,6 +186,7 @@ private:
                        ", warmup = " + std::to_string(o.warmup) + ", decay = " + decays[unsigned(o.decay)] +
                        ", min_lr = " + number(o.minLr) + ")";
     MemoryFix &f = add("optimizer adam8bit", {"train.optimizer=" + call}, decidesAt(o.source, program.train));
+    f.changesNumerics = true; // quantized moments: not the same numerics (REFERENCES.md, seed 003 9.5)
     // The edit renames the kind and keeps the file's arguments.
     if (!inMainFile(o.source.range)) return;
     if (const ast::Setting *s = fileSetting(program.train, "optimizer"))
@@ -259,6 +260,7 @@ std::vector<MemoryFix> planc::combineMemoryFixes(std::vector<MemoryFix> analysed
         f.sets.insert(f.sets.end(), part.sets.begin(), part.sets.end());
         f.edits.insert(f.edits.end(), part.edits.begin(), part.edits.end());
         f.changesTraining |= part.changesTraining;
+        f.changesNumerics |= part.changesNumerics;
         if (!f.decides.isValid()) f.decides = part.decides;
       }
       out.push_back(std::move(f));
@@ -280,10 +282,14 @@ void planc::rankMemoryFixes(std::vector<MemoryFix> &fixes) {
   auto bytes = [](const MemoryFix &f) { return std::round(f.extra.commBytes); };
   auto flops = [](const MemoryFix &f) { return std::round(f.extra.recomputeFlops); };
   auto bubble = [](const MemoryFix &f) { return std::round(f.extra.bubble * 1e9); };
+  // Predicted step times equal to a microsecond tie.
+  auto time = [](const MemoryFix &f) { return std::round(f.stepSeconds * 1e6); };
   std::stable_sort(fixes.begin(), fixes.end(), [&](const MemoryFix &a, const MemoryFix &b) {
     if (a.fits != b.fits) return a.fits;
     if (a.fits) {
       if (a.changesTraining != b.changesTraining) return b.changesTraining;
+      if (a.changesNumerics != b.changesNumerics) return b.changesNumerics;
+      if (time(a) != time(b)) return time(a) < time(b);
       if (bytes(a) != bytes(b)) return bytes(a) < bytes(b);
       if (flops(a) != flops(b)) return flops(a) < flops(b);
       if (bubble(a) != bubble(b)) return bubble(a) < bubble(b);

@@ -14,6 +14,8 @@
 #include "compiler/VerifyPlan.h"
 #include "compiler/Ledger.h"
 #include "compiler/MemoryCheck.h"
+#include "compiler/StepTime.h"
+#include "compiler/AutoPlan.h"
 #include "compiler/PlanDiagnostics.h"
 #include "compiler/LargeStack.h"
 #include "runtime/CheckpointConvert.h"
@@ -57,6 +59,10 @@ const char *const kConvertHelp =
 #include "HelpConvert.inc"
     ;
 
+const char *const kAutoHelp =
+#include "HelpAuto.inc"
+    ;
+
 const char *const kCheckHelp =
 #include "HelpCheck.inc"
     ;
@@ -93,6 +99,9 @@ struct Options {
   bool memoryJson = false; // --json (emit memory, check)
   std::optional<uint64_t> budget; // --budget (check)
   bool noMemory = false;          // --no-memory (check)
+  std::string calibration;        // --calibration (check, auto): a file of `planc calibrate`
+  size_t autoTop = 5;             // --top (auto)
+  bool autoApply = false;         // --apply (auto)
   BuildOptions build;             // build, run --target=cpu
   bool optLevelGiven = false;     // -O<n> on the command line
 };
@@ -138,7 +147,8 @@ int parseArgs(int argc, char **argv, Options &o) {
                                                              : o.command == "run" ? kRunHelp
                                                              : o.command == "build" ? kBuildHelp
                                                              : o.command == "verify" ? kVerifyHelp
-                                                             : o.command == "convert" ? kConvertHelp : kMainHelp);
+                                                             : o.command == "convert" ? kConvertHelp
+                                                             : o.command == "auto" ? kAutoHelp : kMainHelp);
       return 0;
     }
     if (a == "--version") {
@@ -147,8 +157,8 @@ int parseArgs(int argc, char **argv, Options &o) {
       return 0;
     }
     if (o.command.empty() && !a.empty() && a[0] != '-') {
-      if (a != "check" && a != "emit" && a != "run" && a != "verify" && a != "build" && a != "convert")
-        return usage("unknown command '" + a + "'; the commands are check, emit, build, run, verify and convert");
+      if (a != "check" && a != "emit" && a != "run" && a != "verify" && a != "build" && a != "convert" && a != "auto")
+        return usage("unknown command '" + a + "'; the commands are check, emit, build, run, verify, convert and auto");
       o.command = a;
       continue;
     }
@@ -202,11 +212,20 @@ int parseArgs(int argc, char **argv, Options &o) {
       o.verifyPlan.tolerance = t;
     } else if ((o.command == "emit" || o.command == "check") && a == "--json") {
       o.memoryJson = true;
-    } else if (o.command == "check" && a.rfind("--budget", 0) == 0) {
+    } else if (o.command == "auto" && a.rfind("--top", 0) == 0) {
+      int64_t n;
+      if (!valueOf(i, "--top", v) || !parseCount(v, 1, n) || n > 1000) return usage("--top needs an integer from 1 to 1000");
+      o.autoTop = size_t(n);
+    } else if (o.command == "auto" && a == "--apply") {
+      o.autoApply = true;
+    } else if ((o.command == "check" || o.command == "auto") && a.rfind("--budget", 0) == 0) {
       if (!valueOf(i, "--budget", v)) return usage("--budget needs a size such as 70GiB");
       auto bytes = parseBudget(v);
       if (!bytes) return usage(llvm::toString(bytes.takeError()));
       o.budget = *bytes;
+    } else if ((o.command == "check" || o.command == "auto") && a.rfind("--calibration", 0) == 0) {
+      if (!valueOf(i, "--calibration", v) || v.empty()) return usage("--calibration needs a file (planc calibrate -o FILE)");
+      o.calibration = v;
     } else if (o.command == "verify" && a == "--testing-swap-sends") {
       o.verifyPlan.swapSends = true;
     } else if (o.command == "verify" && a == "--structure-only") {
@@ -277,7 +296,7 @@ int parseArgs(int argc, char **argv, Options &o) {
       o.file = a;
     }
   }
-  if (o.command.empty()) return usage("no command; the commands are check, emit, build, run, verify and convert");
+  if (o.command.empty()) return usage("no command; the commands are check, emit, build, run, verify, convert and auto");
   if (o.file.empty()) return usage("no input file");
   if (o.command == "convert" && o.build.output.empty())
     return usage("convert needs an output: -o <file.safetensors> or -o <checkpoint folder>");
@@ -310,8 +329,9 @@ int parseArgs(int argc, char **argv, Options &o) {
   } else if (!o.emit.empty()) {
     return usage("--emit belongs to the emit command");
   }
-  if (o.noMemory && (o.memoryJson || o.budget))
-    return usage("--no-memory skips the memory check that --json and --budget are about");
+  if (o.noMemory && (o.memoryJson || o.budget || !o.calibration.empty()))
+    return usage("--no-memory skips the memory check and the step time that --json, --budget and --calibration are "
+                 "about");
   return -1;
 }
 
@@ -582,6 +602,19 @@ int runRun(const Options &o, Compilation &c) {
   return 0;
 }
 
+/// --calibration FILE into `calibration` (untouched without the option);
+/// false after reporting a file that cannot be read.
+bool readCalibrationOption(const Options &o, std::optional<cost::Calibration> &calibration) {
+  if (o.calibration.empty()) return true;
+  auto read = readCalibration(o.calibration);
+  if (!read) {
+    llvm::errs() << "planc: error: " << llvm::toString(read.takeError()) << "\n";
+    return false;
+  }
+  calibration = std::move(*read);
+  return true;
+}
+
 /// planc check: the plan's checks, its summary and its memory ledger.
 int runCheck(const Options &o, Compilation &c, CollectingConsumer *collected) {
   bool ok = c.loadFile(o.file);
@@ -592,8 +625,11 @@ int runCheck(const Options &o, Compilation &c, CollectingConsumer *collected) {
   std::optional<MemoryCheckResult> memory;
   std::string notPlanned;
   bool internalError = false;
+  std::optional<cost::Calibration> calibration;
+  if (!readCalibrationOption(o, calibration)) return 1;
   if (ok && c.getProgram().model && !o.noMemory) {
     MemoryCheckOptions mo;
+    mo.calibration = calibration ? &*calibration : nullptr;
     mo.budgetBytes = o.budget;
     mo.progress = &llvm::errs();
     mo.progressAlways = llvm::errs().is_displayed();
@@ -621,10 +657,65 @@ int runCheck(const Options &o, Compilation &c, CollectingConsumer *collected) {
     else printMemoryNotPlannedJson(notPlanned.empty() ? "the plan has no model" : notPlanned, llvm::outs());
   } else if (!o.quiet) {
     printSummary(c, llvm::outs());
-    if (memory) printMemoryCheck(*memory, llvm::outs());
-    else if (!notPlanned.empty()) llvm::outs() << "memory: not planned: " << notPlanned << "\n";
+    if (memory) {
+      printMemoryCheck(*memory, llvm::outs());
+      printStepTime(memory->analysis.time, memory->analysis.hardware, llvm::outs());
+    } else if (!notPlanned.empty()) llvm::outs() << "memory: not planned: " << notPlanned << "\n";
   }
   return ok ? 0 : 1;
+}
+
+/// planc auto: the search of the cluster's plans (compiler/AutoPlan.h).
+int runAuto(const Options &o, Compilation &c) {
+  if (!c.loadFile(o.file) || !c.check()) return 1;
+  c.getDiagnostics().finish();
+  if (!c.getProgram().model) {
+    llvm::errs() << "planc: error: '" << o.file << "' has no model to search plans for\n";
+    return 1;
+  }
+  std::optional<cost::Calibration> calibration;
+  if (!readCalibrationOption(o, calibration)) return 1;
+  AutoOptions ao;
+  ao.budgetBytes = o.budget;
+  ao.calibration = calibration ? &*calibration : nullptr;
+  ao.top = o.autoTop;
+  ao.progress = &llvm::errs();
+  auto result = searchPlans(c, ao);
+  if (!result) {
+    llvm::errs() << "planc: error: " << llvm::toString(result.takeError()) << "\n";
+    return 1;
+  }
+  printAutoResult(*result, o.autoTop, llvm::errs());
+  const AutoCandidate *best = result->best();
+  if (!best) {
+    llvm::errs() << "planc: error: no plan of the " << c.getConfig().cluster.worldSize()
+                 << " device(s) fits the budget (the closest are above)\n";
+    return 1;
+  }
+  std::string block = best->plan.parallelBlock(c.getConfig().train.microBatch);
+  if (!o.autoApply) {
+    llvm::outs() << block;
+    return 0;
+  }
+  std::string text = applyPlanChoice(c, best->plan);
+  std::string tmp = o.file + ".tmp";
+  std::error_code ec;
+  {
+    llvm::raw_fd_ostream out(tmp, ec);
+    if (!ec) {
+      out << text;
+      out.close();
+      if (out.has_error()) ec = out.error();
+    }
+  }
+  if (!ec) ec = llvm::sys::fs::rename(tmp, o.file);
+  if (ec) {
+    llvm::sys::fs::remove(tmp);
+    llvm::errs() << "planc: error: cannot write '" << o.file << "': " << ec.message() << "\n";
+    return 1;
+  }
+  llvm::errs() << "planc auto: wrote the best plan into " << o.file << "\n";
+  return 0;
 }
 
 /// planc convert: a checkpoint to one safetensors file, or such a file back
@@ -650,6 +741,7 @@ int run(Options &o) {
   if (o.command == "verify") return runVerify(o, c);
   if (o.command == "run") return runRun(o, c);
   if (o.command == "build") return runBuild(o, c);
+  if (o.command == "auto") return runAuto(o, c);
   return runCheck(o, c, collected);
 }
 

@@ -50,6 +50,23 @@ TEST(MemoryFixRanking, TiesOnBytesGoToFewerFlopsThenSmallerBubbleThenSmallerPeak
             (std::vector<std::string>{"mb-smaller", "mb", "pp", "recompute"}));
 }
 
+TEST(MemoryFixRanking, FittingFixesGoByPredictedStepTimeBeforeBytes) {
+  MemoryFix slowQuiet = fix("slow-quiet", true, 10, 0), fastChatty = fix("fast-chatty", true, 10, 1e12);
+  slowQuiet.stepSeconds = 2.0;
+  fastChatty.stepSeconds = 1.5;
+  EXPECT_EQ(order({slowQuiet, fastChatty}), (std::vector<std::string>{"fast-chatty", "slow-quiet"}));
+}
+
+TEST(MemoryFixRanking, ExactFixesBeforeOtherNumericsBeforeOtherTraining) {
+  MemoryFix exact = fix("zero", true, 10), adam8 = fix("adam8bit", true, 10), lora = fix("lora", true, 10);
+  exact.stepSeconds = 3.0;
+  adam8.stepSeconds = 2.0;
+  adam8.changesNumerics = true;
+  lora.stepSeconds = 1.0;
+  lora.changesTraining = true;
+  EXPECT_EQ(order({lora, adam8, exact}), (std::vector<std::string>{"zero", "adam8bit", "lora"}));
+}
+
 TEST(MemoryFixRanking, FixesThatDoNotFitGoBySmallestPeakWhateverTheyCost) {
   EXPECT_EQ(order({fix("a", false, 30, 0), fix("b", false, 10, 1e12, 1e15, 0.5), fix("c", false, 20)}),
             (std::vector<std::string>{"b", "c", "a"}));
