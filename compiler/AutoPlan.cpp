@@ -447,6 +447,8 @@ llvm::Expected<AutoResult> Search::run() {
     estimated.push_back(a);
   }
   r.profiles = profiles.size();
+  r.estimates.reserve(estimated.size());
+  for (const AutoCandidate &a : estimated) r.estimates.push_back({a.estimatedPeak, a.estimatedSeconds});
   for (auto &[tp, why] : badTp) r.rejected.push_back("tp = " + std::to_string(tp) + ": " + why);
   if (cfg.cluster.gpusPerNode < cfg.cluster.worldSize())
     r.rejected.push_back("tp > " + std::to_string(cfg.cluster.gpusPerNode) +

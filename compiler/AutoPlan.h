@@ -91,6 +91,12 @@ struct AutoResult {
   std::optional<AutoCandidate> current; // the plan as written, analysed in full
   size_t candidates = 0, profiles = 0;
   double seconds = 0;
+  /// Every estimated candidate's memory and step (the report's frontier).
+  struct Point {
+    uint64_t peak = 0;
+    double seconds = 0;
+  };
+  std::vector<Point> estimates;
   const AutoCandidate *best() const {
     return !analysed.empty() && analysed.front().fits ? &analysed.front() : nullptr;
   }

@@ -7,7 +7,8 @@
 # (the window size asked for), and show the chart: every box colour the SVG
 # uses (forward, backward, weight gradient, send / recv, idle; a fill-opacity
 # below 1 composited over the white page) must cover more than MIN_PIXELS
-# pixels. The PNG is decoded with Python's standard library only.
+# pixels. The PNG is decoded with Python's standard library only
+# (tests/e2e/png_pixels.py).
 #
 #   PLANC=build/bin/planc tests/e2e/schedule-svg-screenshot.sh
 #
@@ -79,9 +80,11 @@ PY
   fi
   grep -vE "$NOISE" "$tmp/chromium-$name.log" | sed 's/^/  chromium: /' || true
 
-  if ! /usr/bin/python3 - "$name" "$svg" "$png" "$size" "$MIN_PIXELS" <<'PY'
-import os, struct, sys, zlib
+  if ! E2E_DIR="$ROOT/tests/e2e" /usr/bin/python3 - "$name" "$svg" "$png" "$size" "$MIN_PIXELS" <<'PY'
+import os, sys
 import xml.etree.ElementTree as ET
+sys.path.insert(0, os.environ['E2E_DIR'])
+from png_pixels import PngError, read_png, count as count_in
 
 name, svg_path, png_path, size, min_pixels = sys.argv[1:]
 want_w, want_h = map(int, size.split(','))
@@ -113,75 +116,16 @@ missing = REQUIRED - {cls for cls, _, _ in colours}
 if missing:
     fail('the SVG has no %s boxes' % ', '.join(sorted(missing)))
 
-# --- the PNG: signature, IHDR, pixels ----------------------------------------
-if not os.path.isfile(png_path) or os.path.getsize(png_path) == 0:
-    fail('chromium wrote no screenshot')
-data = open(png_path, 'rb').read()
-if data[:8] != b'\x89PNG\r\n\x1a\n':
-    fail('not a PNG (signature %r)' % data[:8])
-chunks, pos = [], 8
-while pos + 8 <= len(data):
-    length, kind = struct.unpack('>I4s', data[pos:pos + 8])
-    body = data[pos + 8:pos + 8 + length]
-    crc, = struct.unpack('>I', data[pos + 8 + length:pos + 12 + length])
-    if zlib.crc32(kind + body) != crc:
-        fail('bad CRC in chunk %r' % kind)
-    chunks.append((kind, body))
-    pos += 12 + length
-    if kind == b'IEND':
-        break
-if not chunks or chunks[0][0] != b'IHDR' or chunks[-1][0] != b'IEND':
-    fail('PNG without IHDR first and IEND last')
-w, h, depth, ctype, _, _, interlace = struct.unpack('>IIBBBBB', chunks[0][1])
+# --- the PNG (tests/e2e/png_pixels.py) ---------------------------------------
+try:
+    w, h, histogram = read_png(png_path)
+except PngError as e:
+    fail(str(e))
 if (w, h) != (want_w, want_h):
     fail('screenshot is %dx%d, asked for %dx%d' % (w, h, want_w, want_h))
-channels = {2: 3, 6: 4}.get(ctype)
-if depth != 8 or channels is None or interlace != 0:
-    fail('PNG depth %d, colour type %d, interlace %d: expected 8-bit RGB(A), not interlaced'
-         % (depth, ctype, interlace))
-raw = zlib.decompress(b''.join(body for kind, body in chunks if kind == b'IDAT'))
-stride = w * channels
-if len(raw) != h * (stride + 1):
-    fail('%d bytes of image data for %dx%d' % (len(raw), w, h))
-
-# Undo the per-row filters (PNG spec 9.2).
-pixels, prev = [], bytearray(stride)
-for y in range(h):
-    ftype = raw[y * (stride + 1)]
-    row = bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
-    if ftype == 1:
-        for i in range(channels, stride):
-            row[i] = (row[i] + row[i - channels]) & 255
-    elif ftype == 2:
-        for i in range(stride):
-            row[i] = (row[i] + prev[i]) & 255
-    elif ftype == 3:
-        for i in range(stride):
-            left = row[i - channels] if i >= channels else 0
-            row[i] = (row[i] + ((left + prev[i]) >> 1)) & 255
-    elif ftype == 4:
-        for i in range(stride):
-            a = row[i - channels] if i >= channels else 0
-            b = prev[i]
-            c = prev[i - channels] if i >= channels else 0
-            p = a + b - c
-            pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
-            pred = a if pa <= pb and pa <= pc else (b if pb <= pc else c)
-            row[i] = (row[i] + pred) & 255
-    elif ftype != 0:
-        fail('unknown PNG filter %d in row %d' % (ftype, y))
-    pixels.append(bytes(row))
-    prev = row
-
-histogram = {}
-for row in pixels:
-    for i in range(0, stride, channels):
-        px = row[i:i + 3]
-        histogram[px] = histogram.get(px, 0) + 1
 
 def count(rgb, tol=3):
-    return sum(n for px, n in histogram.items()
-               if all(abs(px[k] - rgb[k]) <= tol for k in range(3)))
+    return count_in(histogram, rgb, tol)
 
 white = count((255, 255, 255), tol=0)
 print('%s: %dx%d PNG, %d colours, %.1f%% white' % (name, w, h, len(histogram), 100.0 * white / (w * h)))

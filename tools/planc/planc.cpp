@@ -16,6 +16,7 @@
 #include "compiler/MemoryCheck.h"
 #include "compiler/StepTime.h"
 #include "compiler/AutoPlan.h"
+#include "compiler/Report.h"
 #include "compiler/PlanDiagnostics.h"
 #include "compiler/LargeStack.h"
 #include "runtime/CheckpointConvert.h"
@@ -63,6 +64,10 @@ const char *const kAutoHelp =
 #include "HelpAuto.inc"
     ;
 
+const char *const kReportHelp =
+#include "HelpReport.inc"
+    ;
+
 const char *const kCheckHelp =
 #include "HelpCheck.inc"
     ;
@@ -102,6 +107,7 @@ struct Options {
   std::string calibration;        // --calibration (check, auto): a file of `planc calibrate`
   size_t autoTop = 5;             // --top (auto)
   bool autoApply = false;         // --apply (auto)
+  bool reportSearch = false;      // --auto (report)
   BuildOptions build;             // build, run --target=cpu
   bool optLevelGiven = false;     // -O<n> on the command line
 };
@@ -148,7 +154,8 @@ int parseArgs(int argc, char **argv, Options &o) {
                                                              : o.command == "build" ? kBuildHelp
                                                              : o.command == "verify" ? kVerifyHelp
                                                              : o.command == "convert" ? kConvertHelp
-                                                             : o.command == "auto" ? kAutoHelp : kMainHelp);
+                                                             : o.command == "auto" ? kAutoHelp
+                                                             : o.command == "report" ? kReportHelp : kMainHelp);
       return 0;
     }
     if (a == "--version") {
@@ -157,8 +164,10 @@ int parseArgs(int argc, char **argv, Options &o) {
       return 0;
     }
     if (o.command.empty() && !a.empty() && a[0] != '-') {
-      if (a != "check" && a != "emit" && a != "run" && a != "verify" && a != "build" && a != "convert" && a != "auto")
-        return usage("unknown command '" + a + "'; the commands are check, emit, build, run, verify, convert and auto");
+      if (a != "check" && a != "emit" && a != "run" && a != "verify" && a != "build" && a != "convert" && a != "auto" &&
+          a != "report")
+        return usage("unknown command '" + a +
+                     "'; the commands are check, emit, build, run, verify, convert, auto and report");
       o.command = a;
       continue;
     }
@@ -218,12 +227,15 @@ int parseArgs(int argc, char **argv, Options &o) {
       o.autoTop = size_t(n);
     } else if (o.command == "auto" && a == "--apply") {
       o.autoApply = true;
-    } else if ((o.command == "check" || o.command == "auto") && a.rfind("--budget", 0) == 0) {
+    } else if (o.command == "report" && a == "--auto") {
+      o.reportSearch = true;
+    } else if ((o.command == "check" || o.command == "auto" || o.command == "report") && a.rfind("--budget", 0) == 0) {
       if (!valueOf(i, "--budget", v)) return usage("--budget needs a size such as 70GiB");
       auto bytes = parseBudget(v);
       if (!bytes) return usage(llvm::toString(bytes.takeError()));
       o.budget = *bytes;
-    } else if ((o.command == "check" || o.command == "auto") && a.rfind("--calibration", 0) == 0) {
+    } else if ((o.command == "check" || o.command == "auto" || o.command == "report") &&
+               a.rfind("--calibration", 0) == 0) {
       if (!valueOf(i, "--calibration", v) || v.empty()) return usage("--calibration needs a file (planc calibrate -o FILE)");
       o.calibration = v;
     } else if (o.command == "verify" && a == "--testing-swap-sends") {
@@ -261,7 +273,8 @@ int parseArgs(int argc, char **argv, Options &o) {
       if (v != "interp" && v != "cpu")
         return usage("--target=" + v + " is not available; the targets are interp and cpu");
       o.target = v;
-    } else if ((o.command == "build" || o.command == "convert") && (a == "-o" || a.rfind("-o=", 0) == 0)) {
+    } else if ((o.command == "build" || o.command == "convert" || o.command == "report") &&
+               (a == "-o" || a.rfind("-o=", 0) == 0)) {
       if (!valueOf(i, "-o", v) || v.empty()) return usage("-o needs a file name");
       o.build.output = v;
     } else if (o.command == "build" && a.rfind("--dtype", 0) == 0) {
@@ -296,7 +309,9 @@ int parseArgs(int argc, char **argv, Options &o) {
       o.file = a;
     }
   }
-  if (o.command.empty()) return usage("no command; the commands are check, emit, build, run, verify, convert and auto");
+  if (o.command.empty())
+    return usage("no command; the commands are check, emit, build, run, verify, convert, auto and report");
+  if (o.command == "report" && o.build.output.empty()) return usage("report needs an output file: -o <report.html>");
   if (o.file.empty()) return usage("no input file");
   if (o.command == "convert" && o.build.output.empty())
     return usage("convert needs an output: -o <file.safetensors> or -o <checkpoint folder>");
@@ -665,6 +680,28 @@ int runCheck(const Options &o, Compilation &c, CollectingConsumer *collected) {
   return ok ? 0 : 1;
 }
 
+/// Writes `text` to `path` whole: a temporary file beside it, then a rename,
+/// so that a reader never sees half a file. False after reporting why not.
+bool writeFileAtomically(const std::string &path, llvm::StringRef text) {
+  std::string tmp = path + ".planc-tmp";
+  std::error_code ec;
+  {
+    llvm::raw_fd_ostream out(tmp, ec);
+    if (!ec) {
+      out << text;
+      out.close();
+      if (out.has_error()) ec = out.error();
+    }
+  }
+  if (!ec) ec = llvm::sys::fs::rename(tmp, path);
+  if (ec) {
+    llvm::sys::fs::remove(tmp);
+    llvm::errs() << "planc: error: cannot write '" << path << "': " << ec.message() << "\n";
+    return false;
+  }
+  return true;
+}
+
 /// planc auto: the search of the cluster's plans (compiler/AutoPlan.h).
 int runAuto(const Options &o, Compilation &c) {
   if (!c.loadFile(o.file) || !c.check()) return 1;
@@ -697,24 +734,32 @@ int runAuto(const Options &o, Compilation &c) {
     llvm::outs() << block;
     return 0;
   }
-  std::string text = applyPlanChoice(c, best->plan);
-  std::string tmp = o.file + ".tmp";
-  std::error_code ec;
-  {
-    llvm::raw_fd_ostream out(tmp, ec);
-    if (!ec) {
-      out << text;
-      out.close();
-      if (out.has_error()) ec = out.error();
-    }
-  }
-  if (!ec) ec = llvm::sys::fs::rename(tmp, o.file);
-  if (ec) {
-    llvm::sys::fs::remove(tmp);
-    llvm::errs() << "planc: error: cannot write '" << o.file << "': " << ec.message() << "\n";
+  if (!writeFileAtomically(o.file, applyPlanChoice(c, best->plan))) return 1;
+  llvm::errs() << "planc auto: wrote the best plan into " << o.file << "\n";
+  return 0;
+}
+
+/// planc report: the HTML page (compiler/Report.h).
+int runReport(const Options &o, Compilation &c) {
+  if (!c.loadFile(o.file) || !c.check()) return 1;
+  c.getDiagnostics().finish();
+  if (!c.getProgram().model) {
+    llvm::errs() << "planc: error: '" << o.file << "' has no model to report on\n";
     return 1;
   }
-  llvm::errs() << "planc auto: wrote the best plan into " << o.file << "\n";
+  std::optional<cost::Calibration> calibration;
+  if (!readCalibrationOption(o, calibration)) return 1;
+  ReportOptions ro;
+  ro.budgetBytes = o.budget;
+  ro.calibration = calibration ? &*calibration : nullptr;
+  ro.search = o.reportSearch;
+  ro.progress = &llvm::errs();
+  std::string html;
+  llvm::raw_string_ostream os(html);
+  if (llvm::Error e = writeReport(c, ro, os)) return failAfterCheck(c, std::move(e));
+  os.flush();
+  if (!writeFileAtomically(o.build.output, html)) return 1;
+  llvm::errs() << "planc report: wrote " << o.build.output << "\n";
   return 0;
 }
 
@@ -742,6 +787,7 @@ int run(Options &o) {
   if (o.command == "run") return runRun(o, c);
   if (o.command == "build") return runBuild(o, c);
   if (o.command == "auto") return runAuto(o, c);
+  if (o.command == "report") return runReport(o, c);
   return runCheck(o, c, collected);
 }
 
