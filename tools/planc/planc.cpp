@@ -702,16 +702,24 @@ bool writeFileAtomically(const std::string &path, llvm::StringRef text) {
   return true;
 }
 
-/// planc auto: the search of the cluster's plans (compiler/AutoPlan.h).
-int runAuto(const Options &o, Compilation &c) {
-  if (!c.loadFile(o.file) || !c.check()) return 1;
+/// The start of the commands that analyse a model (auto, report): the plan
+/// checked, a model in it (else an error saying what `what` needs), and the
+/// --calibration file read. False after reporting.
+bool loadModelPlan(const Options &o, Compilation &c, const char *what,
+                   std::optional<cost::Calibration> &calibration) {
+  if (!c.loadFile(o.file) || !c.check()) return false;
   c.getDiagnostics().finish();
   if (!c.getProgram().model) {
-    llvm::errs() << "planc: error: '" << o.file << "' has no model to search plans for\n";
-    return 1;
+    llvm::errs() << "planc: error: '" << o.file << "' has no model to " << what << "\n";
+    return false;
   }
+  return readCalibrationOption(o, calibration);
+}
+
+/// planc auto: the search of the cluster's plans (compiler/AutoPlan.h).
+int runAuto(const Options &o, Compilation &c) {
   std::optional<cost::Calibration> calibration;
-  if (!readCalibrationOption(o, calibration)) return 1;
+  if (!loadModelPlan(o, c, "search plans for", calibration)) return 1;
   AutoOptions ao;
   ao.budgetBytes = o.budget;
   ao.calibration = calibration ? &*calibration : nullptr;
@@ -741,14 +749,8 @@ int runAuto(const Options &o, Compilation &c) {
 
 /// planc report: the HTML page (compiler/Report.h).
 int runReport(const Options &o, Compilation &c) {
-  if (!c.loadFile(o.file) || !c.check()) return 1;
-  c.getDiagnostics().finish();
-  if (!c.getProgram().model) {
-    llvm::errs() << "planc: error: '" << o.file << "' has no model to report on\n";
-    return 1;
-  }
   std::optional<cost::Calibration> calibration;
-  if (!readCalibrationOption(o, calibration)) return 1;
+  if (!loadModelPlan(o, c, "report on", calibration)) return 1;
   ReportOptions ro;
   ro.budgetBytes = o.budget;
   ro.calibration = calibration ? &*calibration : nullptr;
