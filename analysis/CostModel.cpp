@@ -148,7 +148,7 @@ OpCost Estimator::costOf(const Op &op) const {
     compute = peak > 0 ? local / (peak * cal.gemmEfficiency(local)) : 0;
     c.kind = Kind::Gemm;
   } else {
-    double peak = hw.peakFor("f32");
+    double peak = hw.peakFor("f32") * cal.elementwiseEfficiency;
     compute = peak > 0 ? local / peak : 0;
     c.kind = Kind::Other;
   }

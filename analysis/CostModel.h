@@ -9,7 +9,8 @@
 //    result's local block) at the memory bandwidth times an efficiency,
 //    whichever is longer, plus a kernel's launch. GEMMs (matmul, flash
 //    attention) reach an efficiency that grows with their size, read from
-//    the calibration's curve; other kernels compute at the f32 rate. Views
+//    the calibration's curve; other kernels compute at the f32 rate times
+//    the calibration's elementwise efficiency. Views
 //    cost nothing.
 //  - a collective's time is the α-β model over the link its group crosses:
 //    a group whose ranks lie in one node (the rank layout puts tp fastest,
@@ -41,11 +42,17 @@
 #include "llvm/Support/Error.h"
 
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 namespace planc::cost {
+
+struct Link {
+  double bandwidth = 0; // bytes/s per device and direction
+  double latency = 0;   // seconds per ring step
+};
 
 /// What a device reaches of its datasheet: measured (`planc calibrate`) or
 /// the defaults of its kind (docs/cost.md says where each comes from).
@@ -57,13 +64,19 @@ struct Calibration {
   double memoryEfficiency = 0.8; // of the memory bandwidth, for kernels that stream
   double busEfficiency = 0.8;    // a collective's bus bandwidth over the link's
   double kernelLaunch = 4e-6;    // seconds a kernel costs however small
+  /// Other kernels' FLOPs (elementwise, norms, softmax) run at this fraction
+  /// of the f32 peak: on GPUs the f32 peak is the CUDA cores' own (1); on
+  /// CPUs it is the GEMMs' FMA peak, which transcendental-heavy scalar code
+  /// is far from.
+  double elementwiseEfficiency = 1.0;
+  /// Measured on the machine (`planc calibrate`): they replace the device's
+  /// datasheet figures (peak FLOP/s by dtype, memory bandwidth) and the
+  /// intra-node link; empty or 0: the device's.
+  std::map<std::string, double> peakFlops;
+  double memoryBandwidth = 0;
+  std::optional<Link> intraNode;
 
   double gemmEfficiency(double flops) const;
-};
-
-struct Link {
-  double bandwidth = 0; // bytes/s per device and direction
-  double latency = 0;   // seconds per ring step
 };
 
 /// The machine, as the cost model needs it.

@@ -103,15 +103,8 @@ llvm::Expected<std::string> planc::generateCpuSource(Compilation &c, std::option
   return text;
 }
 
-llvm::Error planc::buildCpuExecutable(Compilation &c, const BuildOptions &options, llvm::raw_ostream &log) {
-  if (options.output.empty()) return makeError("no output file; give one with -o");
-  const std::string sourceName =
-      c.getMainBuffer() ? c.getSourceMgr().getMemoryBuffer(c.getMainBuffer())->getBufferIdentifier().str() : "";
-  log << "planc build: generating C++ for " << sourceName << "\n";
-  log.flush();
-  auto source = generateCpuSource(c, options.floatType, sourceName);
-  if (!source) return source.takeError();
-
+llvm::Error planc::compileCppProgram(const std::string &source, const std::string &sourceName,
+                                     const BuildOptions &options, llvm::raw_ostream &log) {
   // The toolchain: the compiler and where the runtime is.
   std::string cxx = options.cxx;
   if (cxx.empty()) {
@@ -135,7 +128,7 @@ llvm::Error planc::buildCpuExecutable(Compilation &c, const BuildOptions &option
     std::error_code ec;
     llvm::raw_fd_ostream f(tmpCpp, ec);
     if (ec) return makeError("cannot write '" + tmpCpp + "': " + ec.message());
-    f << *source;
+    f << source;
     f.close();
     if (f.has_error()) return makeError("cannot write '" + tmpCpp + "': " + f.error().message());
   }
@@ -157,7 +150,7 @@ llvm::Error planc::buildCpuExecutable(Compilation &c, const BuildOptions &option
   llvm::SmallString<128> errPath;
   if (std::error_code ec = llvm::sys::fs::createTemporaryFile("planc-build", "log", errPath))
     return makeError("cannot create a temporary file: " + ec.message());
-  log << "planc build: compiling " << (source->size() / 1024) << " KiB of C++ with " << cxx << "\n";
+  log << "planc build: compiling " << (source.size() / 1024) << " KiB of C++ with " << cxx << "\n";
   log.flush();
   llvm::Optional<llvm::StringRef> redirects[] = {llvm::None, llvm::StringRef(errPath), llvm::StringRef(errPath)};
   std::string execError;
@@ -176,7 +169,21 @@ llvm::Error planc::buildCpuExecutable(Compilation &c, const BuildOptions &option
     llvm::sys::fs::remove(tmpExe);
     return makeError("cannot write '" + options.output + "': " + ec.message());
   }
-  log << "planc build: wrote " << options.output << (options.keepSource ? " and " + cppPath : "") << "\n";
+  return llvm::Error::success();
+}
+
+llvm::Error planc::buildCpuExecutable(Compilation &c, const BuildOptions &options, llvm::raw_ostream &log) {
+  if (options.output.empty()) return makeError("no output file; give one with -o");
+  const std::string sourceName =
+      c.getMainBuffer() ? c.getSourceMgr().getMemoryBuffer(c.getMainBuffer())->getBufferIdentifier().str() : "";
+  log << "planc build: generating C++ for " << sourceName << "\n";
+  log.flush();
+  auto source = generateCpuSource(c, options.floatType, sourceName);
+  if (!source) return source.takeError();
+
+  if (llvm::Error e = compileCppProgram(*source, sourceName, options, log)) return e;
+  log << "planc build: wrote " << options.output
+      << (options.keepSource ? " and " + options.output + ".cpp" : "") << "\n";
   log.flush();
   return llvm::Error::success();
 }

@@ -50,6 +50,13 @@ llvm::Expected<std::string> generateCpuSource(Compilation &c, std::optional<ir::
 /// lines), an unwritable output.
 llvm::Error buildCpuExecutable(Compilation &c, const BuildOptions &options, llvm::raw_ostream &log);
 
+/// Compiles C++ `source` that uses the runtime into the executable
+/// options.output (through a temporary name, renamed into place), with the
+/// system compiler, the runtime, OpenBLAS and MPI as `planc build` does.
+/// Errors name `sourceName` and carry the compiler's last output.
+llvm::Error compileCppProgram(const std::string &source, const std::string &sourceName, const BuildOptions &options,
+                              llvm::raw_ostream &log);
+
 } // namespace planc
 
 #endif

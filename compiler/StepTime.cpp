@@ -10,7 +10,6 @@
 #include "llvm/Support/Path.h"
 
 #include <cmath>
-#include <fstream>
 
 using namespace planc;
 
@@ -19,12 +18,15 @@ cost::Calibration planc::defaultCalibration(const DeviceSpec &device) {
   if (device.name == "cpu") {
     // OpenBLAS sgemm on one AVX2 core reaches most of its peak from about
     // 128^3 up (bench/sgemm-rate.c measures it); streaming kernels get about
-    // half of a channel's bandwidth, and a kernel is a function call.
+    // half of a channel's bandwidth; a kernel is an OpenMP loop (about a
+    // microsecond); elementwise code with tanh and exp computes at a few
+    // percent of the FMA peak (planc calibrate measured 1% here).
     c.source = "defaults for CPUs";
     c.gemm = {{1e5, 0.15}, {1e7, 0.5}, {1e9, 0.75}, {1e11, 0.8}};
     c.memoryEfficiency = 0.5;
     c.busEfficiency = 0.5;
     c.kernelLaunch = 1e-6;
+    c.elementwiseEfficiency = 0.02;
     return c;
   }
   // cuBLAS bf16/f16 GEMMs on A100/H100-class GPUs: about 10% of peak for a
@@ -69,12 +71,36 @@ llvm::Expected<cost::Calibration> planc::readCalibration(llvm::StringRef path) {
   };
   if (auto e = number("memory_efficiency", c.memoryEfficiency, 0, 1)) return std::move(e);
   if (auto e = number("bus_efficiency", c.busEfficiency, 0, 1)) return std::move(e);
+  if (auto e = number("elementwise_efficiency", c.elementwiseEfficiency, 0, 1)) return std::move(e);
   double launchUs = c.kernelLaunch * 1e6;
   if (j.contains("kernel_launch_us") && j["kernel_launch_us"].is_number() && j["kernel_launch_us"].get<double>() == 0)
     launchUs = 0;
   else if (auto e = number("kernel_launch_us", launchUs, 0, 1e6))
     return std::move(e);
   c.kernelLaunch = launchUs * 1e-6;
+  if (j.contains("peak_flops")) {
+    if (!j["peak_flops"].is_object()) return fieldError(path, "'peak_flops' is not an object {dtype: FLOP/s}");
+    for (auto it = j["peak_flops"].begin(); it != j["peak_flops"].end(); ++it) {
+      if (!it.value().is_number() || !(it.value().get<double>() > 0))
+        return fieldError(path, "'peak_flops' of '" + it.key() + "' is not a positive number");
+      c.peakFlops[it.key()] = it.value().get<double>();
+    }
+  }
+  if (j.contains("memory_bandwidth")) {
+    if (!j["memory_bandwidth"].is_number() || !(j["memory_bandwidth"].get<double>() > 0))
+      return fieldError(path, "'memory_bandwidth' is not a positive number of bytes/s");
+    c.memoryBandwidth = j["memory_bandwidth"].get<double>();
+  }
+  if (j.contains("intra_node")) {
+    const nlohmann::json &l = j["intra_node"];
+    if (!l.is_object() || !l.contains("bandwidth") || !l["bandwidth"].is_number() ||
+        !(l["bandwidth"].get<double>() > 0) || (l.contains("latency") && !l["latency"].is_number()))
+      return fieldError(path, "'intra_node' is not {\"bandwidth\": bytes/s, \"latency\": seconds}");
+    cost::Link link;
+    link.bandwidth = l["bandwidth"].get<double>();
+    link.latency = std::max(0.0, l.value("latency", 0.0));
+    c.intraNode = link;
+  }
   if (!j.contains("gemm")) return fieldError(path, "no 'gemm' curve: [[flops, efficiency], ...]");
   const nlohmann::json &g = j["gemm"];
   if (!g.is_array() || g.empty()) return fieldError(path, "'gemm' is not a non-empty array of [flops, efficiency]");
@@ -97,16 +123,25 @@ llvm::Error planc::writeCalibration(const cost::Calibration &cal, const std::str
   j["source"] = cal.source;
   j["memory_efficiency"] = cal.memoryEfficiency;
   j["bus_efficiency"] = cal.busEfficiency;
+  j["elementwise_efficiency"] = cal.elementwiseEfficiency;
   j["kernel_launch_us"] = cal.kernelLaunch * 1e6;
   nlohmann::json g = nlohmann::json::array();
   for (const auto &[flops, eff] : cal.gemm) g.push_back({flops, eff});
   j["gemm"] = g;
+  if (!cal.peakFlops.empty()) j["peak_flops"] = cal.peakFlops;
+  if (cal.memoryBandwidth > 0) j["memory_bandwidth"] = cal.memoryBandwidth;
+  if (cal.intraNode) j["intra_node"] = {{"bandwidth", cal.intraNode->bandwidth}, {"latency", cal.intraNode->latency}};
   std::string tmp = path.str() + ".tmp";
+  std::error_code ec;
   {
-    std::ofstream out(tmp, std::ios::trunc);
+    llvm::raw_fd_ostream out(tmp, ec);
+    if (ec) return makeError("cannot write '" + path.str() + "': " + ec.message());
     out << j.dump(2) << "\n";
-    out.flush();
-    if (!out) return makeError("cannot write '" + tmp + "'");
+    out.close();
+    if (out.has_error()) {
+      llvm::sys::fs::remove(tmp);
+      return makeError("cannot write '" + path.str() + "': " + out.error().message());
+    }
   }
   if (std::error_code ec = llvm::sys::fs::rename(tmp, path)) {
     llvm::sys::fs::remove(tmp);
@@ -125,6 +160,11 @@ cost::Hardware planc::hardwareOf(const ClusterConfig &cluster, const cost::Calib
   hw.intraNode = {cluster.intraNode.bandwidth, cluster.intraNode.latency};
   hw.interNode = {cluster.interNode.bandwidth, cluster.interNode.latency};
   hw.calibration = calibration ? *calibration : defaultCalibration(cluster.device);
+  // A measured machine's figures replace the datasheet's.
+  for (const auto &[dtype, flops] : hw.calibration.peakFlops)
+    if (flops > 0) hw.peakFlops[dtype] = flops;
+  if (hw.calibration.memoryBandwidth > 0) hw.memoryBandwidth = hw.calibration.memoryBandwidth;
+  if (hw.calibration.intraNode) hw.intraNode = *hw.calibration.intraNode;
   return hw;
 }
 

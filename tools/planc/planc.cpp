@@ -17,6 +17,7 @@
 #include "compiler/StepTime.h"
 #include "compiler/AutoPlan.h"
 #include "compiler/Report.h"
+#include "compiler/Calibrate.h"
 #include "compiler/PlanDiagnostics.h"
 #include "compiler/LargeStack.h"
 #include "runtime/CheckpointConvert.h"
@@ -66,6 +67,10 @@ const char *const kAutoHelp =
 
 const char *const kReportHelp =
 #include "HelpReport.inc"
+    ;
+
+const char *const kCalibrateHelp =
+#include "HelpCalibrate.inc"
     ;
 
 const char *const kCheckHelp =
@@ -155,7 +160,8 @@ int parseArgs(int argc, char **argv, Options &o) {
                                                              : o.command == "verify" ? kVerifyHelp
                                                              : o.command == "convert" ? kConvertHelp
                                                              : o.command == "auto" ? kAutoHelp
-                                                             : o.command == "report" ? kReportHelp : kMainHelp);
+                                                             : o.command == "report" ? kReportHelp
+                                                             : o.command == "calibrate" ? kCalibrateHelp : kMainHelp);
       return 0;
     }
     if (a == "--version") {
@@ -165,9 +171,9 @@ int parseArgs(int argc, char **argv, Options &o) {
     }
     if (o.command.empty() && !a.empty() && a[0] != '-') {
       if (a != "check" && a != "emit" && a != "run" && a != "verify" && a != "build" && a != "convert" && a != "auto" &&
-          a != "report")
+          a != "report" && a != "calibrate")
         return usage("unknown command '" + a +
-                     "'; the commands are check, emit, build, run, verify, convert, auto and report");
+                     "'; the commands are check, emit, build, run, verify, convert, auto, report and calibrate");
       o.command = a;
       continue;
     }
@@ -273,7 +279,7 @@ int parseArgs(int argc, char **argv, Options &o) {
       if (v != "interp" && v != "cpu")
         return usage("--target=" + v + " is not available; the targets are interp and cpu");
       o.target = v;
-    } else if ((o.command == "build" || o.command == "convert" || o.command == "report") &&
+    } else if ((o.command == "build" || o.command == "convert" || o.command == "report" || o.command == "calibrate") &&
                (a == "-o" || a.rfind("-o=", 0) == 0)) {
       if (!valueOf(i, "-o", v) || v.empty()) return usage("-o needs a file name");
       o.build.output = v;
@@ -297,7 +303,7 @@ int parseArgs(int argc, char **argv, Options &o) {
     } else if (o.command == "run" && a.rfind("--dtype", 0) == 0) {
       if (!valueOf(i, "--dtype", v) || (v != "f64" && v != "f32")) return usage("--dtype must be f64 or f32");
       o.run.floatType = v == "f64" ? ir::DType::F64 : ir::DType::F32;
-    } else if (o.command == "run" && a.rfind("--ranks", 0) == 0) {
+    } else if ((o.command == "run" || o.command == "calibrate") && a.rfind("--ranks", 0) == 0) {
       if (!valueOf(i, "--ranks", v) || !parseCount(v, 1, o.run.ranks)) return usage("--ranks needs a positive integer");
     } else if (o.command == "run" && a.rfind("--dump", 0) == 0) {
       if (!valueOf(i, "--dump", v) || v.empty()) return usage("--dump needs a folder");
@@ -310,8 +316,13 @@ int parseArgs(int argc, char **argv, Options &o) {
     }
   }
   if (o.command.empty())
-    return usage("no command; the commands are check, emit, build, run, verify, convert, auto and report");
+    return usage("no command; the commands are check, emit, build, run, verify, convert, auto, report and calibrate");
   if (o.command == "report" && o.build.output.empty()) return usage("report needs an output file: -o <report.html>");
+  if (o.command == "calibrate") {
+    if (!o.file.empty()) return usage("calibrate measures this machine and takes no plan ('" + o.file + "')");
+    if (o.build.output.empty()) return usage("calibrate needs an output file: -o <calibration.json>");
+    return -1;
+  }
   if (o.file.empty()) return usage("no input file");
   if (o.command == "convert" && o.build.output.empty())
     return usage("convert needs an output: -o <file.safetensors> or -o <checkpoint folder>");
@@ -765,6 +776,31 @@ int runReport(const Options &o, Compilation &c) {
   return 0;
 }
 
+/// planc calibrate: this machine's calibration file (compiler/Calibrate.h).
+int runCalibrate(const Options &o) {
+  CalibrateOptions co;
+  co.build = o.build;
+  co.ranks = std::max<int64_t>(o.run.ranks, 1);
+  auto cal = calibrateThisMachine(co, llvm::errs());
+  if (!cal) {
+    llvm::errs() << "planc: error: " << llvm::toString(cal.takeError()) << "\n";
+    return 1;
+  }
+  if (llvm::Error e = writeCalibration(*cal, "cpu", o.build.output)) {
+    llvm::errs() << "planc: error: " << llvm::toString(std::move(e)) << "\n";
+    return 1;
+  }
+  auto peak = cal->peakFlops.find("f32");
+  llvm::errs() << "planc calibrate: f32 GEMM peak "
+               << llvm::format("%.1f", peak == cal->peakFlops.end() ? 0.0 : peak->second / 1e9) << " GFLOP/s, memory "
+               << llvm::format("%.1f", cal->memoryBandwidth / 1e9) << " GB/s";
+  if (cal->intraNode)
+    llvm::errs() << ", all-reduce bus bandwidth " << llvm::format("%.2f", cal->intraNode->bandwidth / 1e9)
+                 << " GB/s, latency " << llvm::format("%.1f", cal->intraNode->latency * 1e6) << " us";
+  llvm::errs() << "; wrote " << o.build.output << "\n";
+  return 0;
+}
+
 /// planc convert: a checkpoint to one safetensors file, or such a file back
 /// into a checkpoint (runtime/CheckpointConvert.h).
 int runConvert(const Options &o) {
@@ -782,6 +818,7 @@ int runConvert(const Options &o) {
 
 int run(Options &o) {
   if (o.command == "convert") return runConvert(o);
+  if (o.command == "calibrate") return runCalibrate(o);
   Compilation c(o.frontend);
   CollectingConsumer *collected = setUpDiagnostics(o, c);
   if (o.command == "emit") return runEmit(o, c);

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/Calibrate.h"
 #include "compiler/MemoryCheck.h"
 #include "compiler/StepTime.h"
 #include "GptPlanText.h"
@@ -144,4 +145,39 @@ TEST(StepTime, CalibrationFilesRoundTripAndNamesTheirErrors) {
   EXPECT_FALSE(bool(missing));
   llvm::consumeError(missing.takeError());
   llvm::sys::fs::remove_directories(dir);
+}
+
+TEST(StepTime, MeasurementsBecomeACalibrationThatReplacesTheDatasheet) {
+  nlohmann::json measured = {{"gemm", {{1e6, 2e10}, {1e9, 1e11}, {1e8, 5e10}}},
+                             {"peak_flops", {{"f32", 1e11}, {"f64", 5e10}}},
+                             {"memory_bandwidth", 2e10},
+                             {"kernel_launch_us", 0.5},
+                             {"ranks", 2},
+                             {"allreduce", {{4096, 1e-5}, {1 << 20, 2e-4}}}};
+  auto c = calibrationFromMeasurements(measured);
+  ASSERT_TRUE(bool(c)) << llvm::toString(c.takeError());
+  // Points in order of FLOPs, as fractions of the peak; one out of order dropped.
+  ASSERT_EQ(c->gemm.size(), 2u);
+  EXPECT_DOUBLE_EQ(c->gemm[0].second, 0.2);
+  EXPECT_DOUBLE_EQ(c->gemm[1].second, 1.0);
+  EXPECT_EQ(c->peakFlops.at("bf16"), 1e11); // computed in f32 on the CPU
+  EXPECT_DOUBLE_EQ(c->kernelLaunch, 0.5e-6);
+  ASSERT_TRUE(c->intraNode.has_value());
+  // Bus bandwidth 2(n-1)/n S / t at the largest; latency from the smallest.
+  EXPECT_DOUBLE_EQ(c->intraNode->bandwidth, double(1 << 20) / 2e-4);
+  EXPECT_DOUBLE_EQ(c->intraNode->latency, 1e-5 / 2);
+
+  DeviceSpec cpu;
+  cpu.name = "cpu";
+  cpu.peakFlops = {{"f32", 3.84e11}};
+  cpu.memoryBandwidth = 25e9;
+  ClusterConfig cluster;
+  cluster.device = cpu;
+  cost::Hardware hw = hardwareOf(cluster, &*c);
+  EXPECT_EQ(hw.peakFor("f32"), 1e11);
+  EXPECT_EQ(hw.memoryBandwidth, 2e10);
+  EXPECT_EQ(hw.intraNode.bandwidth, c->intraNode->bandwidth);
+
+  EXPECT_FALSE(bool(calibrationFromMeasurements(nlohmann::json::object())));
+  llvm::consumeError(calibrationFromMeasurements(nlohmann::json::object()).takeError());
 }
