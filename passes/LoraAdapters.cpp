@@ -110,6 +110,16 @@ llvm::Error LoraAdaptersPass::run(Module &m) {
     Adapter &a = adapters[p];
     a.a = make(".lora_a", {p->type.shape[0], rank}, InitKind::Normal);
     a.b = make(".lora_b", {rank, p->type.shape[1]}, InitKind::Zeros);
+    // Under tensor parallelism the adapter is split as Megatron's LoRA
+    // splits it: a weight split on its output dim (column-parallel) splits
+    // B's, A whole; one split on its input dim (row-parallel) splits A's, B
+    // whole. x A B is then sharded exactly as x W is (a partial sum where x W
+    // is one), and nothing is resharded between them.
+    const Sharding &ws = p->type.sharding;
+    if (ws.dims.size() == 2) {
+      a.a->type.sharding.dims[0] = ws.dims[0];
+      a.b->type.sharding.dims[1] = ws.dims[1];
+    }
   }
   m.params = std::move(params);
 
