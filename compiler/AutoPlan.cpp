@@ -290,11 +290,16 @@ const Profile &Search::profile(const ProfileKey &key) {
 // Enumeration and closed-form estimates
 //===----------------------------------------------------------------------===//
 
+/// The divisors of n, increasing (O(sqrt n): a cluster may have 2^40 devices).
 std::vector<int64_t> divisors(int64_t n) {
-  std::vector<int64_t> d;
-  for (int64_t i = 1; i <= n; ++i)
-    if (n % i == 0) d.push_back(i);
-  return d;
+  std::vector<int64_t> low, high;
+  for (int64_t i = 1; i <= n / i; ++i)
+    if (n % i == 0) {
+      low.push_back(i);
+      if (i != n / i) high.push_back(n / i);
+    }
+  low.insert(low.end(), high.rbegin(), high.rend());
+  return low;
 }
 
 void Search::enumerate(std::vector<AutoCandidate> &out) {
@@ -302,8 +307,9 @@ void Search::enumerate(std::vector<AutoCandidate> &out) {
   const int64_t global = cfg.train.globalBatch;
   for (int64_t tp : divisors(std::min(world, perNode))) {
     if (world % tp) continue;
-    for (int64_t pp : divisors(world / tp)) {
-      if (pp > 1 && (layers < pp || layers % pp)) continue;
+    // pp divides the layers (and the devices left by tp).
+    for (int64_t pp : divisors(layers)) {
+      if ((world / tp) % pp) continue;
       const int64_t dp = world / (tp * pp);
       if (global % dp) continue;
       for (int64_t mb = 1; mb <= 16 && mb <= global / dp; mb *= 2) {
@@ -429,6 +435,11 @@ llvm::Expected<AutoResult> Search::run() {
   std::vector<AutoCandidate> all;
   enumerate(all);
   r.candidates = all.size();
+  if (all.empty())
+    r.rejected.push_back("every mesh: global_batch " + std::to_string(cfg.train.globalBatch) +
+                         " is not divisible by the data-parallel size of any mesh of the " +
+                         std::to_string(cfg.cluster.worldSize()) + " device(s) (tp within a node, pp dividing the " +
+                         std::to_string(layers) + " layers)");
   progress(std::to_string(all.size()) + " candidate plans of " + std::to_string(cfg.cluster.worldSize()) +
            " device(s); profiling the model" + (depth.empty() ? "" : " (one and two of its '" + depth + "' layers)"));
 
