@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "frontend/Parser.h"
+#include "frontend/FastLexer.h"
 #include "frontend/ParserImpl.h"
 #include "frontend/SourceBytes.h"
 
@@ -156,52 +157,60 @@ private:
   unsigned lastLine = 0;
 };
 
-/// Everything one parse needs, alive together (ANTLR objects refer to each other).
+/// Everything one parse needs, alive together (ANTLR objects refer to each
+/// other). The input is lexed once, by frontend/FastLexer.h, into a list the
+/// token stream reads; the generated lexer is the tokens' source (their
+/// vocabulary, their text).
 struct ParseSession {
-  ParseSession(llvm::StringRef text) : input(text.str()), lexer(&input), tokens(&lexer), parser(&tokens) {
+  explicit ParseSession(llvm::StringRef text) : text(text), input(text.str()), lexer(&input) {
     lexer.removeErrorListeners();
-    parser.removeErrorListeners();
   }
-  antlr4::ANTLRInputStream input;
-  PlanLexer lexer;
-  antlr4::CommonTokenStream tokens;
-  PlanParser parser;
-};
 
-/// Lexes once without keeping the tokens, stopping past the limit: a 10 MB
-/// generated expression is refused in milliseconds instead of first being
-/// turned into millions of token objects. Rewinds the lexer for the real pass.
-bool countTokens(ParseSession &s, const Positions &pos, DiagnosticEngine &diags, const ParseLimits &limits) {
-  size_t count = 0;
-  for (;;) {
-    std::unique_ptr<antlr4::Token> t = s.lexer.nextToken();
-    if (t->getType() == antlr4::Token::EOF) break;
-    if (++count > limits.maxTokens) {
-      diags.report(DiagID::err_too_many_tokens, pos.range(t.get())) << uint64_t(limits.maxTokens);
+  /// Lexes the whole input, stopping at the token past `maxTokens` (then
+  /// false, with that token in `over`): a 10 MB generated expression is
+  /// refused after the limit, not after millions of token objects. Then the
+  /// token stream and the parser over the tokens, the stream filled.
+  bool lex(size_t maxTokens, std::unique_ptr<antlr4::Token> *over = nullptr) {
+    std::vector<std::unique_ptr<antlr4::Token>> list;
+    if (!lexFast(text, &lexer, &input, maxTokens, list)) {
+      if (over) *over = std::move(list.back());
       return false;
     }
+    source = std::make_unique<antlr4::ListTokenSource>(std::move(list));
+    tokenStream = std::make_unique<antlr4::CommonTokenStream>(source.get());
+    tokenStream->fill();
+    planParser = std::make_unique<PlanParser>(tokenStream.get());
+    planParser->removeErrorListeners();
+    return true;
   }
-  s.input.reset();
-  s.lexer.reset();
-  return true;
-}
+  antlr4::CommonTokenStream &tokens() { return *tokenStream; }
+  PlanParser &parser() { return *planParser; }
+
+  llvm::StringRef text; // the UTF-8 the input holds as code points
+  antlr4::ANTLRInputStream input;
+  PlanLexer lexer;
+  std::unique_ptr<antlr4::ListTokenSource> source;
+  std::unique_ptr<antlr4::CommonTokenStream> tokenStream;
+  std::unique_ptr<PlanParser> planParser;
+};
 
 /// Runs a parser entry point twice if needed: SLL with bail-out (fast, right
 /// for nearly every input), then full LL with planc's error reporting.
 template <typename Entry>
-auto parseTwoStage(ParseSession &s, PlanErrorStrategy &strategy, Entry entry) -> decltype(entry(s.parser)) {
-  s.parser.setErrorHandler(std::make_shared<antlr4::BailErrorStrategy>());
-  s.parser.getInterpreter<antlr4::atn::ParserATNSimulator>()->setPredictionMode(antlr4::atn::PredictionMode::SLL);
+auto parseTwoStage(ParseSession &s, PlanErrorStrategy &strategy, Entry entry) -> decltype(entry(s.parser())) {
+  PlanParser &parser = s.parser();
+  parser.setErrorHandler(std::make_shared<antlr4::BailErrorStrategy>());
+  parser.getInterpreter<antlr4::atn::ParserATNSimulator>()->setPredictionMode(antlr4::atn::PredictionMode::SLL);
   try {
-    return entry(s.parser);
+    return entry(parser);
   } catch (antlr4::ParseCancellationException &) {
   }
-  s.tokens.seek(0);
-  s.parser.reset();
-  s.parser.setErrorHandler(std::shared_ptr<antlr4::ANTLRErrorStrategy>(&strategy, [](auto *) {}));
-  s.parser.getInterpreter<antlr4::atn::ParserATNSimulator>()->setPredictionMode(antlr4::atn::PredictionMode::LL);
+  s.tokens().seek(0);
+  parser.reset();
+  parser.setErrorHandler(std::shared_ptr<antlr4::ANTLRErrorStrategy>(&strategy, [](auto *) {}));
+  parser.getInterpreter<antlr4::atn::ParserATNSimulator>()->setPredictionMode(antlr4::atn::PredictionMode::LL);
   try {
-    return entry(s.parser);
+    return entry(parser);
   } catch (antlr4::ParseCancellationException &) {
     return nullptr; // the error limit was reached (PlanErrorStrategy::stopPastLimit)
   }
@@ -219,9 +228,12 @@ std::unique_ptr<ast::SourceFile> planc::parseFile(llvm::SourceMgr &sm, unsigned 
   Positions pos(text, cp);
   try {
     ParseSession s(text);
-    if (!countTokens(s, pos, diags, limits)) return nullptr;
-    s.tokens.fill();
-    if (!checkTokens(s.tokens, pos, diags, limits)) return nullptr;
+    std::unique_ptr<antlr4::Token> over;
+    if (!s.lex(limits.maxTokens, &over)) {
+      diags.report(DiagID::err_too_many_tokens, pos.range(over.get())) << uint64_t(limits.maxTokens);
+      return nullptr;
+    }
+    if (!checkTokens(s.tokens(), pos, diags, limits)) return nullptr;
     PlanErrorStrategy strategy(diags, pos);
     auto *tree = parseTwoStage(s, strategy, [](PlanParser &p) { return p.file(); });
     if (strategy.errors || diags.hitErrorLimit()) return nullptr;
@@ -245,9 +257,9 @@ bool planc::dumpTokens(llvm::SourceMgr &sm, unsigned bufferId, DiagnosticEngine 
   if (!checkBytes(text, buffer->getBufferIdentifier(), diags, cp)) return false;
   Positions pos(text, cp);
   ParseSession s(text);
-  s.tokens.fill();
+  s.lex(SIZE_MAX);
   const antlr4::dfa::Vocabulary &vocab = s.lexer.getVocabulary();
-  for (antlr4::Token *t : s.tokens.getTokens()) {
+  for (antlr4::Token *t : s.tokens().getTokens()) {
     SMRange r = pos.range(t);
     auto [line, col] = sm.getLineAndColumn(r.Start, bufferId);
     std::string kind = t->getType() == antlr4::Token::EOF ? "EOF" : vocab.getSymbolicName(t->getType());
@@ -257,7 +269,7 @@ bool planc::dumpTokens(llvm::SourceMgr &sm, unsigned bufferId, DiagnosticEngine 
     if (t->getType() != antlr4::Token::EOF) os << " '" << t->getText() << "'";
     os << "\n";
   }
-  return checkTokens(s.tokens, pos, diags, ParseLimits());
+  return checkTokens(s.tokens(), pos, diags, ParseLimits());
 }
 
 std::unique_ptr<SetOverride> planc::parseSetOverride(llvm::StringRef text, llvm::SourceMgr &sm,
@@ -308,8 +320,8 @@ std::unique_ptr<SetOverride> planc::parseSetOverride(llvm::StringRef text, llvm:
   Positions pos(valueText, valueCp);
   try {
     ParseSession s(valueText);
-    s.tokens.fill();
-    if (!checkTokens(s.tokens, pos, diags, ParseLimits())) return nullptr;
+    s.lex(SIZE_MAX);
+    if (!checkTokens(s.tokens(), pos, diags, ParseLimits())) return nullptr;
     PlanErrorStrategy strategy(diags, pos);
     auto *tree = parseTwoStage(s, strategy, [](PlanParser &p) { return p.singleExpr(); });
     if (strategy.errors) return nullptr;

@@ -20,12 +20,13 @@ using namespace planc::parser;
 
 namespace {
 
-/// A one-token rule's text (a name): the token's own, where RuleContext's
-/// getText() builds it child by child -- a measurable share of parsing a
+/// A one-token rule's text (a name): the bytes of the source it spans,
+/// where RuleContext's getText() builds it child by child and a token's
+/// getText() converts it back from UTF-32 -- a measurable share of parsing a
 /// plan of a hundred thousand statements.
-std::string textOf(antlr4::ParserRuleContext *ctx) {
+std::string textOf(const Positions &pos, antlr4::ParserRuleContext *ctx) {
   antlr4::Token *start = ctx->getStart();
-  return start && start == ctx->getStop() ? start->getText() : ctx->getText();
+  return start && start == ctx->getStop() ? pos.textOf(start) : ctx->getText();
 }
 
 std::string unescape(const std::string &quoted) {
@@ -57,7 +58,7 @@ public:
       if (auto *dotted = dynamic_cast<PlanParser::DottedImportContext *>(imp->importPath())) {
         for (auto *n : dotted->name()) {
           if (!decl.path.empty()) decl.path += ".";
-          decl.path += textOf(n);
+          decl.path += textOf(pos, n);
         }
       } else if (auto *f = dynamic_cast<PlanParser::FileImportContext *>(imp->importPath())) {
         decl.isFile = true;
@@ -89,7 +90,7 @@ public:
 private:
   std::unique_ptr<ast::ModelDecl> buildModel(PlanParser::ModelDeclContext *ctx) {
     auto m = std::make_unique<ast::ModelDecl>();
-    m->name = textOf(ctx->name());
+    m->name = textOf(pos, ctx->name());
     m->nameRange = pos.range(ctx->name());
     m->range = pos.range(ctx);
     m->body = buildBody(ctx->bodyItem());
@@ -98,12 +99,12 @@ private:
 
   std::unique_ptr<ast::LayerDecl> buildLayer(PlanParser::LayerDeclContext *ctx) {
     auto l = std::make_unique<ast::LayerDecl>();
-    l->name = textOf(ctx->name());
+    l->name = textOf(pos, ctx->name());
     l->nameRange = pos.range(ctx->name());
     l->range = pos.range(ctx);
     for (auto *p : ctx->layerParam()) {
       ast::LayerParam param;
-      param.name = textOf(p->name());
+      param.name = textOf(pos, p->name());
       param.nameRange = pos.range(p->name());
       param.typeRange = pos.range(p->paramType());
       if (auto *t = dynamic_cast<PlanParser::TensorParamTypeContext *>(p->paramType())) {
@@ -111,9 +112,9 @@ private:
         param.tensorType = buildTensorType(t->tensorType());
       } else if (auto *e = dynamic_cast<PlanParser::EnumParamTypeContext *>(p->paramType())) {
         param.kind = ast::LayerParam::Kind::Enum;
-        for (auto *n : e->name()) param.enumValues.push_back(textOf(n));
+        for (auto *n : e->name()) param.enumValues.push_back(textOf(pos, n));
       } else if (auto *s = dynamic_cast<PlanParser::ScalarParamTypeContext *>(p->paramType())) {
-        param.typeName = textOf(s->name());
+        param.typeName = textOf(pos, s->name());
         using K = ast::LayerParam::Kind;
         param.kind = param.typeName == "int" ? K::Int
                      : param.typeName == "float" ? K::Float
@@ -132,7 +133,7 @@ private:
     ast::TensorType t;
     t.range = pos.range(ctx);
     if (ctx->name()) {
-      t.dtype = textOf(ctx->name());
+      t.dtype = textOf(pos, ctx->name());
       t.dtypeRange = pos.range(ctx->name());
     }
     for (auto *d : ctx->dimItem()) {
@@ -167,7 +168,7 @@ private:
     for (auto *a : list) {
       ast::Arg arg;
       if (a->name()) {
-        arg.name = textOf(a->name());
+        arg.name = textOf(pos, a->name());
         arg.nameRange = pos.range(a->name());
       }
       arg.value = buildExpr(a->expr());
@@ -184,18 +185,18 @@ private:
       if (auto *let = item->letDecl()) {
         auto l = std::make_unique<ast::LetItem>(pos.range(let));
         for (auto *b : let->letBinding())
-          l->bindings.push_back({textOf(b->name()), pos.range(b->name()), buildExpr(b->expr())});
+          l->bindings.push_back({textOf(pos, b->name()), pos.range(b->name()), buildExpr(b->expr())});
         body.push_back(std::move(l));
       } else if (auto *in = item->inputDecl()) {
         auto i = std::make_unique<ast::InputItem>(pos.range(in));
-        i->name = textOf(in->name());
+        i->name = textOf(pos, in->name());
         i->nameRange = pos.range(in->name());
         i->type = buildTensorType(in->tensorType());
         i->annotations = buildAnnotations(in->annotation());
         body.push_back(std::move(i));
       } else if (auto *p = item->paramDecl()) {
         auto i = std::make_unique<ast::ParamItem>(pos.range(p));
-        i->name = textOf(p->name());
+        i->name = textOf(pos, p->name());
         i->nameRange = pos.range(p->name());
         i->type = buildTensorType(p->tensorType());
         if (p->expr()) i->init = buildExpr(p->expr());
@@ -234,7 +235,7 @@ private:
     if (auto *a = dynamic_cast<PlanParser::AssignStmtContext *>(ctx)) {
       auto s = std::make_unique<ast::AssignItem>(pos.range(a));
       for (auto *n : a->name()) {
-        s->names.push_back(textOf(n));
+        s->names.push_back(textOf(pos, n));
         s->nameRanges.push_back(pos.range(n));
       }
       s->value = buildExpr(a->expr());
@@ -384,7 +385,7 @@ private:
     SMRange r = pos.range(ctx);
     if (auto *c = dynamic_cast<PlanParser::CallExprContext *>(ctx)) {
       auto call = std::make_unique<ast::CallExpr>(r);
-      call->callee = textOf(c->name());
+      call->callee = textOf(pos, c->name());
       call->calleeRange = pos.range(c->name());
       call->args = buildArgs(c->arg());
       return call;
@@ -399,7 +400,7 @@ private:
     if (dynamic_cast<PlanParser::BoolLitContext *>(ctx))
       return std::make_unique<ast::BoolExpr>(r, ctx->getText() == "true");
     if (auto *n = dynamic_cast<PlanParser::NameRefContext *>(ctx))
-      return std::make_unique<ast::NameExpr>(r, textOf(n->name()));
+      return std::make_unique<ast::NameExpr>(r, textOf(pos, n->name()));
     if (auto *p = dynamic_cast<PlanParser::ParenExprContext *>(ctx)) {
       ast::ExprPtr inner = buildExpr(p->expr());
       if (inner) inner->range = r; // keep the parentheses in the range, as clang does
@@ -481,14 +482,14 @@ private:
     if (auto *n = dynamic_cast<PlanParser::NamedExprContext *>(ctx)) {
       auto e = std::make_unique<ast::NamedExpr>(r);
       e->inner = buildExpr(n->expr());
-      e->name = textOf(n->name());
+      e->name = textOf(pos, n->name());
       e->nameRange = pos.range(n->name());
       return e;
     }
     if (auto *m = dynamic_cast<PlanParser::MemberExprContext *>(ctx)) {
       auto e = std::make_unique<ast::MemberExpr>(r);
       e->base = buildExpr(m->expr());
-      e->member = textOf(m->name());
+      e->member = textOf(pos, m->name());
       e->memberRange = pos.range(m->name());
       return e;
     }

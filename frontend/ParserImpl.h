@@ -57,6 +57,11 @@ public:
   SMRange range(antlr4::tree::TerminalNode *node) const {
     return node ? range(node->getSymbol()) : SMRange();
   }
+  /// A token's text: the UTF-8 bytes of the source it spans, copied once.
+  std::string textOf(const antlr4::Token *t) const {
+    SMRange r = range(t);
+    return std::string(r.Start.getPointer(), r.End.getPointer());
+  }
 
 private:
   llvm::StringRef text;

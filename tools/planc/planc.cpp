@@ -44,6 +44,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <unistd.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <functional>
 #include <optional>
 #include <string>
@@ -833,6 +836,15 @@ int run(Options &o) {
 } // namespace
 
 int main(int argc, char **argv) {
+#ifdef __GLIBC__
+  // A compiler run allocates and frees a lot and then exits: keep freed
+  // memory for reuse rather than hand it back to the kernel (and fault it in
+  // again), and grow the heap in large steps. A 10 MB plan checks ~8% faster
+  // (tests/e2e/scaling.py's largest plans).
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_TRIM_THRESHOLD, 256 << 20);
+  mallopt(M_TOP_PAD, 64 << 20);
+#endif
   Options o;
   int early = parseArgs(argc, argv, o);
   if (early >= 0) return early;
