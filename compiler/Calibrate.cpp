@@ -92,7 +92,7 @@ llvm::Expected<cost::Calibration> planc::calibrateThisMachine(const CalibrateOpt
   llvm::raw_string_ostream quiet(buildLog);
   if (llvm::Error e = compileCppProgram(source, "the calibration program", build, quiet)) {
     cleanup();
-    return std::move(e);
+    return e;
   }
   std::vector<std::string> args;
   std::string program = build.output;

@@ -69,14 +69,14 @@ llvm::Expected<cost::Calibration> planc::readCalibration(llvm::StringRef path) {
     out = v;
     return llvm::Error::success();
   };
-  if (auto e = number("memory_efficiency", c.memoryEfficiency, 0, 1)) return std::move(e);
-  if (auto e = number("bus_efficiency", c.busEfficiency, 0, 1)) return std::move(e);
-  if (auto e = number("elementwise_efficiency", c.elementwiseEfficiency, 0, 1)) return std::move(e);
+  if (auto e = number("memory_efficiency", c.memoryEfficiency, 0, 1)) return e;
+  if (auto e = number("bus_efficiency", c.busEfficiency, 0, 1)) return e;
+  if (auto e = number("elementwise_efficiency", c.elementwiseEfficiency, 0, 1)) return e;
   double launchUs = c.kernelLaunch * 1e6;
   if (j.contains("kernel_launch_us") && j["kernel_launch_us"].is_number() && j["kernel_launch_us"].get<double>() == 0)
     launchUs = 0;
   else if (auto e = number("kernel_launch_us", launchUs, 0, 1e6))
-    return std::move(e);
+    return e;
   c.kernelLaunch = launchUs * 1e-6;
   if (j.contains("peak_flops")) {
     if (!j["peak_flops"].is_object()) return fieldError(path, "'peak_flops' is not an object {dtype: FLOP/s}");
