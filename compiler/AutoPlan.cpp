@@ -49,8 +49,10 @@ std::vector<std::string> PlanChoice::sets() const {
   std::vector<std::string> s = {"parallel.mesh=" + meshText(*this), "parallel.zero=" + std::to_string(zero),
                                 std::string("parallel.sequence_parallel=") + (sequenceParallel ? "true" : "false"),
                                 std::string("parallel.recompute=") + spelling(recompute),
-                                "train.micro_batch=" + std::to_string(microBatch)};
-  if (pp > 1) s.push_back("parallel.pipeline=" + scheduleText(*this));
+                                "train.micro_batch=" + std::to_string(microBatch),
+                                // Always: a pipeline the plan writes (its micro_batches) must follow
+                                // the new batch split, and with pp = 1 it is plain accumulation.
+                                "parallel.pipeline=" + scheduleText(*this)};
   return s;
 }
 

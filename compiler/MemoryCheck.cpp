@@ -348,8 +348,12 @@ llvm::Expected<MemoryCheckResult> planc::checkMemory(Compilation &c, const Memor
         if (!a.valid || !a.fits) continue;
         MemoryFix f;
         f.change = a.plan.describe();
+        // Without a pipeline in the plan and pp = 1, the micro-batch count
+        // follows the batch by itself: no pipeline setting to write.
+        const bool derivedSchedule = a.plan.pp == 1 && !c.getConfig().parallel.scheduleSource.range.isValid();
         for (const std::string &set : a.plan.sets())
-          if (!llvm::is_contained(same, set)) f.sets.push_back(set);
+          if (!llvm::is_contained(same, set) && !(derivedSchedule && llvm::StringRef(set).startswith("parallel.pipeline=")))
+            f.sets.push_back(set);
         // A whole plan that a fix or combination already makes is not new.
         auto sameSets = [&](const MemoryFix &g) {
           return g.sets.size() == f.sets.size() && llvm::all_of(f.sets, [&](const std::string &x) {
