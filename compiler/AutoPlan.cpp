@@ -278,10 +278,9 @@ const Profile &Search::profile(const ProfileKey &key) {
       split(one->forward, two->forward, p.layerForward, p.endsForward);
       split(one->backward, two->backward, p.layerBackward, p.endsBackward);
       split(one->optimizer, two->optimizer, p.layerOptimizer, p.endsOptimizer);
-      if (auto pair = runAt(1, 2)) {
-        if (one->forward > 0) p.perSampleForward = std::max(0.0, pair->forward / one->forward - 1);
-        if (one->backward > 0) p.perSampleBackward = std::max(0.0, pair->backward / one->backward - 1);
-      }
+      std::optional<StageNumbers> pair = runAt(1, 2);
+      if (pair && one->forward > 0) p.perSampleForward = std::max(0.0, pair->forward / one->forward - 1);
+      if (pair && one->backward > 0) p.perSampleBackward = std::max(0.0, pair->backward / one->backward - 1);
       p.valid = true;
     }
   }

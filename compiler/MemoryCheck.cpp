@@ -333,7 +333,9 @@ llvm::Expected<MemoryCheckResult> planc::checkMemory(Compilation &c, const Memor
     AutoOptions ao;
     ao.budgetBytes = r.budget;
     ao.calibration = options.calibration;
-    ao.fullAnalyses = 2;
+    // A check is not a search: one full analysis of a large step (each
+    // costs what the plan's own analysis did).
+    ao.fullAnalyses = r.analysis.ops > 10000 ? 1 : 2;
     ao.analyseCurrent = false;
     if (options.progress && options.progressAlways) {
       *options.progress << "planc: searching whole plans of the cluster (planc auto)...\n";
