@@ -1,6 +1,7 @@
 //===- analysis/MemoryPlan.cpp - liveness and arena placement per rank ------===//
 
 #include "analysis/MemoryPlan.h"
+#include "ir/PlanError.h"
 #include "support/Parallel.h"
 #include "analysis/MemoryPlanArena.h"
 #include "analysis/Placement.h"
@@ -617,6 +618,21 @@ llvm::Expected<MemoryPlan> memory::planMemory(const Module &m, const PlanOptions
   auto schedule = pipeline::buildSchedule(so);
   if (!schedule) return schedule.takeError();
   MeshLayout mesh(m.mesh);
+  // A buffer too large to size (a 2^31-token sequence's scores overflow 64
+  // bits) is the plan's error, at the line that makes it: arena offsets
+  // must not wrap. 2^44 bytes is a hundred times any device's memory, and
+  // a million such buffers still fit the offsets.
+  constexpr uint64_t kMaxBufferBytes = uint64_t(1) << 44;
+  for (const auto &op : m.ops)
+    for (const Value *v : op->results) {
+      uint64_t n = byteSize(v->type.dtype);
+      bool over = false;
+      for (int64_t d : localShape(v->type, mesh)) over |= __builtin_mul_overflow(n, uint64_t(std::max<int64_t>(d, 0)), &n);
+      if (over || n > kMaxBufferBytes)
+        return makePlanError(DiagID::err_buffer_too_large, op->loc,
+                             {toString(v->type.shape), spelling(v->type.dtype),
+                              over ? std::string("more than 2^64") : std::to_string(n)});
+    }
   MemoryPlan plan;
   ModuleFacts facts(m);
   sequence::StageSequencer sequencer(m, *schedule);

@@ -747,8 +747,12 @@ int runAuto(const Options &o, Compilation &c) {
   printAutoResult(*result, o.autoTop, llvm::errs());
   const AutoCandidate *best = result->best();
   if (!best) {
-    llvm::errs() << "planc: error: no plan of the " << c.getConfig().cluster.worldSize()
-                 << " device(s) fits the budget (the closest are above)\n";
+    if (result->estimates.empty())
+      llvm::errs() << "planc: error: no candidate plan of the " << c.getConfig().cluster.worldSize()
+                   << " device(s) could be profiled (the reasons are above)\n";
+    else
+      llvm::errs() << "planc: error: no plan of the " << c.getConfig().cluster.worldSize()
+                   << " device(s) fits the budget (the closest are above)\n";
     return 1;
   }
   std::string block = best->plan.parallelBlock(c.getConfig().train.microBatch);
