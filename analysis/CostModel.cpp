@@ -58,18 +58,6 @@ double localBytes(const ir::Value &v, const MeshLayout &mesh) {
   return n * double(ir::byteSize(v.type.dtype));
 }
 
-/// The share of an op's work one rank does: its first result's local block
-/// over the whole (a partial sum is a full-size block of 1/n of the work).
-double rankShare(const Op &op, const std::array<int64_t, kNumMeshAxes> &mesh) {
-  if (op.results.empty()) return 1.0;
-  const ir::Sharding &s = op.results[0]->type.sharding;
-  double share = 1.0;
-  for (const auto &axes : s.dims)
-    for (MeshAxis a : axes) share /= double(mesh[unsigned(a)]);
-  for (MeshAxis a : s.partial) share /= double(mesh[unsigned(a)]);
-  return share;
-}
-
 bool isGemm(OpKind k) {
   return k == OpKind::MatMul || k == OpKind::FlashAttention || k == OpKind::FlashAttentionGrad;
 }
@@ -287,3 +275,14 @@ double cost::collectiveSeconds(OpKind kind, int64_t n, int64_t stride, uint64_t 
 }
 
 llvm::Expected<StepCost> cost::estimateStep(const CostInputs &in) { return Estimator(in).run(); }
+
+double cost::rankShare(const Op &op, const std::array<int64_t, kNumMeshAxes> &mesh) {
+  if (op.results.empty()) return 1.0;
+  const ir::Sharding &s = op.results[0]->type.sharding;
+  double share = 1.0;
+  for (const auto &axes : s.dims)
+    for (MeshAxis a : axes) share /= double(mesh[unsigned(a)]);
+  for (MeshAxis a : s.partial) share /= double(mesh[unsigned(a)]);
+  return share;
+}
+

@@ -41,6 +41,7 @@
 
 #include "llvm/Support/Error.h"
 
+#include <array>
 #include <map>
 #include <optional>
 #include <string>
@@ -150,6 +151,10 @@ struct CostInputs {
 
 /// The predicted step. Errors only for a schedule that deadlocks.
 llvm::Expected<StepCost> estimateStep(const CostInputs &in);
+
+/// The share of an op's work one rank does: its first result's local block
+/// over the whole (a partial sum is a full-size block of 1/n of the work).
+double rankShare(const ir::Op &op, const std::array<int64_t, kNumMeshAxes> &mesh);
 
 /// The time of one collective of `messageBytes` (S, as CommSummary measures
 /// it) of `kind` over `n` ranks `stride` apart in the rank layout.

@@ -30,18 +30,6 @@ using namespace planc;
 
 namespace {
 
-/// The share of an op's work one rank does: its first result's local block
-/// over the whole (a partial sum is a full-size block of 1/n of the work).
-double rankShare(const ir::Op &op, const ir::Module &m) {
-  if (op.results.empty()) return 1.0;
-  const ir::Sharding &s = op.results[0]->type.sharding;
-  double share = 1.0;
-  for (const auto &axes : s.dims)
-    for (MeshAxis a : axes) share /= double(m.mesh[unsigned(a)]);
-  for (MeshAxis a : s.partial) share /= double(m.mesh[unsigned(a)]);
-  return share;
-}
-
 /// Bytes the busiest rank sends in one step. The placed step holds one
 /// micro-batch: every op runs once per micro-batch except the optimizer's, a
 /// bucketed all-reduce and a gather of parameters kept for the step, which
@@ -70,7 +58,7 @@ double recomputeFlopsPerStep(const ir::Module &m, int microBatches) {
     if (!op->getBool("recomputed")) continue;
     auto flops = ir::opDef(op->kind).flops;
     if (!flops) continue;
-    double f = flops(*op) * rankShare(*op, m) * microBatches;
+    double f = flops(*op) * cost::rankShare(*op, m.mesh) * microBatches;
     int64_t st = pipelineStageOf(*op);
     for (int64_t s = 0; s < int64_t(perStage.size()); ++s)
       if (st < 0 || st == s) perStage[size_t(s)] += f;
