@@ -33,6 +33,7 @@
 #define PLANC_RUNTIME_CPUKERNELS_H
 
 #include "runtime/ElementBits.h"
+#include "runtime/FastMath.h"
 #include "runtime/Philox.h"
 
 #include <algorithm>
@@ -111,10 +112,15 @@ PLANC_OMP(omp parallel for schedule(static))
 
 /// scatter_add: the rows of dy summed into the rows the indices name (the
 /// table's rows [first, first + rows) of `globalRows`), in index order.
+/// Each named row's sum is in f64 and stored once, as the reference does;
+/// the rows no index names are zeros (or, accumulating, what they were).
+/// The work is the named rows', not the table's: an embedding's gradient
+/// names a few hundred of 50k rows.
 template <typename T, typename I>
 void scatterAdd(const I *indices, const T *dy, T *table, int64_t count, int64_t rows, int64_t width, int64_t first,
                 int64_t globalRows, bool accumulate) {
-  std::vector<double> sum(size_t(rows * width), 0.0);
+  std::vector<int64_t> order; // the entries here, by row, each row's in index order
+  order.reserve(size_t(count));
   for (int64_t i = 0; i < count; ++i) {
     int64_t row = int64_t(indices[i]);
     if (row < 0 || row >= globalRows) {
@@ -122,13 +128,33 @@ void scatterAdd(const I *indices, const T *dy, T *table, int64_t count, int64_t 
                   std::to_string(globalRows) + ")");
       return;
     }
-    row -= first;
-    if (row < 0 || row >= rows) continue;
-    for (int64_t k = 0; k < width; ++k) sum[size_t(row * width + k)] += double(dy[i * width + k]);
+    if (row - first >= 0 && row - first < rows) order.push_back(i);
   }
-  // The reference rounds each addition to f64 and stores once: the same here.
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int64_t a, int64_t b) { return int64_t(indices[a]) < int64_t(indices[b]); });
+  if (!accumulate) {
 PLANC_OMP(omp parallel for simd schedule(static))
-  for (int64_t e = 0; e < rows * width; ++e) put(table, e, sum[size_t(e)], accumulate);
+    for (int64_t e = 0; e < rows * width; ++e) table[e] = T(0.0);
+  }
+  std::vector<size_t> starts; // where each named row's run of entries begins
+  for (size_t k = 0; k < order.size(); ++k)
+    if (k == 0 || indices[order[k]] != indices[order[k - 1]]) starts.push_back(k);
+  starts.push_back(order.size());
+  const int64_t named = int64_t(starts.size()) - 1;
+PLANC_OMP(omp parallel)
+  {
+    std::vector<double> sum(static_cast<size_t>(width));
+PLANC_OMP(omp for schedule(dynamic, 8))
+    for (int64_t u = 0; u < named; ++u) {
+      std::fill(sum.begin(), sum.end(), 0.0);
+      for (size_t k = starts[size_t(u)]; k < starts[size_t(u) + 1]; ++k) {
+        const T *src = dy + order[k] * width;
+        for (int64_t c = 0; c < width; ++c) sum[size_t(c)] += double(src[c]);
+      }
+      const int64_t row = int64_t(indices[order[starts[size_t(u)]]]) - first;
+      for (int64_t c = 0; c < width; ++c) put(table, row * width + c, sum[size_t(c)], accumulate);
+    }
+  }
 }
 
 /// The log-sum-exp of a row of V logits, in f64.
@@ -138,6 +164,25 @@ template <typename T> inline double logSumExp(const T *row, int64_t V) {
   double sum = 0;
   for (int64_t k = 0; k < V; ++k) sum += std::exp(double(row[k]) - mx);
   return mx + std::log(sum);
+}
+
+/// The largest of a row of V f32 logits (NaN elements aside: they make
+/// every exp below NaN, and so the sum and the result).
+inline float rowMax(const float *row, int64_t V) {
+  float mx = -std::numeric_limits<float>::infinity();
+PLANC_OMP(omp simd reduction(max : mx))
+  for (int64_t k = 0; k < V; ++k) mx = row[k] > mx ? row[k] : mx;
+  return mx;
+}
+
+/// logSumExp of f32 logits, vectorised: the row's max in f32, exp by
+/// planc_expf, the sum in f64.
+inline double logSumExp(const float *row, int64_t V) {
+  const float mx = rowMax(row, V);
+  double sum = 0;
+PLANC_OMP(omp simd reduction(+ : sum))
+  for (int64_t k = 0; k < V; ++k) sum += double(planc_expf(row[k] - mx));
+  return double(mx) + std::log(sum);
 }
 
 template <typename I>
@@ -182,6 +227,46 @@ PLANC_OMP(omp parallel for schedule(static))
   }
 }
 
+/// The same for f32 logits, vectorised: each row's exp(row - max) by
+/// planc_expf (written to dx and summed in f64 in one pass), then times
+/// dloss / (denominator sum) in f32; the target's element, where f32 would
+/// lose the difference of two near-equal terms, in f64.
+template <typename I, typename D>
+void crossEntropyGrad(const float *logits, const I *targets, const D *dloss, float *dx, int64_t N, int64_t V,
+                      double denominator, bool accumulate) {
+  if (!checkTargets(targets, N, V)) return;
+  const double scale = denominator != 0 ? double(dloss[0]) / denominator : 0.0;
+PLANC_OMP(omp parallel for schedule(static))
+  for (int64_t r = 0; r < N; ++r) {
+    const float *row = logits + r * V;
+    float *out = dx + r * V;
+    const float mx = rowMax(row, V);
+    const int64_t t = int64_t(targets[r]);
+    const float before = out[t];
+    double sum = 0;
+    if (accumulate) {
+PLANC_OMP(omp simd reduction(+ : sum))
+      for (int64_t k = 0; k < V; ++k) sum += double(planc_expf(row[k] - mx));
+      const float c = float(scale / sum);
+PLANC_OMP(omp simd)
+      for (int64_t k = 0; k < V; ++k) out[k] += planc_expf(row[k] - mx) * c;
+    } else {
+PLANC_OMP(omp simd reduction(+ : sum))
+      for (int64_t k = 0; k < V; ++k) {
+        const float e = planc_expf(row[k] - mx);
+        out[k] = e;
+        sum += double(e);
+      }
+      const float c = float(scale / sum);
+PLANC_OMP(omp simd)
+      for (int64_t k = 0; k < V; ++k) out[k] *= c;
+    }
+    const double lse = double(mx) + std::log(sum);
+    const double target = std::exp(double(row[t]) - lse) * scale - scale;
+    out[t] = accumulate ? float(double(before) + double(float(target))) : float(target);
+  }
+}
+
 /// vocab_ce_stats on a rank's columns [first, first + V) of logits whose
 /// vocabulary has globalV columns (Megatron's vocab-parallel cross-entropy):
 /// per row, the sum over the columns here of exp(logit - rowMax) and the
@@ -223,11 +308,15 @@ PLANC_OMP(omp parallel for schedule(static))
   }
 }
 
-/// `sum` plus the squares of n elements, in f64, in order: global_norm's
-/// one running sum over all its operands, as the reference adds them.
+/// `sum` plus the squares of n elements, in f64: global_norm's running sum
+/// over all its operands. The elements are summed in parallel (a fixed
+/// association for a fixed thread count, so a run repeats bit for bit); the
+/// reference adds them in order, so the f64 sums differ in their last bits.
 template <typename T> inline double addSquares(double sum, const T *x, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) sum += double(x[i]) * double(x[i]);
-  return sum;
+  double part = 0;
+PLANC_OMP(omp parallel for simd reduction(+ : part) schedule(static) if (n > 32768))
+  for (int64_t i = 0; i < n; ++i) part += double(x[i]) * double(x[i]);
+  return sum + part;
 }
 
 /// layernorm_grad (centered) and rmsnorm_grad: dx per row; dw (and db) the
@@ -512,6 +601,175 @@ PLANC_OMP(omp for schedule(static))
       }
       for (int64_t x = 0; x < f.Tk * f.D; ++x) put(dk, b * f.Tk * f.D + x, dkAcc[size_t(x)], accK);
       for (int64_t x = 0; x < f.Tk * f.E; ++x) put(dv, b * f.Tk * f.E + x, dvAcc[size_t(x)], accV);
+    }
+  }
+}
+
+/// The f32 path of fused attention (forward and gradient): the same steps
+/// in f32 over one matrix at a time, written so that every inner loop runs
+/// along contiguous memory and vectorises -- k and v are transposed once
+/// per matrix into per-thread buffers (so a row of scores is a sum of rows
+/// of k^T), exp is planc_expf, the 64-odd-term dot products are summed in
+/// f32 and the row statistics in f64. Within 1e-5 relative of the f64
+/// reference (tests/unit/backend/LibraryKernelsTest.cpp).
+struct FlashF32Matrix {
+  std::vector<float> kT, vT, score, prob, keep;
+  void transpose(const float *x, int64_t rows, int64_t cols, std::vector<float> &xT) {
+    xT.resize(size_t(rows * cols));
+    for (int64_t j = 0; j < rows; ++j)
+      for (int64_t c = 0; c < cols; ++c) xT[size_t(c * rows + j)] = x[j * cols + c];
+  }
+  /// score[j] = scale q_i . k_j for j < end (k^T in kT, Tk columns).
+  void scores(const FlashShape &f, const float *qi, int64_t end) {
+    float *s = score.data();
+    const float *kt = kT.data();
+    for (int64_t j = 0; j < end; ++j) s[j] = 0;
+    for (int64_t c = 0; c < f.D; ++c) {
+      const float qc = qi[c];
+      const float *row = kt + c * f.Tk;
+PLANC_OMP(omp simd)
+      for (int64_t j = 0; j < end; ++j) s[j] += qc * row[j];
+    }
+    const float scale = float(f.scale);
+PLANC_OMP(omp simd)
+    for (int64_t j = 0; j < end; ++j) s[j] *= scale;
+  }
+  /// keep[j]: dropout's factor of score (b, i, j) (0 or 1 / (1 - p)).
+  void dropMask(const FlashShape &f, const MaskCounter &counter, int64_t b, int64_t i, int64_t end) {
+    const float keepScale = f.p < 1 ? float(1.0 / (1.0 - f.p)) : 0.0f;
+    for (int64_t j = 0; j < end; ++j)
+      keep[size_t(j)] =
+          runtime::philoxUniform(f.key, uint64_t(counter((b * f.S + i) * f.Tk + j))) >= f.p ? keepScale : 0.0f;
+  }
+  void size(const FlashShape &f) {
+    score.resize(size_t(std::max<int64_t>(f.Tk, 1)));
+    prob.resize(score.size());
+    keep.resize(score.size());
+  }
+};
+
+template <typename L>
+void flashAttention(const float *q, const float *k, const float *v, float *out, L *lse, const FlashShape f,
+                    bool accOut, bool accLse) {
+  const MaskCounter counter(f.matrices * f.S * f.Tk, f.rows, f.split, f.place);
+PLANC_OMP(omp parallel)
+  {
+    FlashF32Matrix m;
+    m.size(f);
+    std::vector<float> acc(size_t(std::max<int64_t>(f.E, 1)));
+PLANC_OMP(omp for schedule(static))
+    for (int64_t b = 0; b < f.matrices; ++b) {
+      m.transpose(k + b * f.Tk * f.D, f.Tk, f.D, m.kT);
+      for (int64_t i = 0; i < f.S; ++i) {
+        const int64_t end = f.causal ? std::min(i + 1, f.Tk) : f.Tk;
+        m.scores(f, q + (b * f.S + i) * f.D, end);
+        float mx = -std::numeric_limits<float>::infinity();
+        for (int64_t j = 0; j < end; ++j) mx = std::max(mx, m.score[size_t(j)]);
+        float *p = m.prob.data();
+        const float *s = m.score.data();
+        double sum = 0;
+PLANC_OMP(omp simd reduction(+ : sum))
+        for (int64_t j = 0; j < end; ++j) {
+          p[j] = planc_expf(s[j] - mx);
+          sum += double(p[j]);
+        }
+        const double rowLse = double(mx) + std::log(sum);
+        put(lse, b * f.S + i, rowLse, accLse);
+        const float inv = float(1.0 / sum);
+        if (f.p > 0) {
+          m.dropMask(f, counter, b, i, end);
+          for (int64_t j = 0; j < end; ++j) p[j] *= m.keep[size_t(j)];
+        }
+        std::fill(acc.begin(), acc.end(), 0.0f);
+        float *a = acc.data();
+        for (int64_t j = 0; j < end; ++j) {
+          const float pj = p[j] * inv;
+          const float *vj = v + (b * f.Tk + j) * f.E;
+PLANC_OMP(omp simd)
+          for (int64_t c = 0; c < f.E; ++c) a[c] += pj * vj[c];
+        }
+        float *o = out + (b * f.S + i) * f.E;
+        if (accOut) {
+PLANC_OMP(omp simd)
+          for (int64_t c = 0; c < f.E; ++c) o[c] += a[c];
+        } else {
+PLANC_OMP(omp simd)
+          for (int64_t c = 0; c < f.E; ++c) o[c] = a[c];
+        }
+      }
+    }
+  }
+}
+
+template <typename L>
+void flashAttentionGrad(const float *q, const float *k, const float *v, const float *out, const L *lse,
+                        const float *dout, float *dq, float *dk, float *dv, const FlashShape f, bool accQ, bool accK,
+                        bool accV) {
+  const MaskCounter counter(f.matrices * f.S * f.Tk, f.rows, f.split, f.place);
+  const float scale = float(f.scale);
+PLANC_OMP(omp parallel)
+  {
+    FlashF32Matrix m;
+    m.size(f);
+    std::vector<float> dp(m.score.size()), ds(m.score.size()), dqRow(size_t(std::max<int64_t>(f.D, 1)));
+    std::vector<float> dkAcc(size_t(f.Tk * f.D)), dvAcc(size_t(f.Tk * f.E));
+PLANC_OMP(omp for schedule(static))
+    for (int64_t b = 0; b < f.matrices; ++b) {
+      m.transpose(k + b * f.Tk * f.D, f.Tk, f.D, m.kT);
+      m.transpose(v + b * f.Tk * f.E, f.Tk, f.E, m.vT);
+      std::fill(dkAcc.begin(), dkAcc.end(), 0.0f);
+      std::fill(dvAcc.begin(), dvAcc.end(), 0.0f);
+      for (int64_t i = 0; i < f.S; ++i) {
+        const int64_t end = f.causal ? std::min(i + 1, f.Tk) : f.Tk;
+        const float *oi = out + (b * f.S + i) * f.E, *doi = dout + (b * f.S + i) * f.E,
+                    *qi = q + (b * f.S + i) * f.D;
+        float rowDot = 0;
+PLANC_OMP(omp simd reduction(+ : rowDot))
+        for (int64_t c = 0; c < f.E; ++c) rowDot += doi[c] * oi[c];
+        m.scores(f, qi, end);
+        const float rowLse = float(lse[b * f.S + i]);
+        float *p = m.prob.data(), *dpj = dp.data(), *dsj = ds.data();
+        const float *s = m.score.data();
+PLANC_OMP(omp simd)
+        for (int64_t j = 0; j < end; ++j) {
+          p[j] = planc_expf(s[j] - rowLse);
+          dpj[j] = 0;
+        }
+        // dP[j] = dout_i . v_j, as a sum of rows of v^T.
+        for (int64_t c = 0; c < f.E; ++c) {
+          const float dc = doi[c];
+          const float *row = m.vT.data() + c * f.Tk;
+PLANC_OMP(omp simd)
+          for (int64_t j = 0; j < end; ++j) dpj[j] += dc * row[j];
+        }
+        if (f.p > 0) {
+          m.dropMask(f, counter, b, i, end);
+          for (int64_t j = 0; j < end; ++j) {
+            dsj[j] = p[j] * (m.keep[size_t(j)] * dpj[j] - rowDot) * scale;
+            p[j] *= m.keep[size_t(j)]; // dv's weight: the kept probability
+          }
+        } else {
+PLANC_OMP(omp simd)
+          for (int64_t j = 0; j < end; ++j) dsj[j] = p[j] * (dpj[j] - rowDot) * scale;
+        }
+        std::fill(dqRow.begin(), dqRow.end(), 0.0f);
+        float *dqr = dqRow.data();
+        for (int64_t j = 0; j < end; ++j) {
+          const float pj = p[j], sj = dsj[j];
+          const float *kj = k + (b * f.Tk + j) * f.D;
+          float *dvj = dvAcc.data() + j * f.E, *dkj = dkAcc.data() + j * f.D;
+PLANC_OMP(omp simd)
+          for (int64_t c = 0; c < f.E; ++c) dvj[c] += pj * doi[c];
+PLANC_OMP(omp simd)
+          for (int64_t c = 0; c < f.D; ++c) {
+            dqr[c] += sj * kj[c];
+            dkj[c] += sj * qi[c];
+          }
+        }
+        for (int64_t c = 0; c < f.D; ++c) put(dq, (b * f.S + i) * f.D + c, double(dqr[c]), accQ);
+      }
+      for (int64_t x = 0; x < f.Tk * f.D; ++x) put(dk, b * f.Tk * f.D + x, double(dkAcc[size_t(x)]), accK);
+      for (int64_t x = 0; x < f.Tk * f.E; ++x) put(dv, b * f.Tk * f.E + x, double(dvAcc[size_t(x)]), accV);
     }
   }
 }

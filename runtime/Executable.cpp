@@ -365,14 +365,15 @@ enum Number { kLoss, kLr, kGradNorm, kFoundInf, kLossScale, kNumbers };
 } // namespace
 
 int planc::runtime::runExecutable(const ExecutableModel &model, int argc, char **argv) {
-  // OpenMP threads that spin between kernels take the cores from OpenBLAS's
-  // threads (tiny-gpt's steps: a median of 17 ms but one in ten over 130 ms;
-  // passive: 23 ms, every one). OpenMP reads the policy before main, so the
-  // executable sets it and starts itself again, once, unless the user chose.
-  if (!std::getenv("OMP_WAIT_POLICY") && argc > 0) {
-    ::setenv("OMP_WAIT_POLICY", "passive", 1);
+  // OpenMP's threads (the kernels) and OpenBLAS's (the GEMMs) share the
+  // cores; either pool spinning after its work slows the other (docs/
+  // cpu-backend.md, "Threads"). Both read these settings before main, so the
+  // executable sets each the user did not and starts itself again, once.
+  if ((!std::getenv("OMP_WAIT_POLICY") || !std::getenv("OPENBLAS_THREAD_TIMEOUT")) && argc > 0) {
+    ::setenv("OMP_WAIT_POLICY", "passive", 0);
+    ::setenv("OPENBLAS_THREAD_TIMEOUT", "4", 0);
     ::execv("/proc/self/exe", argv);
-    // Not re-executed (no /proc): go on with the default policy.
+    // Not re-executed (no /proc): go on with the libraries' defaults.
   }
   Options o;
   if (std::string err = parseOptions(argc, argv, o); !err.empty()) {

@@ -226,10 +226,11 @@ std::string backend::renderFormula(const Formula &f, llvm::ArrayRef<double> attr
     case FormulaOp::Const: e = floatLiteral(n.value, f64); break;
     case FormulaOp::Attr: e = floatLiteral(attrOf(n.attr), f64); break;
     case FormulaOp::Neg: e = "-" + a; break;
-    case FormulaOp::Exp: e = fn("expf(", "exp(", f64) + a + ")"; break;
+    // f32's exp and tanh: runtime/FastMath.h's, which vectorise (libm's do not).
+    case FormulaOp::Exp: e = fn("planc_expf(", "exp(", f64) + a + ")"; break;
     case FormulaOp::Log: e = fn("logf(", "log(", f64) + a + ")"; break;
     case FormulaOp::Sqrt: e = fn("sqrtf(", "sqrt(", f64) + a + ")"; break;
-    case FormulaOp::Tanh: e = fn("tanhf(", "tanh(", f64) + a + ")"; break;
+    case FormulaOp::Tanh: e = fn("planc_tanhf(", "tanh(", f64) + a + ")"; break;
     case FormulaOp::Abs: e = fn("fabsf(", "fabs(", f64) + a + ")"; break;
     case FormulaOp::Add: e = a + " + " + b; break;
     case FormulaOp::Sub: e = a + " - " + b; break;
@@ -287,7 +288,7 @@ std::string backend::makeElementwiseKernel(OpKind kind, const AttrMap &attrs, co
 
 void backend::renderPrelude(Flavor flavor, llvm::raw_ostream &os) {
   const char *fnq = flavor == Flavor::Cuda ? "[[maybe_unused]] static __host__ __device__ inline" : "[[maybe_unused]] static inline";
-  os << "#include <cmath>\n#include <cstdint>\n#include <cstring>\n\n";
+  os << "#include <cmath>\n#include <cstdint>\n#include <cstring>\n\n#include \"runtime/FastMath.h\"\n\n";
   os << "// 16-bit floats: bfloat16 and IEEE half from and to f32, round to nearest even.\n";
   os << fnq << " float planc_bf16_to_f32(uint16_t h) {\n"
      << "  uint32_t u = uint32_t(h) << 16;\n  float f;\n  memcpy(&f, &u, 4);\n  return f;\n}\n";

@@ -5,6 +5,8 @@
 #include "ir/ops/OpSupport.h"
 #include "runtime/ElementBits.h"
 
+#include <optional>
+
 using namespace planc;
 using namespace planc::backend;
 using namespace planc::ir;
@@ -156,6 +158,90 @@ std::string backend::accumulateLayout(LayoutKernel &k) {
   return "";
 }
 
+namespace {
+
+/// A gather whose result is rows of elements that are contiguous in the
+/// operand too: each result row [r * width, (r + 1) * width) reads the
+/// operand from rowBase(r), one element after another, except outside the
+/// window [lo, hi) of the last dim (a pad's), which is the fill.
+struct RowCopy {
+  Shape dims;                  // the result's dims, merged where the operand is contiguous across them
+  std::vector<int64_t> strides; // the operand's stride of each
+  int64_t width = 0;            // the last merged dim: one row
+  bool window = false;
+};
+
+/// The rows of `k`, or nothing: the result's dims merged where the
+/// operand's strides run on from one to the next (a reshape is one row, a
+/// slice or a head split rows of the last dim), with the last one of
+/// stride 1; a window only on the last dim, unshifted.
+std::optional<RowCopy> rowCopyOf(const LayoutKernel &k) {
+  if (!k.hasInput || k.stageOperands > 0 || !k.shift.empty() || k.output.shape.empty()) return std::nullopt;
+  const Shape &out = k.output.shape;
+  const int last = int(out.size()) - 1;
+  if (k.window >= 0 && k.window != last) return std::nullopt;
+  RowCopy c;
+  c.window = k.window >= 0;
+  for (size_t d = 0; d < out.size(); ++d) {
+    const bool windowDim = int(d) == k.window;
+    if (out[d] == 1 && !windowDim) continue;
+    // The previous dim and this one are one dim of the operand when its
+    // stride is this one's times this one's size (never across the window).
+    if (!c.dims.empty() && !windowDim && !(c.window && int(d) == last) &&
+        c.strides.back() == k.strides[d] * out[d]) {
+      c.dims.back() *= out[d];
+      c.strides.back() = k.strides[d];
+      continue;
+    }
+    c.dims.push_back(out[d]);
+    c.strides.push_back(k.strides[d]);
+  }
+  if (c.dims.empty() || c.strides.back() != 1) return std::nullopt;
+  c.width = c.dims.back();
+  return c;
+}
+
+/// Renders `k` as rows (rowCopyOf): a parallel loop over the rows, each a
+/// contiguous copy the compiler vectorises (or, accumulating in f32 or
+/// f64, a sum). CPU flavour only.
+void renderRowCopy(const LayoutKernel &k, const RowCopy &c, const char *type, llvm::raw_ostream &os) {
+  os << "  const int64_t width = " << c.width << ", rows = n / width; // contiguous rows of the operand\n";
+  os << "#pragma omp parallel for schedule(static) if (rows * width > 16384)\n"
+     << "  for (int64_t r = 0; r < rows; ++r) {\n";
+  // The operand's offset of row r: its coordinates in the merged dims
+  // before the last, each times its stride.
+  std::string offset = k.base ? std::to_string(k.base) : "";
+  int64_t inner = 1;
+  for (size_t d = c.dims.size() - 1; d-- > 0;) {
+    std::string coord = inner == 1 ? "r" : "(r / " + std::to_string(inner) + ")";
+    if (d > 0) coord = "(" + coord + " % " + std::to_string(c.dims[d]) + ")";
+    inner *= c.dims[d];
+    if (c.strides[d] == 0) continue;
+    offset += (offset.empty() ? "" : " + ") + coord + (c.strides[d] == 1 ? "" : " * " + std::to_string(c.strides[d]));
+  }
+  if (offset.empty()) offset = "0";
+  os << "    const " << type << " *from = in + (" << offset << ");\n";
+  os << "    " << type << " *to = out + r * width;\n";
+  const std::string fill = std::string(type) + "(" + std::to_string(k.fillBits) + "u)";
+  auto copy = [&](const std::string &lo, const std::string &hi) {
+    os << "#pragma omp simd\n    for (int64_t j = " << lo << "; j < " << hi << "; ++j) to[j] "
+       << (k.accumulate ? "+= " : "= ") << "from[j];\n";
+  };
+  if (!c.window) {
+    copy("0", "width");
+  } else {
+    // A pad: zeros before and after the operand's columns [lo, hi).
+    if (!k.accumulate) {
+      os << "    for (int64_t j = 0; j < " << k.lo << "; ++j) to[j] = " << fill << ";\n";
+      os << "    for (int64_t j = " << k.hi << "; j < width; ++j) to[j] = " << fill << ";\n";
+    }
+    copy(std::to_string(k.lo), std::to_string(k.hi));
+  }
+  os << "  }\n";
+}
+
+} // namespace
+
 void backend::renderLayoutKernel(const LayoutKernel &k, Flavor flavor, llvm::raw_ostream &os) {
   // Moved as bits, or, added to the result, as values of the dtype.
   const char *type = k.accumulate ? storageType(k.output.dtype) : bitsType(k.output.dtype);
@@ -180,6 +266,15 @@ void backend::renderLayoutKernel(const LayoutKernel &k, Flavor flavor, llvm::raw
   os << "  const int64_t n = " << n << ";\n";
   if (!k.shift.empty())
     os << "  const int64_t shift = " << k.shift << "; // where the rank's rows start in the operand's block\n";
+  // Rows of contiguous elements are copied row by row (vectorised), not an
+  // index computed per element. Accumulating only in f32 and f64, whose
+  // storage type is the value's.
+  if (flavor == Flavor::Cpu && (!k.accumulate || k.output.dtype == DType::F32 || k.output.dtype == DType::F64))
+    if (std::optional<RowCopy> c = rowCopyOf(k)) {
+      renderRowCopy(k, *c, type, os);
+      os << "}\n\n";
+      return;
+    }
   const std::string indent = openIndexLoop(flavor, "i", "n", /*simd=*/true, os);
   const std::string fill = std::to_string(k.fillBits) + "u";
   // The value written: the moved element (or the fill outside a window),

@@ -109,11 +109,98 @@ std::string makeStepLayoutKernel(const exec::ExecutionPlan &plan, const exec::Ra
   return makeLayoutKernel(s.kind, s.attrs, s.inputs.empty() ? nullptr : &in, out, l);
 }
 
+/// An op whose kernel is its formula alone (no cast's rounding between
+/// dtypes, no fused formula held as text).
+bool isFormulaStep(const exec::Step &s) { return formulaOf(s.kind) && s.kind != OpKind::Cast; }
+
+/// Whether step i's result is computed inside step i + 1's kernel
+/// (RenderOptions::foldIntoUpdates): i is an elementwise step of one result
+/// that i + 1, an update of several results, alone reads, once; both in
+/// f32 or both in f64 (the kernel computes in that type, so the result is
+/// the one the step would have rounded and stored), nothing accumulates,
+/// nothing waits between them, and i's result is no output of the program.
+/// An operand of i that the update reads at other elements (a broadcast
+/// one) must not share bytes with the update's results, which the update
+/// writes element by element.
+bool foldsIntoNext(const exec::RankProgram &program, size_t i, const std::vector<int> &readers,
+                   const std::vector<bool> &bound) {
+  if (i + 1 >= program.steps.size()) return false;
+  const exec::Step &p = program.steps[i], &u = program.steps[i + 1];
+  if (!isFormulaStep(p) || !isFormulaStep(u) || p.outputs.size() != 1 || u.outputs.size() < 2) return false;
+  if (p.accumulates(0) || !u.waits.empty() || !p.waits.empty() || p.stream != u.stream) return false;
+  for (size_t k = 0; k < u.outputs.size(); ++k)
+    if (u.accumulates(k) || !isBuffer(program, u.outputs[k])) return false;
+  const int64_t made = p.outputs[0];
+  if (!isBuffer(program, made) || readers[size_t(made)] != 1 || bound[size_t(made)]) return false;
+  if (std::count(u.inputs.begin(), u.inputs.end(), made) != 1) return false;
+  for (int64_t in : p.inputs)
+    if (!isBuffer(program, in)) return false;
+  for (int64_t in : u.inputs)
+    if (!isBuffer(program, in)) return false;
+  const KernelBuffer result = bufferOf(program, made), out = bufferOf(program, u.outputs[0]);
+  if (result.dtype != out.dtype || (result.dtype != DType::F32 && result.dtype != DType::F64)) return false;
+  if (result.shape != out.shape) return false;
+  for (int64_t in : p.inputs) {
+    const exec::Buffer &b = program.buffers[size_t(in)];
+    if (bufferOf(program, in).shape == out.shape) continue;
+    for (int64_t o : u.outputs) {
+      const exec::Buffer &w = program.buffers[size_t(o)];
+      if (b.offset < w.offset + w.size && w.offset < b.offset + b.size) return false;
+    }
+  }
+  return true;
+}
+
+/// The kernel of update `u` with step `p`'s formula in place of the operand
+/// `p` makes: its inputs are u's others, then p's; `callInputs` the buffers
+/// in that order. "" or why not.
+std::string makeFoldedKernel(const exec::RankProgram &program, const exec::Step &p, const exec::Step &u,
+                             ElementwiseKernel &e, std::vector<int64_t> &callInputs) {
+  const Formula &pf = *formulaOf(p.kind), &uf = *formulaOf(u.kind);
+  FormulaBuilder b;
+  std::vector<int> uInputs(u.inputs.size(), -1), pInputs;
+  callInputs.clear();
+  size_t folded = 0;
+  for (size_t k = 0; k < u.inputs.size(); ++k) {
+    if (u.inputs[k] == p.outputs[0]) {
+      folded = k;
+      continue;
+    }
+    uInputs[k] = b.input(int(callInputs.size()));
+    callInputs.push_back(u.inputs[k]);
+  }
+  for (int64_t in : p.inputs) {
+    pInputs.push_back(b.input(int(callInputs.size())));
+    callInputs.push_back(in);
+  }
+  uInputs[folded] = inlineFormula(b, pf, attrValues(pf, p.attrs.map()), pInputs);
+  std::vector<int> results;
+  inlineFormula(b, uf, attrValues(uf, u.attrs.map()), uInputs, &results);
+  auto composed = std::make_shared<Formula>(b.done(results));
+  std::vector<KernelBuffer> ins, extra;
+  for (int64_t in : u.inputs) ins.push_back(bufferOf(program, in));
+  for (size_t r = 1; r < u.outputs.size(); ++r) extra.push_back(bufferOf(program, u.outputs[r]));
+  // The update's own checks (dtypes, shapes), then its formula replaced.
+  if (std::string why = makeElementwiseKernel(u.kind, u.attrs.map(), ins, bufferOf(program, u.outputs[0]), e, extra);
+      !why.empty())
+    return why;
+  e.inputs.clear();
+  for (int64_t in : callInputs) e.inputs.push_back(bufferOf(program, in));
+  for (const KernelBuffer &in : e.inputs)
+    if (in.shape.size() > e.output.shape.size()) return "an operand of higher rank than the result";
+  e.ownedFormula = composed;
+  e.formula = composed.get();
+  e.attrValues.clear();
+  return "";
+}
+
 } // namespace
 
 std::vector<StepKernel> backend::renderProgramKernels(const exec::ExecutionPlan &plan,
                                                       const exec::RankProgram &program, Flavor flavor,
-                                                      llvm::raw_ostream &os, llvm::StringRef prefix, bool prelude) {
+                                                      llvm::raw_ostream &os, const RenderOptions &options) {
+  const llvm::StringRef prefix = options.prefix;
+  const bool prelude = options.prelude;
   os << "// Kernels of plan " << cComment(plan.name) << ", program of pipeline stage " << program.stage << " (ranks";
   for (int64_t r : program.ranks) os << " " << r;
   os << "), " << (flavor == Flavor::Cuda ? "CUDA" : "CPU") << " flavour.\n";
@@ -128,11 +215,33 @@ std::vector<StepKernel> backend::renderProgramKernels(const exec::ExecutionPlan 
   // Identical kernels (the same op on the same shapes in every micro-batch)
   // are rendered once and named by their first step.
   std::map<std::string, std::string> renderedBySource;
+  std::vector<bool> folds(program.steps.size(), false);
+  if (options.foldIntoUpdates) {
+    std::vector<int> readers(program.buffers.size(), 0);
+    std::vector<bool> bound(program.buffers.size(), false);
+    for (const exec::Step &s : program.steps)
+      for (int64_t in : s.inputs)
+        if (isBuffer(program, in)) ++readers[size_t(in)];
+    for (const exec::OutputBinding &o : program.outputs)
+      if (isBuffer(program, o.buffer)) bound[size_t(o.buffer)] = true;
+    for (size_t i = 0; i + 1 < program.steps.size(); ++i) {
+      if (!foldsIntoNext(program, i, readers, bound)) continue;
+      ElementwiseKernel e;
+      std::vector<int64_t> callInputs;
+      folds[i] = makeFoldedKernel(program, program.steps[i], program.steps[i + 1], e, callInputs).empty();
+    }
+  }
   for (size_t i = 0; i < program.steps.size(); ++i) {
     const exec::Step &s = program.steps[i];
     StepKernel &k = kernels[i];
     if (s.kind >= OpKind::NumOps) {
       k.reason = "no op";
+      continue;
+    }
+    if (folds[i]) {
+      k.kind = kernelClassOf(s.kind);
+      k.rendered = true;
+      k.foldedInto = int64_t(i) + 1;
       continue;
     }
     k.kind = kernelClassOf(s.kind);
@@ -198,6 +307,11 @@ std::vector<StepKernel> backend::renderProgramKernels(const exec::ExecutionPlan 
         e.kind = OpKind::Cast;
         e.formula = &identity();
         e.attrValues.clear();
+      } else if (i > 0 && folds[i - 1]) {
+        why = makeFoldedKernel(program, program.steps[i - 1], s, e, k.callInputs);
+        if (why.empty())
+          banner += "; computes step " + std::to_string(i - 1) + " (" + ir::spelling(program.steps[i - 1].kind) +
+                    ") where it reads its result";
       } else {
         std::vector<KernelBuffer> extra;
         for (size_t r = 1; r < s.outputs.size(); ++r) extra.push_back(bufferOf(program, s.outputs[r]));

@@ -44,6 +44,27 @@ struct StepKernel {
   bool rendered = false;
   std::string name;   // the function's name, when rendered
   std::string reason; // why not, otherwise
+  /// Folded (RenderOptions::foldIntoUpdates): the step whose kernel
+  /// computes this one's result where it reads it; this step has no call.
+  int64_t foldedInto = -1;
+  /// The buffers the call passes before the outputs, where they are not the
+  /// step's inputs (a kernel with a folded step reads that step's operands).
+  std::vector<int64_t> callInputs;
+};
+
+struct RenderOptions {
+  /// The prefix of every function's name, and whether to render the
+  /// prelude: a second program in the same translation unit (an inference
+  /// step beside the training step) takes another prefix and no prelude.
+  std::string prefix;
+  bool prelude = true;
+  /// An elementwise step of one f32 or f64 result that only the next step
+  /// reads, where that step is an update of several results (AdamW's, SGD's
+  /// with its clipped gradient), is computed inside the update's kernel:
+  /// the scaled gradient is never written. fused_elementwise (one result)
+  /// cannot hold an update, so this is the backend's; plans with a fusion
+  /// policy other than `none` get it (docs/fusion.md).
+  bool foldIntoUpdates = false;
 };
 
 /// The kernels of `program` in `flavor`: the prelude, then one function per
@@ -51,13 +72,8 @@ struct StepKernel {
 /// a banner naming the step's micro-batch, op and layer path; a closing
 /// comment counts the steps per class and how many are rendered. Returns
 /// the choice made for every step.
-/// `prefix` goes before every function's name and `prelude` says whether
-/// to render the prelude: a second program in the same translation unit
-/// (an inference step beside the training step) takes another prefix and
-/// no prelude.
 std::vector<StepKernel> renderProgramKernels(const exec::ExecutionPlan &plan, const exec::RankProgram &program,
-                                             Flavor flavor, llvm::raw_ostream &os, llvm::StringRef prefix = "",
-                                             bool prelude = true);
+                                             Flavor flavor, llvm::raw_ostream &os, const RenderOptions &options = {});
 
 } // namespace planc::backend
 

@@ -241,12 +241,17 @@ void renderCalls(const exec::RankProgram &program, const std::vector<backend::St
       os << "  // step " << i << ": " << ir::spelling(s.kind) << ": " << cComment(k.reason) << "\n";
       continue;
     }
+    if (k.foldedInto >= 0) {
+      os << "  // step " << i << ": " << ir::spelling(s.kind) << ": computed inside step " << k.foldedInto
+         << "'s kernel\n";
+      continue;
+    }
     const std::string call = "  PLANC_CALL(k" + std::string(1, char(std::toupper(backend::spelling(k.kind)[0]))) +
                              (backend::spelling(k.kind) + 1) + ", \"" + k.name + "\", " + k.name + "(";
     const std::string indent(call.size(), ' ');
     os << call;
     bool first = true;
-    for (const std::vector<int64_t> *list : {&s.inputs, &s.outputs})
+    for (const std::vector<int64_t> *list : {k.callInputs.empty() ? &s.inputs : &k.callInputs, &s.outputs})
       for (int64_t b : *list) {
         os << (first ? "" : ",\n" + indent) << argumentOf(program, b);
         first = false;
@@ -446,8 +451,11 @@ llvm::Error cpu::emitCpuProgram(const ir::Module &placed, const exec::ExecutionP
   std::vector<std::vector<backend::StepKernel>> chosen;
   for (size_t p = 0; p < plan.programs.size(); ++p) {
     const exec::RankProgram &program = plan.programs[p];
-    chosen.push_back(backend::renderProgramKernels(plan, program, backend::Flavor::Cpu, kernels,
-                                                   p ? "p" + std::to_string(p) + "_" : "", p == 0));
+    backend::RenderOptions render;
+    render.prefix = p ? "p" + std::to_string(p) + "_" : "";
+    render.prelude = p == 0;
+    render.foldIntoUpdates = settings.foldIntoUpdates;
+    chosen.push_back(backend::renderProgramKernels(plan, program, backend::Flavor::Cpu, kernels, render));
     if (std::string why = missingKernels(program, chosen.back()); !why.empty())
       return makeError("the CPU backend has no kernel for " + why + " of plan '" + plan.name + "'" +
                        (stages ? " (" + rankClassOf(program) + ")" : ""));
@@ -460,8 +468,11 @@ llvm::Error cpu::emitCpuProgram(const ir::Module &placed, const exec::ExecutionP
     if (inference->programs.size() != 1)
       return makeError("internal error: an inference plan of several programs");
     llvm::raw_string_ostream more(kernelsText);
+    backend::RenderOptions render;
+    render.prefix = "i";
+    render.prelude = false;
     inferChosen = backend::renderProgramKernels(*inference, inference->programs.front(), backend::Flavor::Cpu, more,
-                                                "i", /*prelude=*/false);
+                                                render);
     more.flush();
     if (std::string why = missingKernels(inference->programs.front(), inferChosen); !why.empty())
       return makeError("the CPU backend has no kernel for " + why + " of the inference step of plan '" + plan.name +

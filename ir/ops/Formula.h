@@ -114,9 +114,10 @@ double evalFormulaAt(const Formula &f, llvm::ArrayRef<double> attrValues, llvm::
 /// Writes formula `f` into `b` with its inputs read from the nodes
 /// `inputNodes` (one per input of `f`) and its Attr nodes made constants
 /// of `attrValues` (Formula::attrs() order); returns the node of its
-/// (first) result. How fusion composes the formulas of a chain of ops.
+/// (first) result, and with `results` every result's node. How fusion
+/// composes the formulas of a chain of ops.
 int inlineFormula(FormulaBuilder &b, const Formula &f, llvm::ArrayRef<double> attrValues,
-                  llvm::ArrayRef<int> inputNodes);
+                  llvm::ArrayRef<int> inputNodes, std::vector<int> *results = nullptr);
 
 /// A formula without Attr nodes and of one result as text: its nodes in
 /// order, separated by "; ", each its spelling and operands ("input 0",

@@ -22,7 +22,7 @@ using namespace planc;
 using namespace planc::ir;
 
 int ir::inlineFormula(FormulaBuilder &b, const Formula &f, llvm::ArrayRef<double> attrValues,
-                      llvm::ArrayRef<int> inputNodes) {
+                      llvm::ArrayRef<int> inputNodes, std::vector<int> *results) {
   std::vector<const char *> names = f.attrs();
   std::vector<int> mapped(f.nodes.size(), -1);
   for (size_t i = 0; i < f.nodes.size(); ++i) {
@@ -42,6 +42,10 @@ int ir::inlineFormula(FormulaBuilder &b, const Formula &f, llvm::ArrayRef<double
       mapped[i] = arity(n.op) == 1 ? b.unary(n.op, mapped[size_t(n.a)])
                                    : b.binary(n.op, mapped[size_t(n.a)], mapped[size_t(n.b)]);
     }
+  }
+  if (results) {
+    results->clear();
+    for (int r : f.results) results->push_back(mapped[size_t(r)]);
   }
   return mapped[size_t(f.result)];
 }

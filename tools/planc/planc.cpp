@@ -452,8 +452,11 @@ int emitPartitioned(const Options &o, Compilation &c) {
     // One rank's program (rank 0's unless --rank says), as the backends
     // will render it.
     const exec::RankProgram &program = step->plan->programOf(std::max<int64_t>(o.rank, 0));
+    backend::RenderOptions render;
+    render.foldIntoUpdates = c.getConfig().train.fusion != FusionPolicy::None;
     backend::renderProgramKernels(*step->plan, program,
-                                  o.emit == "kernels-cuda" ? backend::Flavor::Cuda : backend::Flavor::Cpu, llvm::outs());
+                                  o.emit == "kernels-cuda" ? backend::Flavor::Cuda : backend::Flavor::Cpu, llvm::outs(),
+                                  render);
   } else if (o.rank >= 0) {
     exec::printRankProgram(*step->plan, o.rank, llvm::outs());
   } else {

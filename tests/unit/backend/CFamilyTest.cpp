@@ -16,6 +16,8 @@
 #include "ir/ops/Formula.h"
 #include "runtime/ElementBits.h"
 
+#include "CompiledProgram.h"
+
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Program.h"
 
@@ -191,7 +193,8 @@ protected:
     ASSERT_TRUE(bool(cxx)) << "no C++ compiler '" << PLANC_TEST_CXX << "'";
     std::string exe = dir + "/kernels";
     std::string err;
-    int rc = llvm::sys::ExecuteAndWait(*cxx, {*cxx, "-std=c++17", "-O2", "-fopenmp", "-Wall", "-Werror", "-o", exe,
+    int rc = llvm::sys::ExecuteAndWait(*cxx, {*cxx, "-std=c++17", "-O2", "-fopenmp", "-Wall", "-Werror",
+                                              planc::testing::sourceInclude(), "-o", exe,
                                               dir + "/kernels.cpp"},
                                        llvm::None, {}, 0, 0, &err);
     ASSERT_EQ(rc, 0) << "the rendered kernels do not compile: " << err << "\n" << source;
@@ -292,7 +295,8 @@ std::string runWithPrelude(const std::string &body) {
   EXPECT_TRUE(bool(cxx));
   if (!cxx) return "";
   std::string err;
-  EXPECT_EQ(llvm::sys::ExecuteAndWait(*cxx, {*cxx, "-std=c++17", "-O2", "-Wall", "-Werror", "-o", exe, src},
+  EXPECT_EQ(llvm::sys::ExecuteAndWait(*cxx, {*cxx, "-std=c++17", "-O2", "-Wall", "-Werror",
+                                            planc::testing::sourceInclude(), "-o", exe, src},
                                       llvm::None, {}, 0, 0, &err),
             0)
       << err << text;

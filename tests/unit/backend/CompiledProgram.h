@@ -18,6 +18,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -68,6 +69,14 @@ inline const char *kReadFileHelper = "#include <fstream>\n#include <iterator>\n#
                                      "static void writeFile(const std::string &p, const std::vector<char> &b) {\n"
                                      "  std::ofstream(p, std::ios::binary).write(b.data(), long(b.size()));\n}\n";
 
+/// The compiler's include path of the source tree (the rendered prelude
+/// includes runtime/FastMath.h): $PLANC_SOURCE_DIR, else the tree this test
+/// was built from.
+inline std::string sourceInclude() {
+  if (const char *root = std::getenv("PLANC_SOURCE_DIR")) return std::string("-I") + root;
+  return std::string("-I") + PLANC_TEST_SOURCE_DIR;
+}
+
 /// Compiles `source` (with `libs` after it) and runs it with `dir` as its
 /// argument; a failure is reported with the compiler's or program's words.
 inline bool compileAndRun(const std::string &source, const std::string &dir, std::vector<std::string> libs = {}) {
@@ -78,7 +87,7 @@ inline bool compileAndRun(const std::string &source, const std::string &dir, std
     return false;
   }
   std::string exe = dir + "/program", err;
-  std::vector<std::string> words = {*cxx, "-std=c++17", "-O2", "-fopenmp", "-Wall", "-Werror", "-o", exe,
+  std::vector<std::string> words = {*cxx, "-std=c++17", "-O2", "-fopenmp", "-Wall", "-Werror", sourceInclude(), "-o", exe,
                                     dir + "/program.cpp"};
   words.insert(words.end(), libs.begin(), libs.end());
   std::vector<llvm::StringRef> args(words.begin(), words.end());

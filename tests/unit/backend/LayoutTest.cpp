@@ -52,6 +52,15 @@ TEST(LayoutTest, CompiledGathersEqualTheInterpreter) {
     add(OpKind::Pad, {3, 4}, t, {{"dim", int64_t(0)}, {"before", int64_t(0)}, {"after", int64_t(2)}});
     add(OpKind::Reshape, {2, 6}, t, {{"shape", std::vector<int64_t>{3, 4}}});
     add(OpKind::BroadcastTo, {3, 1}, t, {{"shape", std::vector<int64_t>{2, 3, 5}}});
+    // Copied as contiguous rows (Layout.cpp's row path): a row broadcast,
+    // a slice and a pad beside dims of size 1, a transpose of 1000-element
+    // rows (parallel), a reshape over dims of size 1.
+    add(OpKind::BroadcastTo, {3}, t, {{"shape", std::vector<int64_t>{2, 4, 3}}});
+    add(OpKind::Slice, {4, 6, 1}, t, {{"dim", int64_t(1)}, {"start", int64_t(1)}, {"end", int64_t(4)}});
+    add(OpKind::Pad, {2, 1, 3}, t, {{"dim", int64_t(2)}, {"before", int64_t(1)}, {"after", int64_t(2)}});
+    add(OpKind::Pad, {2, 3, 1}, t, {{"dim", int64_t(2)}, {"before", int64_t(0)}, {"after", int64_t(1)}});
+    add(OpKind::Transpose, {3, 8, 1000}, t, {{"perm", std::vector<int64_t>{1, 0, 2}}});
+    add(OpKind::Reshape, {1, 6, 1, 2}, t, {{"shape", std::vector<int64_t>{3, 1, 4}}});
   }
   add(OpKind::Fill, {}, DType::F32, {{"value", 0.1}, {"shape", std::vector<int64_t>{2, 3}}, {"dtype", std::string("f32")}});
   add(OpKind::Fill, {}, DType::BF16, {{"value", -2.7}, {"shape", std::vector<int64_t>{4}}, {"dtype", std::string("bf16")}});
@@ -116,6 +125,8 @@ TEST(LayoutTest, AccumulatingGathersAddToTheResult) {
     add(OpKind::Transpose, {64, 3}, t, {{"perm", std::vector<int64_t>{1, 0}}});
     add(OpKind::Transpose, {2, 3, 4, 5}, t, {{"perm", std::vector<int64_t>{0, 2, 1, 3}}});
     add(OpKind::Pad, {3, 4}, t, {{"dim", int64_t(1)}, {"before", int64_t(2)}, {"after", int64_t(1)}});
+    add(OpKind::Slice, {4, 6}, t, {{"dim", int64_t(1)}, {"start", int64_t(2)}, {"end", int64_t(5)}});
+    add(OpKind::Reshape, {2, 6}, t, {{"shape", std::vector<int64_t>{3, 4}}});
   }
   add(OpKind::BroadcastTo, {3, 1}, DType::F32, {{"shape", std::vector<int64_t>{2, 3, 5}}});
 
