@@ -15,7 +15,11 @@
 // Each computes as the interpreter's reference kernel (ir/ops/) does: in f64
 // from the buffers' elements, rounded once to the result's type, the sums
 // in the reference's order where the order changes the rounding (the weight
-// gradients, the row statistics). T is the float type of the buffers
+// gradients, the row statistics) -- except where f64 made the step slow and
+// f32 is what every framework computes: cross-entropy and fused attention
+// of f32 buffers compute in f32 (overloads below, exp by runtime/FastMath.h,
+// row sums in f64), and global_norm sums in parallel in f64, in another
+// association. T is the float type of the buffers
 // (float, double, or Bf16 and F16 below: 16-bit floats read and rounded
 // through runtime/ElementBits.h); index buffers are any integer type. Results are
 // written whole (`accumulate` adds them to what the buffer holds, as a step

@@ -238,6 +238,13 @@ void backend::renderSumToKernel(const SumToKernel &k, Flavor flavor, llvm::raw_o
     if (k.output.dtype == DType::F16) return "planc_f32_to_f16(float(" + v + "))";
     return std::string(f64 ? "" : "float(") + v + (f64 ? "" : ")");
   };
+  // Accumulating: the sum rounded to the result's type, then added to what
+  // the buffer holds and rounded again, as the interpreter accumulates.
+  auto result = [&](const std::string &at, const std::string &sum) {
+    if (!k.accumulate) return store(sum);
+    if (f64) return at + " + " + sum;
+    return store(load(at) + " + float(" + sum + ")");
+  };
   const Shape &x = k.input.shape;
   const size_t rank = x.size();
   const std::vector<int64_t> xStride = rowMajorStrides(x);
@@ -268,11 +275,32 @@ void backend::renderSumToKernel(const SumToKernel &k, Flavor flavor, llvm::raw_o
   os << "  const " << type << " *in = (const " << type << " *)in_; // " << shapeComment(k.input) << "\n";
   os << "  " << type << " *out = (" << type << " *)out_; // " << shapeComment(k.output) << "\n";
   os << "  const int64_t n = " << n << ", m = " << m << ";\n";
+  // The kept dims trailing (a bias's gradient: [batch, seq, h] to [h]): the
+  // operand is m rows of n. Each thread sums a block of 64 columns row by
+  // row, the rows' elements read contiguously (vectorised), every column's
+  // sum in f64 in row order as below: the same result.
+  bool trailing = !kept.empty() && kept.size() + reduced.size() == rank;
+  for (size_t j = 0; j < kept.size(); ++j) trailing &= kept[j] == rank - kept.size() + j;
+  if (flavor == Flavor::Cpu && trailing && n > 1) {
+    os << "#pragma omp parallel for schedule(static) if (n * m > 16384)\n"
+       << "  for (int64_t o0 = 0; o0 < n; o0 += 64) {\n"
+       << "    const int64_t w = n - o0 < 64 ? n - o0 : 64;\n"
+       << "    double s[64];\n"
+       << "    for (int64_t j = 0; j < w; ++j) s[j] = 0;\n"
+       << "    for (int64_t q = 0; q < m; ++q) {\n"
+       << "      const " << type << " *row = in + q * n + o0;\n"
+       << "#pragma omp simd\n"
+       << "      for (int64_t j = 0; j < w; ++j) s[j] += " << load("row[j]") << ";\n"
+       << "    }\n"
+       << "    for (int64_t j = 0; j < w; ++j) out[o0 + j] = " << result("out[o0 + j]", "s[j]") << ";\n"
+       << "  }\n}\n\n";
+    return;
+  }
   const std::string in1 = openIndexLoop(flavor, "o", "n", /*simd=*/false, os);
   os << in1 << "const int64_t base = " << offsetOf(kept, "o") << ";\n";
-  os << in1 << "double s = " << (k.accumulate ? (f64 ? "out[o]" : "double(" + load("out[o]") + ")") : "0") << ";\n";
+  os << in1 << "double s = 0;\n";
   os << in1 << "for (int64_t q = 0; q < m; ++q) s += " << load("in[base + " + offsetOf(reduced, "q") + "]") << ";\n";
-  os << in1 << "out[o] = " << store("s") << ";\n";
+  os << in1 << "out[o] = " << result("out[o]", "s") << ";\n";
   closeIndexLoop(flavor, os);
   os << "}\n\n";
 }

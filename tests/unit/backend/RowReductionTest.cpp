@@ -119,6 +119,8 @@ TEST(RowReductionTest, CompiledSumsOverBroadcastDimsEqualTheInterpreter) {
   };
   for (DType t : {DType::F32, DType::BF16}) {
     add(OpKind::SumTo, {4, 6, 16}, t, {{"shape", std::vector<int64_t>{16}}}, false);  // a bias's gradient
+    add(OpKind::SumTo, {3, 5, 150}, t, {{"shape", std::vector<int64_t>{150}}}, true); // blocks of 64 columns and a rest
+    add(OpKind::SumTo, {3, 5, 70}, t, {{"shape", std::vector<int64_t>{5, 70}}}, false);
     add(OpKind::SumTo, {2, 3, 4}, t, {{"shape", std::vector<int64_t>{3, 1}}}, false); // keeps a middle dim
     add(OpKind::SumTo, {2, 3, 4}, t, {{"shape", std::vector<int64_t>{2, 1, 4}}}, true);
     add(OpKind::ReduceSum, {3, 5}, t, {{"dims", std::vector<int64_t>{0}}, {"keepdim", false}}, false);
