@@ -87,8 +87,9 @@ inline bool compileAndRun(const std::string &source, const std::string &dir, std
     return false;
   }
   std::string exe = dir + "/program", err;
-  std::vector<std::string> words = {*cxx, "-std=c++17", "-O2", "-fopenmp", "-Wall", "-Werror", sourceInclude(), "-o", exe,
-                                    dir + "/program.cpp"};
+  // The generated code's flags (compiler/Build.cpp) that matter to it.
+  std::vector<std::string> words = {*cxx,     "-std=c++17", "-O2", "-fopenmp", "-fno-math-errno", "-Wall",
+                                    "-Werror", sourceInclude(), "-o", exe,     dir + "/program.cpp"};
   words.insert(words.end(), libs.begin(), libs.end());
   std::vector<llvm::StringRef> args(words.begin(), words.end());
   if (llvm::sys::ExecuteAndWait(*cxx, args, llvm::None, {}, 0, 0, &err) != 0) {

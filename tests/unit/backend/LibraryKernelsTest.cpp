@@ -10,8 +10,9 @@
 // dropout are bit-exact; the rest within 1e-6 relative in f32 (a few ulps;
 // global_norm adds its operands' sums in another association) and 1e-12
 // in f64. Fused attention and cross-entropy of f32 buffers compute in f32
-// (runtime/CpuKernels.h): within 1e-5 of the output's largest element. Output buffers hold random bytes before the call, so a result
-// not written whole is seen; an accumulating step adds to them.
+// (runtime/CpuKernels.h): within 1e-5 of the output's largest element.
+// Output buffers hold random bytes before the call, so a result not
+// written whole is seen; an accumulating step adds to them.
 //
 // In-process: an out-of-range index is a kernel error, and the renderer
 // says why it renders nothing for a bf16 buffer or the CUDA flavour.
