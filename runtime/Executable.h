@@ -35,6 +35,7 @@
 #include "runtime/ElementType.h"
 
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -98,6 +99,13 @@ struct StepProfile {
   double seconds[kNumKernelClasses] = {};
   int64_t calls[kNumKernelClasses] = {};
 };
+
+/// What a generated step does after a kernel call started at `begin` when
+/// profiling: the time until now added to its class, and while tracing the
+/// kernel recorded (runtime/StepTrace.h; communication records itself). One
+/// call, not code repeated at every step of the generated program.
+void profileKernel(StepProfile *profile, int kernelClass, const char *name,
+                   std::chrono::steady_clock::time_point begin);
 
 /// The inference step (--sample): the forward program up to the logits, in
 /// an arena of its own, fed the trained parameters by name.

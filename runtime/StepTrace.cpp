@@ -53,6 +53,14 @@ void planc::runtime::setTraceSection(const char *work, int microBatch, int chunk
   recorder.section = {{"work", work}, {"micro_batch", std::to_string(microBatch)}, {"chunk", std::to_string(chunk)}};
 }
 
+void planc::runtime::profileKernel(StepProfile *profile, int kernelClass, const char *name,
+                                   TraceClock::time_point begin) {
+  const TraceClock::time_point end = TraceClock::now();
+  profile->seconds[kernelClass] += std::chrono::duration<double>(end - begin).count();
+  ++profile->calls[kernelClass];
+  if (kernelClass != 0 && tracing()) traceKernel(kernelClass, name, begin, end); // 0: communication
+}
+
 void planc::runtime::traceKernel(int kernelClass, const char *name, TraceClock::time_point begin,
                                  TraceClock::time_point end) {
   if (!recorder.on) return;
