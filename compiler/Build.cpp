@@ -77,7 +77,7 @@ llvm::Expected<std::string> planc::generateCpuSource(Compilation &c, std::option
   s.checkpointDir = train.checkpoint.dir;
   s.checkpointKeep = train.checkpoint.keep;
   s.flopsPerStep = *flops;
-  s.foldIntoUpdates = train.fusion != FusionPolicy::None;
+  s.foldProducers = train.fusion != FusionPolicy::None;
   std::string compute = floatType ? ir::spelling(*floatType) : train.precision.compute;
   auto peak = config.cluster.device.peakFlops.find(compute);
   s.peakFlops = peak != config.cluster.device.peakFlops.end() ? peak->second : 0.0;

@@ -9,6 +9,7 @@
 
 #include "exec/Groups.h"
 #include "ir/OpDef.h"
+#include "ir/ops/Formula.h"
 
 #include <map>
 
@@ -109,35 +110,91 @@ std::string makeStepLayoutKernel(const exec::ExecutionPlan &plan, const exec::Ra
   return makeLayoutKernel(s.kind, s.attrs, s.inputs.empty() ? nullptr : &in, out, l);
 }
 
-/// An op whose kernel is its formula alone (no cast's rounding between
-/// dtypes, no fused formula held as text).
-bool isFormulaStep(const exec::Step &s) { return formulaOf(s.kind) && s.kind != OpKind::Cast; }
+/// The formula of an elementwise step whose kernel is its formula alone
+/// (not a cast, which rounds between dtypes), with its attributes' values:
+/// its op's, or a fused_elementwise's own (parsed from its attribute, with
+/// no attributes of its own); null otherwise.
+std::shared_ptr<const Formula> stepFormula(const exec::Step &s, std::vector<double> &values) {
+  values.clear();
+  if (s.kind == OpKind::FusedElementwise) {
+    auto it = s.attrs.find("formula");
+    const std::string *text = it == s.attrs.end() ? nullptr : std::get_if<std::string>(&it->second);
+    auto f = std::make_shared<Formula>();
+    if (!text || !parseFormulaText(*text, *f).empty()) return nullptr;
+    return f;
+  }
+  const Formula *f = formulaOf(s.kind);
+  if (!f || s.kind == OpKind::Cast) return nullptr;
+  values = attrValues(*f, s.attrs.map());
+  return std::shared_ptr<const Formula>(f, [](const Formula *) {}); // the op table's, not owned
+}
+
+bool isFormulaStep(const exec::Step &s) {
+  std::vector<double> values;
+  return stepFormula(s, values) != nullptr;
+}
+
+/// Whether two buffers are apart, or the same bytes: a kernel that works
+/// element by element may read one and write the other.
+bool apartOrSame(const exec::RankProgram &program, int64_t x, int64_t y) {
+  const exec::Buffer &a = program.buffers[size_t(x)], &b = program.buffers[size_t(y)];
+  const bool apart = a.offset + a.size <= b.offset || b.offset + b.size <= a.offset;
+  return apart || (a.offset == b.offset && a.size == b.size);
+}
+
+/// A row reduction the CPU and CUDA flavours render from a description.
+bool isRowStep(const exec::Step &s) {
+  return s.kind == OpKind::LayerNorm || s.kind == OpKind::RmsNorm || s.kind == OpKind::Softmax ||
+         s.kind == OpKind::LogSoftmax;
+}
 
 /// Whether step i's result is computed inside step i + 1's kernel
-/// (RenderOptions::foldIntoUpdates): i is an elementwise step of one result
-/// that i + 1, an update of several results, alone reads, once; both in
-/// f32 or both in f64 (the kernel computes in that type, so the result is
-/// the one the step would have rounded and stored), nothing accumulates,
-/// nothing waits between them, and i's result is no output of the program.
-/// An operand of i that the update reads at other elements (a broadcast
-/// one) must not share bytes with the update's results, which the update
-/// writes element by element.
+/// (RenderOptions::foldProducers). Both: i an elementwise step of one
+/// result, not accumulating, its operands and result buffers, nothing
+/// waiting between the two, which run on one stream. Then either
+/// - i + 1 is an update of several results that alone reads i's result,
+///   once; both in f32 or both in f64 (the kernel computes in that type, so
+///   the result is the one the step would have rounded and stored); i's
+///   result is no output of the program; an operand of i the update reads
+///   at other elements (a broadcast one) shares no bytes with the update's
+///   results, which it writes element by element;
+/// - or i + 1 is a row reduction whose rows are i's result (f32), which it
+///   reads nowhere else; i's operands have the result's shape (read at the
+///   same element); and the buffers a row's passes read and write are
+///   apart or the same bytes.
 bool foldsIntoNext(const exec::RankProgram &program, size_t i, const std::vector<int> &readers,
                    const std::vector<bool> &bound) {
   if (i + 1 >= program.steps.size()) return false;
   const exec::Step &p = program.steps[i], &u = program.steps[i + 1];
-  if (!isFormulaStep(p) || !isFormulaStep(u) || p.outputs.size() != 1 || u.outputs.size() < 2) return false;
-  if (p.accumulates(0) || !u.waits.empty() || !p.waits.empty() || p.stream != u.stream) return false;
-  for (size_t k = 0; k < u.outputs.size(); ++k)
-    if (u.accumulates(k) || !isBuffer(program, u.outputs[k])) return false;
+  if (!isFormulaStep(p) || p.outputs.size() != 1 || p.accumulates(0)) return false;
+  if (!u.waits.empty() || !p.waits.empty() || p.stream != u.stream) return false;
   const int64_t made = p.outputs[0];
-  if (!isBuffer(program, made) || readers[size_t(made)] != 1 || bound[size_t(made)]) return false;
-  if (std::count(u.inputs.begin(), u.inputs.end(), made) != 1) return false;
+  if (!isBuffer(program, made) || std::count(u.inputs.begin(), u.inputs.end(), made) != 1) return false;
   for (int64_t in : p.inputs)
     if (!isBuffer(program, in)) return false;
   for (int64_t in : u.inputs)
     if (!isBuffer(program, in)) return false;
-  const KernelBuffer result = bufferOf(program, made), out = bufferOf(program, u.outputs[0]);
+  for (int64_t o : u.outputs)
+    if (!isBuffer(program, o)) return false;
+  const KernelBuffer result = bufferOf(program, made);
+  if (isRowStep(u)) {
+    if (u.inputs[0] != made || u.outputs.size() != 1 || result.dtype != DType::F32) return false;
+    for (int64_t in : p.inputs) {
+      // Read at the same element, or a row's worth (a bias) at its column.
+      const KernelBuffer b = bufferOf(program, in);
+      const bool perColumn = b.shape == Shape{result.shape.back()} && b.shape != result.shape;
+      if ((b.shape != result.shape && !perColumn) || b.dtype != DType::F32) return false;
+      if (!apartOrSame(program, in, made) || !apartOrSame(program, in, u.outputs[0])) return false;
+    }
+    for (int64_t in : u.inputs)
+      if (in != made && !apartOrSame(program, in, made)) return false;
+    return apartOrSame(program, made, u.outputs[0]);
+  }
+  if (!isFormulaStep(u) || u.outputs.size() < 2) return false;
+  for (size_t k = 0; k < u.outputs.size(); ++k)
+    if (u.accumulates(k)) return false;
+  if (readers[size_t(made)] != 1 || bound[size_t(made)]) return false;
+  const KernelBuffer out = bufferOf(program, u.outputs[0]);
   if (result.dtype != out.dtype || (result.dtype != DType::F32 && result.dtype != DType::F64)) return false;
   if (result.shape != out.shape) return false;
   for (int64_t in : p.inputs) {
@@ -151,12 +208,39 @@ bool foldsIntoNext(const exec::RankProgram &program, size_t i, const std::vector
   return true;
 }
 
+/// The row kernel of step `u` with step `p` folded in as its prologue;
+/// `callInputs` the buffers the call passes before the result: u's
+/// operands, then p's. "" or why not.
+std::string makeFoldedRowKernel(const exec::RankProgram &program, const exec::Step &p, const exec::Step &u,
+                                RowKernel &r, std::vector<int64_t> &callInputs) {
+  std::vector<KernelBuffer> ins;
+  for (int64_t in : u.inputs) ins.push_back(bufferOf(program, in));
+  if (std::string why = makeRowKernel(u.kind, u.attrs, ins, bufferOf(program, u.outputs[0]), r); !why.empty())
+    return why;
+  std::vector<double> values;
+  std::shared_ptr<const Formula> pf = stepFormula(p, values);
+  if (!pf || pf->inputs != p.inputs.size() || pf->results.size() != 1) return "a step without one formula";
+  FormulaBuilder b;
+  std::vector<int> inputs;
+  for (size_t j = 0; j < p.inputs.size(); ++j) inputs.push_back(b.input(int(j)));
+  r.prologue = std::make_shared<Formula>(b.done(inlineFormula(b, *pf, values, inputs)));
+  r.prologueInputs.clear();
+  for (int64_t in : p.inputs) r.prologueInputs.push_back(bufferOf(program, in));
+  callInputs = u.inputs;
+  callInputs.insert(callInputs.end(), p.inputs.begin(), p.inputs.end());
+  return "";
+}
+
 /// The kernel of update `u` with step `p`'s formula in place of the operand
 /// `p` makes: its inputs are u's others, then p's; `callInputs` the buffers
 /// in that order. "" or why not.
 std::string makeFoldedKernel(const exec::RankProgram &program, const exec::Step &p, const exec::Step &u,
                              ElementwiseKernel &e, std::vector<int64_t> &callInputs) {
-  const Formula &pf = *formulaOf(p.kind), &uf = *formulaOf(u.kind);
+  std::vector<double> values;
+  std::shared_ptr<const Formula> pfOwned = stepFormula(p, values);
+  if (!pfOwned || pfOwned->inputs != p.inputs.size() || pfOwned->results.size() != 1 || !formulaOf(u.kind))
+    return "a step without one formula";
+  const Formula &pf = *pfOwned, &uf = *formulaOf(u.kind);
   FormulaBuilder b;
   std::vector<int> uInputs(u.inputs.size(), -1), pInputs;
   callInputs.clear();
@@ -173,7 +257,7 @@ std::string makeFoldedKernel(const exec::RankProgram &program, const exec::Step 
     pInputs.push_back(b.input(int(callInputs.size())));
     callInputs.push_back(in);
   }
-  uInputs[folded] = inlineFormula(b, pf, attrValues(pf, p.attrs.map()), pInputs);
+  uInputs[folded] = inlineFormula(b, pf, values, pInputs);
   std::vector<int> results;
   inlineFormula(b, uf, attrValues(uf, u.attrs.map()), uInputs, &results);
   auto composed = std::make_shared<Formula>(b.done(results));
@@ -216,7 +300,7 @@ std::vector<StepKernel> backend::renderProgramKernels(const exec::ExecutionPlan 
   // are rendered once and named by their first step.
   std::map<std::string, std::string> renderedBySource;
   std::vector<bool> folds(program.steps.size(), false);
-  if (options.foldIntoUpdates) {
+  if (options.foldProducers) {
     std::vector<int> readers(program.buffers.size(), 0);
     std::vector<bool> bound(program.buffers.size(), false);
     for (const exec::Step &s : program.steps)
@@ -226,9 +310,14 @@ std::vector<StepKernel> backend::renderProgramKernels(const exec::ExecutionPlan 
       if (isBuffer(program, o.buffer)) bound[size_t(o.buffer)] = true;
     for (size_t i = 0; i + 1 < program.steps.size(); ++i) {
       if (!foldsIntoNext(program, i, readers, bound)) continue;
-      ElementwiseKernel e;
       std::vector<int64_t> callInputs;
-      folds[i] = makeFoldedKernel(program, program.steps[i], program.steps[i + 1], e, callInputs).empty();
+      if (isRowStep(program.steps[i + 1])) {
+        RowKernel r;
+        folds[i] = makeFoldedRowKernel(program, program.steps[i], program.steps[i + 1], r, callInputs).empty();
+      } else {
+        ElementwiseKernel e;
+        folds[i] = makeFoldedKernel(program, program.steps[i], program.steps[i + 1], e, callInputs).empty();
+      }
     }
   }
   for (size_t i = 0; i < program.steps.size(); ++i) {
@@ -266,7 +355,14 @@ std::vector<StepKernel> backend::renderProgramKernels(const exec::ExecutionPlan 
         break;
       }
       RowKernel r;
-      why = makeRowKernel(s.kind, s.attrs, ins, bufferOf(program, s.outputs[0]), r);
+      if (i > 0 && folds[i - 1]) {
+        why = makeFoldedRowKernel(program, program.steps[i - 1], s, r, k.callInputs);
+        if (why.empty())
+          banner += "; computes step " + std::to_string(i - 1) + " (" + ir::spelling(program.steps[i - 1].kind) +
+                    ") in its first pass and writes it";
+      } else {
+        why = makeRowKernel(s.kind, s.attrs, ins, bufferOf(program, s.outputs[0]), r);
+      }
       if (!why.empty() && ins.size() == 1 && (s.kind == OpKind::SumTo || s.kind == OpKind::ReduceSum)) {
         // Not along the last dims: a sum over broadcast dims.
         SumToKernel t;

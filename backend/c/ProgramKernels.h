@@ -44,7 +44,7 @@ struct StepKernel {
   bool rendered = false;
   std::string name;   // the function's name, when rendered
   std::string reason; // why not, otherwise
-  /// Folded (RenderOptions::foldIntoUpdates): the step whose kernel
+  /// Folded (RenderOptions::foldProducers): the step whose kernel
   /// computes this one's result where it reads it; this step has no call.
   int64_t foldedInto = -1;
   /// The buffers the call passes before the outputs, where they are not the
@@ -58,13 +58,17 @@ struct RenderOptions {
   /// step beside the training step) takes another prefix and no prelude.
   std::string prefix;
   bool prelude = true;
-  /// An elementwise step of one f32 or f64 result that only the next step
-  /// reads, where that step is an update of several results (AdamW's, SGD's
-  /// with its clipped gradient), is computed inside the update's kernel:
-  /// the scaled gradient is never written. fused_elementwise (one result)
-  /// cannot hold an update, so this is the backend's; plans with a fusion
-  /// policy other than `none` get it (docs/fusion.md).
-  bool foldIntoUpdates = false;
+  /// An elementwise step of one result computed inside the next step's
+  /// kernel (docs/fusion.md, "Folded into the next kernel"):
+  /// - into an update of several results (AdamW's, SGD's) that alone reads
+  ///   it, f32 or f64: the clipped gradient is never written;
+  /// - into a row reduction (layer or RMS norm, softmax) that reads it as
+  ///   its rows, f32: the kernel's first pass computes it and writes it for
+  ///   its other readers (a residual add and the norm after it, llm.c's
+  ///   fused residual forward), so it is not read back from memory.
+  /// fused_elementwise (one op, one result) holds neither; plans with a
+  /// fusion policy other than `none` get them.
+  bool foldProducers = false;
 };
 
 /// The kernels of `program` in `flavor`: the prelude, then one function per

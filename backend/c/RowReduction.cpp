@@ -150,11 +150,18 @@ void backend::renderRowKernel(const RowKernel &k, Flavor flavor, llvm::raw_ostre
   os << "// kernel " << k.name << ": " << spelling(k.kind) << ", reduction over rows of " << k.length << "\n";
   if (!k.comment.empty()) os << "// " << cComment(k.comment) << "\n";
   os << (flavor == Flavor::Cuda ? "__global__ void " : "[[maybe_unused]] static void ") << k.name << "(";
-  for (size_t j = 0; j < k.inputs.size(); ++j) os << "const void *in" << j << "_, ";
+  const bool folded = k.prologue != nullptr;
+  for (size_t j = 0; j < k.inputs.size(); ++j) os << (folded && j == 0 ? "void *in" : "const void *in") << j << "_, ";
+  for (size_t j = 0; j < k.prologueInputs.size(); ++j) os << "const void *p" << j << "_, ";
   os << "void *out_) {\n";
   for (size_t j = 0; j < k.inputs.size(); ++j)
-    os << "  const " << storage(k.inputs[j].dtype) << " *in" << j << " = (const " << storage(k.inputs[j].dtype)
-       << " *)in" << j << "_; // " << shapeComment(k.inputs[j]) << "\n";
+    os << "  " << (folded && j == 0 ? "" : "const ") << storage(k.inputs[j].dtype) << " *in" << j << " = ("
+       << (folded && j == 0 ? "" : "const ") << storage(k.inputs[j].dtype) << " *)in" << j << "_; // "
+       << shapeComment(k.inputs[j]) << (folded && j == 0 ? ", written by the first pass" : "") << "\n";
+  for (size_t j = 0; j < k.prologueInputs.size(); ++j)
+    os << "  const " << storageType(k.prologueInputs[j].dtype) << " *p" << j << " = (const "
+       << storageType(k.prologueInputs[j].dtype) << " *)p" << j << "_; // " << shapeComment(k.prologueInputs[j])
+       << "\n";
   os << "  " << storage(k.out.dtype) << " *out = (" << storage(k.out.dtype) << " *)out_; // " << shapeComment(k.out)
      << "\n";
   os << "  const int64_t rows = " << k.rows << ", length = " << k.length << ";\n";
@@ -166,17 +173,41 @@ void backend::renderRowKernel(const RowKernel &k, Flavor flavor, llvm::raw_ostre
     for (size_t s = 0; s < stages; ++s) xs.push_back("float(s" + std::to_string(s) + ")");
     return xs;
   };
+  // The folded step: operand 0's element computed from the prologue's
+  // operands (in a block of its own: its nodes' names are the stage's) and
+  // written, in the first pass; the later passes read it back.
+  auto prologue = [&]() {
+    os << in2 << "float x0;\n" << in2 << "{\n";
+    std::vector<std::string> ps;
+    for (size_t j = 0; j < k.prologueInputs.size(); ++j) {
+      // A row's worth (a bias) is read at the column, anything else at the element.
+      const bool perColumn = k.prologueInputs[j].shape == Shape{k.length} && k.prologueInputs[j].shape != k.inputs[0].shape;
+      ps.push_back(loadElement(k.prologueInputs[j].dtype, "p" + std::to_string(j), perColumn ? "j" : "r * length + j"));
+    }
+    std::string t = renderFormula(*k.prologue, {}, ps, false, in2 + "  ", os);
+    os << in2 << "  x0 = " << t << ";\n" << in2 << "}\n" << in2 << "in0[r * length + j] = x0;\n";
+  };
   for (size_t s = 0; s < k.stages.size(); ++s) {
     const RowStage &st = k.stages[s];
     const std::string v = "s" + std::to_string(s);
     os << in1 << "double " << v << " = " << (st.combiner == Combiner::Max ? "-(double)INFINITY" : "0") << ";\n";
+    // Vectorised: the row's f64 sum in lanes, then added up (another
+    // association than the interpreter's, in f64: far below f32's ulp).
+    if (flavor == Flavor::Cpu)
+      os << "#pragma omp simd reduction(" << (st.combiner == Combiner::Max ? "max" : "+") << " : " << v << ")\n";
     os << in1 << "for (int64_t j = 0; j < length; ++j) {\n";
-    std::string t = renderFormula(st.value, {}, operands(s), false, in2, os);
+    std::vector<std::string> xs = operands(s);
+    if (folded && s == 0) {
+      prologue();
+      xs[0] = "x0";
+    }
+    std::string t = renderFormula(st.value, {}, xs, false, in2, os);
     if (st.combiner == Combiner::Max) os << in2 << v << " = " << v << " < " << t << " ? double(" << t << ") : " << v << ";\n";
     else os << in2 << v << " += " << t << ";\n";
     os << in1 << "}\n";
   }
   if (k.outputPerElement) {
+    if (flavor == Flavor::Cpu) os << "#pragma omp simd\n";
     os << in1 << "for (int64_t j = 0; j < length; ++j) {\n";
     std::string t = renderFormula(k.output, {}, operands(k.stages.size()), false, in2, os);
     std::string at = "out[r * length + j]";

@@ -47,6 +47,14 @@ struct RowKernel {
   KernelBuffer out;
   bool accumulate = false;
   std::string comment;
+  /// A folded elementwise step (backend::RenderOptions::foldProducers):
+  /// operand 0 (f32) is `prologue` of `prologueInputs` (each of operand 0's
+  /// shape, read at the same element, or a row's length, read at the
+  /// column), computed in the first pass over a
+  /// row and written to operand 0's buffer, which the later passes read.
+  /// The kernel takes them after its operands.
+  std::shared_ptr<const ir::Formula> prologue;
+  std::vector<KernelBuffer> prologueInputs;
 };
 
 /// sum_to (and reduce_sum over any dims): each result element sums, in f64

@@ -454,7 +454,7 @@ llvm::Error cpu::emitCpuProgram(const ir::Module &placed, const exec::ExecutionP
     backend::RenderOptions render;
     render.prefix = p ? "p" + std::to_string(p) + "_" : "";
     render.prelude = p == 0;
-    render.foldIntoUpdates = settings.foldIntoUpdates;
+    render.foldProducers = settings.foldProducers;
     chosen.push_back(backend::renderProgramKernels(plan, program, backend::Flavor::Cpu, kernels, render));
     if (std::string why = missingKernels(program, chosen.back()); !why.empty())
       return makeError("the CPU backend has no kernel for " + why + " of plan '" + plan.name + "'" +

@@ -57,9 +57,9 @@ struct CpuProgramSettings {
   double flopsPerStep = 0;         // the model's, for MFU
   double peakFlops = 0;            // the device's for the compute dtype; 0: unknown
   std::vector<uint64_t> ledgerBytes; // the memory plan's arena of each stage (what `planc check` prints)
-  /// backend::RenderOptions::foldIntoUpdates: a plan with a fusion policy
+  /// backend::RenderOptions::foldProducers: a plan with a fusion policy
   /// other than `none`.
-  bool foldIntoUpdates = false;
+  bool foldProducers = false;
 };
 
 /// Writes the translation unit of every program of `plan`.

@@ -95,6 +95,86 @@ TEST(RowReductionTest, CompiledRowsEqualTheInterpreter) {
   }
 }
 
+// A folded step (backend::RenderOptions::foldProducers): x = a + bias + b
+// computed in the first pass of the layer norm or softmax after it and
+// written to operand 0's buffer; both x and the result equal the
+// interpreter's add, add and norm. The buffer of x holds NaN bytes before.
+TEST(RowReductionTest, AFoldedStepIsComputedInTheFirstPassAndWritten) {
+  std::mt19937_64 rng(13);
+  std::uniform_real_distribution<double> dist(-2.0, 2.0);
+  const Shape rows{3, 5, 40}, row{40};
+  auto random = [&](const Shape &shape) {
+    Tensor t(shape, DType::F32);
+    for (double &v : t.data) v = double(float(dist(rng)));
+    return t;
+  };
+  Tensor a = random(rows), bias = random(row), b = random(rows), w = random(row), beta = random(row);
+  FormulaBuilder fb; // (a + bias) + b, as fused_elementwise composes it
+  Formula sum = fb.done(fb.add(fb.input(2), fb.add(fb.input(0), fb.input(1))));
+  struct Folded {
+    RowKernel kernel;
+    Tensor x, want;
+  };
+  std::vector<Folded> cases;
+  for (OpKind kind : {OpKind::LayerNorm, OpKind::Softmax}) {
+    ir::testing::OpModule om;
+    Value *va = om.input("a", a), *vbias = om.input("bias", bias), *vb = om.input("b", b);
+    Value *x = om.b.value(OpKind::Add, {vb, om.b.value(OpKind::Add, {va, vbias}, {})}, {});
+    std::vector<Value *> operands{x};
+    std::vector<KernelBuffer> buffers{{DType::F32, rows}};
+    AttrMap attrs{{"dim", int64_t(-1)}};
+    if (kind == OpKind::LayerNorm) {
+      operands.push_back(om.input("w", w));
+      operands.push_back(om.input("beta", beta));
+      buffers.push_back({DType::F32, row});
+      buffers.push_back({DType::F32, row});
+      attrs = {{"eps", 1e-5}};
+    }
+    Folded f;
+    f.want = om.run(om.b.value(kind, operands, attrs));
+    f.x = om.run(x);
+    ASSERT_EQ(makeRowKernel(kind, attrs, buffers, {DType::F32, rows}, f.kernel), "");
+    f.kernel.prologue = std::make_shared<Formula>(sum);
+    f.kernel.prologueInputs = {{DType::F32, rows}, {DType::F32, row}, {DType::F32, rows}};
+    f.kernel.name = "folded" + std::to_string(cases.size());
+    cases.push_back(std::move(f));
+  }
+  planc::testing::ScratchDir dir;
+  std::string source;
+  llvm::raw_string_ostream os(source);
+  renderPrelude(Flavor::Cpu, os);
+  os << planc::testing::kReadFileHelper;
+  for (const Folded &f : cases) renderRowKernel(f.kernel, Flavor::Cpu, os);
+  os << "#include <cmath>\nint main(int, char **argv) {\n  std::string dir = argv[1];\n"
+     << "  std::vector<char> a = readFile(dir + \"/a\"), bias = readFile(dir + \"/bias\"), b = readFile(dir + \"/b\");\n"
+     << "  std::vector<char> w = readFile(dir + \"/w\"), beta = readFile(dir + \"/beta\");\n";
+  for (size_t k = 0; k < cases.size(); ++k) {
+    const std::string n = std::to_string(k);
+    os << "  {\n    std::vector<char> x(a.size()), out(a.size());\n"
+       << "    for (size_t i = 0; i < x.size() / 4; ++i) ((float *)x.data())[i] = NAN;\n    " << cases[k].kernel.name
+       << "(x.data(), " << (k == 0 ? "w.data(), beta.data(), " : "")
+       << "a.data(), bias.data(), b.data(), out.data());\n"
+       << "    writeFile(dir + \"/" << n << ".x\", x);\n    writeFile(dir + \"/" << n << ".out\", out);\n  }\n";
+  }
+  os << "  return 0;\n}\n";
+  os.flush();
+  for (auto [name, t] : {std::pair<const char *, Tensor *>{"a", &a}, {"bias", &bias}, {"b", &b}, {"w", &w},
+                         {"beta", &beta}})
+    planc::testing::writeTensor(dir.path + "/" + name, *t);
+  ASSERT_TRUE(planc::testing::compileAndRun(source, dir.path));
+  for (size_t k = 0; k < cases.size(); ++k) {
+    Tensor x = planc::testing::readTensor(dir.path + "/" + std::to_string(k) + ".x", cases[k].x);
+    Tensor out = planc::testing::readTensor(dir.path + "/" + std::to_string(k) + ".out", cases[k].want);
+    for (size_t i = 0; i < x.data.size(); ++i) {
+      // x: two f32 additions, as the unfused steps round them.
+      ASSERT_EQ(x.data[i], double(float(float(a.data[i] + bias.data[i % 40]) + b.data[i])))
+          << cases[k].kernel.name << " x " << i;
+      ASSERT_NEAR(out.data[i], cases[k].want.data[i], 2e-6 * std::max(1.0, std::fabs(cases[k].want.data[i])))
+          << cases[k].kernel.name << " element " << i;
+    }
+  }
+}
+
 TEST(RowReductionTest, CompiledSumsOverBroadcastDimsEqualTheInterpreter) {
   std::mt19937_64 rng(9);
   std::uniform_real_distribution<double> dist(-2.0, 2.0);
