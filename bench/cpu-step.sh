@@ -35,7 +35,9 @@ echo "building GPT-2 124M (as written and fused) and tiny-gpt with planc build .
 "$planc" build "$ROOT/bench/gpt2-124m-cpu.plan" -o "$work/gpt2" 2>/dev/null
 "$planc" build "$ROOT/bench/gpt2-124m-cpu.plan" --fusion=aggressive -o "$work/gpt2-fused" 2>/dev/null
 "$planc" build "$ROOT/examples/tiny-gpt.plan" -o "$work/tiny" 2>/dev/null
-cc -O2 "$ROOT/bench/sgemm-rate.c" -lopenblas -o "$work/sgemm-rate"
+# The sgemm rate of the OpenBLAS the executables linked (the OpenMP-threaded one where it is installed).
+blas=$(ldd "$work/gpt2" | awk '/libopenblas/ {print $3; exit}')
+cc -O2 "$ROOT/bench/sgemm-rate.c" "${blas:--lopenblas}" ${blas:+-Wl,-rpath,"$(dirname "$blas")"} -o "$work/sgemm-rate"
 
 export OMP_NUM_THREADS=$threads OPENBLAS_NUM_THREADS=$threads
 sgemm=$("$work/sgemm-rate" 1024 1024 1024 | awk '{print $(NF-1)}')

@@ -28,6 +28,9 @@ using namespace planc;
 #ifndef PLANC_RUNTIME_EXTRA_FLAGS
 #define PLANC_RUNTIME_EXTRA_FLAGS ""
 #endif
+#ifndef PLANC_BLAS_LIBRARIES
+#define PLANC_BLAS_LIBRARIES "-lopenblas"
+#endif
 #ifndef PLANC_MPI_LIBRARIES
 #define PLANC_MPI_LIBRARIES ""
 #endif
@@ -145,7 +148,10 @@ llvm::Error planc::compileCppProgram(const std::string &source, const std::strin
   if (options.runtimeLibrary.empty())
     for (llvm::StringRef flag : llvm::split(llvm::StringRef(PLANC_RUNTIME_EXTRA_FLAGS), ' '))
       if (!flag.empty()) args.push_back(flag.str());
-  args.insert(args.end(), {"-I" + include, tmpCpp, library, "-lopenblas"});
+  args.insert(args.end(), {"-I" + include, tmpCpp, library});
+  // OpenBLAS (the OpenMP-threaded one where this planc was built with it).
+  for (llvm::StringRef lib : llvm::split(llvm::StringRef(PLANC_BLAS_LIBRARIES), ' '))
+    if (!lib.empty()) args.push_back(lib.str());
   // MPI, which the runtime's communicator calls (the libraries this planc was built with).
   for (llvm::StringRef lib : llvm::split(llvm::StringRef(PLANC_MPI_LIBRARIES), ' '))
     if (!lib.empty()) args.push_back(lib.str());

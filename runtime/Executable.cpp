@@ -12,6 +12,7 @@
 #include "runtime/StepComms.h"
 #include "runtime/StepLog.h"
 #include "runtime/StepTrace.h"
+#include "runtime/ThreadPools.h"
 
 #include <algorithm>
 #include <chrono>
@@ -365,16 +366,9 @@ enum Number { kLoss, kLr, kGradNorm, kFoundInf, kLossScale, kNumbers };
 } // namespace
 
 int planc::runtime::runExecutable(const ExecutableModel &model, int argc, char **argv) {
-  // OpenMP's threads (the kernels) and OpenBLAS's (the GEMMs) share the
-  // cores; either pool spinning after its work slows the other (docs/
-  // cpu-backend.md, "Threads"). Both read these settings before main, so the
-  // executable sets each the user did not and starts itself again, once.
-  if ((!std::getenv("OMP_WAIT_POLICY") || !std::getenv("OPENBLAS_THREAD_TIMEOUT")) && argc > 0) {
-    ::setenv("OMP_WAIT_POLICY", "passive", 0);
-    ::setenv("OPENBLAS_THREAD_TIMEOUT", "4", 0);
-    ::execv("/proc/self/exe", argv);
-    // Not re-executed (no /proc): go on with the libraries' defaults.
-  }
+  // The kernels' and the GEMMs' threads share the cores: how they wait is
+  // set before anything runs (runtime/ThreadPools.h; may start us again).
+  if (argc > 0) settleThreadPools(argv);
   Options o;
   if (std::string err = parseOptions(argc, argv, o); !err.empty()) {
     std::fprintf(stderr, "error: %s\n", err.c_str());

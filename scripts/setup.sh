@@ -23,6 +23,9 @@ PACKAGES=(
   chromium
   # the CPU backend's GEMMs: generated kernels call OpenBLAS's cblas_sgemm
   libopenblas-dev
+  # OpenBLAS threaded by OpenMP (not the default one): the executables link it, so their
+  # GEMMs run on the kernels' own OpenMP threads (docs/cpu-backend.md, "Threads")
+  libopenblas0-openmp
   # the runtime's communicator between ranks (runtime/MpiCommunicator.h) and
   # mpirun, which launches a plan of several ranks
   libopenmpi-dev openmpi-bin

@@ -10,6 +10,7 @@
 #              (the log says so, the scale halves), training recovers, and the losses are the
 #              interpreter's
 #   arena      the executable allocates exactly `planc check --json`'s arena
+#   threads    the executable links the OpenMP-threaded OpenBLAS (one pool of threads)
 #   resume     a run resumed from a checkpoint gives bit-identical losses; keep = 2 keeps two
 #   kill       kill -9 while checkpointing every step leaves a checkpoint that resumes
 #   errors     bad data, bad options and bad checkpoints end with a message and status 1 or 2
@@ -114,6 +115,11 @@ echo "=== arena"
 ledger=$("$PY" -c 'import json,sys; print(json.load(open("check.json"))["peak_arena_bytes"])')
 grep -q "^arena: .* ($ledger bytes); the ledger's figure: .* ($ledger bytes)$" gpt.log ||
   fail "arena: planc check says $ledger bytes; the executable: $(grep '^arena' gpt.log)"
+
+echo "=== threads"
+# scripts/setup.sh installs Debian's OpenBLAS threaded by OpenMP, and the executables link it:
+# their GEMMs run on the kernels' own OpenMP threads (docs/cpu-backend.md, "Threads").
+ldd ./gpt | grep -q 'openblas-openmp/libopenblas\.so' || fail "threads: gpt links $(ldd ./gpt | grep openblas)"
 
 echo "=== resume"
 ./gpt --steps 8 --checkpoint-every 2 --checkpoint-keep 2 --checkpoint-dir ck --metrics full.jsonl >/dev/null

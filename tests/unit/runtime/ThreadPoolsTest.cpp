@@ -1,0 +1,47 @@
+//===- tests/unit/runtime/ThreadPoolsTest.cpp - how the thread pools wait ---===//
+
+#include "runtime/ThreadPools.h"
+
+#include <gtest/gtest.h>
+
+using namespace planc::runtime;
+
+namespace {
+
+using Settings = std::vector<std::string>;
+
+ThreadPoolContext context(std::string blas, long localRanks = 1) {
+  ThreadPoolContext c;
+  c.blas = std::move(blas);
+  c.localRanks = localRanks;
+  return c;
+}
+
+TEST(ThreadPoolsTest, OneOpenMPPoolKeepsOpenMPsDefaultWait) {
+  EXPECT_EQ(threadPoolSettings(context("openmp")), Settings{});
+}
+
+TEST(ThreadPoolsTest, RanksSharingTheNodeWaitPassively) {
+  EXPECT_EQ(threadPoolSettings(context("openmp", 4)), Settings{"OMP_WAIT_POLICY=passive"});
+  ThreadPoolContext c = context("openmp", 4);
+  c.userWaitPolicy = true;
+  EXPECT_EQ(threadPoolSettings(c), Settings{});
+}
+
+TEST(ThreadPoolsTest, TwoPoolsStopSpinningUnlessTheUserSaidOtherwise) {
+  const Settings both{"OMP_WAIT_POLICY=passive", "OPENBLAS_THREAD_TIMEOUT=4"};
+  EXPECT_EQ(threadPoolSettings(context("pthreads")), both);
+  EXPECT_EQ(threadPoolSettings(context("none")), both);
+  ThreadPoolContext c = context("pthreads");
+  c.userBlasTimeout = true;
+  EXPECT_EQ(threadPoolSettings(c), Settings{"OMP_WAIT_POLICY=passive"});
+  c.userWaitPolicy = true;
+  EXPECT_EQ(threadPoolSettings(c), Settings{});
+}
+
+TEST(ThreadPoolsTest, AProcessWithoutOpenBLASSaysSo) {
+  // The unit tests link no OpenBLAS: the weak reference is null.
+  EXPECT_EQ(blasThreading(), "none");
+}
+
+} // namespace
