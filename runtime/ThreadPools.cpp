@@ -44,7 +44,7 @@ std::vector<std::string> planc::runtime::threadPoolSettings(const ThreadPoolCont
   if (c.blas == "openmp") {
     // One pool: the GEMMs run on the kernels' threads, so nothing competes
     // and a thread that spins a moment starts the next small kernel at once
-    // (tiny-gpt: 3x the steps a second of passive waits). Only ranks that
+    // (tiny-gpt: 3.5x the steps a second of passive waits). Only ranks that
     // share the node make a spinning thread take another process's core.
     if (c.localRanks > 1 && !c.userWaitPolicy) out.push_back("OMP_WAIT_POLICY=passive");
     return out;
