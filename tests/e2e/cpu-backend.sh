@@ -6,6 +6,8 @@
 #              one-rank tiny-llama (rmsnorm, rope, grouped heads, SwiGLU) and a model of other
 #              shapes written here (odd sizes, untied head, dropout, SGD with momentum); in
 #              bf16 and f16 (master weights f32) within 1e-3
+#   fused      the same models built with fusion = aggressive (fused groups, flash attention,
+#              steps folded into the next kernel) equal the interpreter
 #   scaling    f16 with a loss scale far too large: the first steps overflow and are skipped
 #              (the log says so, the scale halves), training recovers, and the losses are the
 #              interpreter's
@@ -94,6 +96,19 @@ compare llama llama1.plan 20
 compare odd odd.plan 10
 TOL=1e-3 compare gpt-bf16 "$ROOT/examples/tiny-gpt.plan" 8 --set train.precision=bf16
 TOL=1e-3 compare gpt-f16 "$ROOT/examples/tiny-gpt.plan" 8 --set train.precision=f16
+
+echo "=== fused"
+# fusion = aggressive (docs/fusion.md): fused elementwise groups, flash attention, and steps
+# computed inside the next kernel (a residual add in the first pass of the norm after it, the
+# clipped gradient inside the optimizer's update).
+for model in "gpt $ROOT/examples/tiny-gpt.plan" "llama llama1.plan" "odd odd.plan"; do
+  read -r name plan <<<"$model"
+  "$PLANC" emit --emit=kernels --set train.fusion=aggressive "$plan" >"$name-fused.kernels" ||
+    fail "$name-fused: emit kernels"
+  grep -q "computes step [0-9]* ([a-z_]*) \(in its first pass\|where it reads\)" "$name-fused.kernels" ||
+    fail "$name-fused: no step folded into the next kernel"
+  compare "$name-fused" "$plan" 10 --set train.fusion=aggressive
+done
 
 echo "=== scaling"
 TOL=1e-3 compare overflow "$ROOT/examples/tiny-gpt.plan" 30 \
