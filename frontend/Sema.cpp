@@ -339,12 +339,31 @@ void Elaborator::crossCheck() {
   }
 }
 
+// Sequence parallelism splits the [batch, seq, ...] activations along dim 1
+// over tp, as Megatron-LM does; where the sequence does not divide, sharding
+// propagation splits nothing and the setting would change nothing.
+void Elaborator::checkSequenceParallel() {
+  const ParallelConfig &par = config.parallel;
+  const int64_t tp = par.size(MeshAxis::TP);
+  if (!par.sequenceParallel || tp < 2) return;
+  const SMRange tpAt = par.axisSource[unsigned(MeshAxis::TP)].range;
+  for (const InputInfo &in : model.inputs) {
+    if (in.shape.size() < 2 || in.shape[1] % tp == 0) continue;
+    report(DiagID::err_sequence_parallel_divisible, par.sequenceParallelSource.range)
+        .noteAt(DiagID::note_axis_size_here, tpAt.isValid() ? tpAt : par.meshSource.range, {"tp", std::to_string(tp)})
+        .noteAt(DiagID::note_declared_here, in.range, {in.name})
+        << tp << in.name << in.shape[1];
+    return;
+  }
+}
+
 bool planc::runSema(const Program &program, const PlanConfig &config, DiagnosticEngine &diags, ModelInfo &model) {
   unsigned before = diags.getNumErrors();
   Elaborator e(program, config, diags, model);
   if (program.model) {
     e.elaborateModel(*program.model);
     if (!diags.hitErrorLimit()) e.crossCheck();
+    if (!diags.hitErrorLimit()) e.checkSequenceParallel();
   }
   // Every layer gets its parameter types and names checked, also where no call
   // reached it, and in imported files too: a call of a layer whose parameter type

@@ -125,6 +125,7 @@ public:
   /// Names, callees and annotations of a layer no call reached.
   void checkLayerAlone(const ast::LayerDecl &layer);
   void crossCheck();
+  void checkSequenceParallel();
 
   // ---- lowering (Lowering.cpp): on when a builder is set
   ir::Builder *builder = nullptr;

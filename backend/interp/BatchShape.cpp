@@ -10,20 +10,28 @@
 using namespace planc;
 using namespace planc::ir;
 
+namespace {
+/// "file:line:col: " of an input's declaration, where the IR knows it.
+std::string at(const Value &v) {
+  if (!v.loc.isKnown()) return "";
+  return v.loc.file + ":" + std::to_string(v.loc.line) + ":" + std::to_string(v.loc.column) + ": ";
+}
+} // namespace
+
 llvm::Expected<runtime::BatchShape> interp::batchShapeOf(const Module &m) {
   const char *needed = "the training data fills 'input tokens : i32[batch, seq]' and 'input targets : i32[batch, seq]'";
   const Value *tokens = nullptr, *targets = nullptr;
   for (const Value *v : m.inputs) {
     if (v->name == "tokens") tokens = v;
     else if (v->name == "targets") targets = v;
-    else return makeError(std::string(needed) + "; model '" + m.name + "' has another input, '" + v->name + "'");
+    else return makeError(at(*v) + needed + "; model '" + m.name + "' has another input, '" + v->name + "'");
   }
   if (!tokens || !targets)
     return makeError(std::string(needed) + "; model '" + m.name + "' has no input '" + (tokens ? "targets" : "tokens") +
                      "'");
   for (const Value *v : {tokens, targets})
     if (v->type.rank() != 2 || !isInteger(v->type.dtype))
-      return makeError(std::string(needed) + "; input '" + v->name + "' of model '" + m.name + "' is " +
+      return makeError(at(*v) + needed + "; input '" + v->name + "' of model '" + m.name + "' is " +
                        toString(v->type));
   if (tokens->type.shape != targets->type.shape || tokens->type.dtype != targets->type.dtype)
     return makeError(std::string(needed) + "; model '" + m.name + "' has tokens " + toString(tokens->type) +
