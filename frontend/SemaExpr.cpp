@@ -136,6 +136,8 @@ Value Elaborator::eval(const ast::Expr *e, Scope &scope) {
       return v;
     }
     std::vector<std::string> names = scope.visibleNames();
+    // The literals are keywords, not names, but are misspelt as names (`flase`).
+    names.insert(names.end(), {"true", "false"});
     auto d = report(DiagID::err_unknown_name, e->range);
     d << n->name;
     d.suggest(n->name, names, e->range);
