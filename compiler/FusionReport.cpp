@@ -18,7 +18,7 @@ namespace {
 
 std::string place(const Location &loc) {
   if (!loc.isKnown()) return "(no place)";
-  return loc.file + ":" + std::to_string(loc.line) + ":" + std::to_string(loc.column);
+  return loc.text();
 }
 
 

@@ -40,6 +40,8 @@ struct Location {
   std::string file;
   unsigned line = 0, column = 0;
   bool isKnown() const { return line != 0; }
+  /// "file:line:column", as diagnostics and error messages name a place.
+  std::string text() const { return file + ":" + std::to_string(line) + ":" + std::to_string(column); }
   bool operator==(const Location &o) const { return file == o.file && line == o.line && column == o.column; }
 };
 

@@ -57,7 +57,7 @@ std::string ir::describeOp(const Op &op) {
   std::string s = "'" + std::string(spelling(op.kind)) + "'";
   if (!op.results.empty()) s += " defining %" + op.results[0]->name;
   if (op.loc.isKnown())
-    s += " at " + op.loc.file + ":" + std::to_string(op.loc.line) + ":" + std::to_string(op.loc.column);
+    s += " at " + op.loc.text();
   return s;
 }
 

@@ -300,7 +300,7 @@ private:
 
 std::string VerifierProblem::render() const {
   if (!loc.isKnown()) return "error: " + message;
-  return loc.file + ":" + std::to_string(loc.line) + ":" + std::to_string(loc.column) + ": error: " + message;
+  return loc.text() + ": error: " + message;
 }
 
 std::vector<VerifierProblem> ir::findProblems(const Module &m) { return Verifier(m).run(); }

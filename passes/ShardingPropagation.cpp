@@ -147,7 +147,7 @@ private:
     std::string s = std::string("'") + spelling(op.kind) + "'";
     if (!op.results.empty()) s += " defining %" + op.results[0]->name;
     if (op.loc.isKnown())
-      s += " at " + op.loc.file + ":" + std::to_string(op.loc.line) + ":" + std::to_string(op.loc.column);
+      s += " at " + op.loc.text();
     return s;
   }
 
@@ -478,7 +478,7 @@ private:
     };
     // One remark per cause: a layer repeated n times (or its backward clone)
     // reshards at the same line in the same way; only the value differs.
-    std::string cause = op.loc.file + ":" + std::to_string(op.loc.line) + ":" + std::to_string(op.loc.column) + " " +
+    std::string cause = op.loc.text() + " " +
                         spelled(want) + " " + spelled(cur) + " " + moves;
     if (!moves.empty() && remarked.insert(cause).second)
       m.remarks.push_back({DiagID::warn_constraint_reshards, op.loc, {spelled(want), "%" + op.results[0]->name, spelled(cur), moves}});

@@ -9,12 +9,12 @@
 // Weak: the runtime library is also linked into processes without OpenBLAS.
 extern "C" int openblas_get_parallel(void) __attribute__((weak));
 
-std::string planc::runtime::blasThreading() {
-  if (!openblas_get_parallel) return "none";
+planc::runtime::BlasThreading planc::runtime::blasThreading() {
+  if (!openblas_get_parallel) return BlasThreading::None;
   switch (openblas_get_parallel()) {
-  case 0: return "sequential";
-  case 2: return "openmp";
-  default: return "pthreads";
+  case 0: return BlasThreading::Sequential;
+  case 2: return BlasThreading::OpenMP;
+  default: return BlasThreading::Pthreads;
   }
 }
 
@@ -41,7 +41,7 @@ planc::runtime::ThreadPoolContext planc::runtime::currentThreadPoolContext() {
 
 std::vector<std::string> planc::runtime::threadPoolSettings(const ThreadPoolContext &c) {
   std::vector<std::string> out;
-  if (c.blas == "openmp") {
+  if (c.blas == BlasThreading::OpenMP) {
     // One pool: the GEMMs run on the kernels' threads, so nothing competes
     // and a thread that spins a moment starts the next small kernel at once
     // (tiny-gpt: 3.5x the steps a second of passive waits). Only ranks that

@@ -17,11 +17,15 @@
 
 namespace planc::runtime {
 
+/// How the OpenBLAS the process linked runs its GEMMs; None: not linked (a
+/// unit test's process).
+enum class BlasThreading { None, Sequential, Pthreads, OpenMP };
+
 /// What decides the thread pools' settings.
 struct ThreadPoolContext {
-  std::string blas = "none";   ///< blasThreading()
-  long localRanks = 1;         ///< ranks sharing this node's cores, as the launcher says
-  bool userWaitPolicy = false; ///< OMP_WAIT_POLICY is set (never overridden)
+  BlasThreading blas = BlasThreading::None; ///< blasThreading()
+  long localRanks = 1;          ///< ranks sharing this node's cores, as the launcher says
+  bool userWaitPolicy = false;  ///< OMP_WAIT_POLICY is set (never overridden)
   bool userBlasTimeout = false; ///< OPENBLAS_THREAD_TIMEOUT is set (never overridden)
 };
 
@@ -37,15 +41,14 @@ ThreadPoolContext currentThreadPoolContext();
 /// NAME=VALUE; what the user set is never changed.
 std::vector<std::string> threadPoolSettings(const ThreadPoolContext &context);
 
-/// Applies threadPoolSettings(currentThreadPoolContext()) and, when it changed anything, starts this
-/// executable again with argv (the libraries have read the old values). Returns
-/// only when nothing changed or the re-execution failed (no /proc: the
-/// libraries' defaults stay).
+/// Applies threadPoolSettings(currentThreadPoolContext()) and, when that
+/// changed anything, starts this executable again with argv (the libraries
+/// have read the old values). Returns only when nothing changed or the
+/// re-execution failed (no /proc: the libraries' defaults stay).
 void settleThreadPools(char **argv);
 
-/// Which OpenBLAS the process linked: "openmp", "pthreads", "sequential", or
-/// "none" (not linked: a unit test's process).
-std::string blasThreading();
+/// Which OpenBLAS the process linked.
+BlasThreading blasThreading();
 
 } // namespace planc::runtime
 

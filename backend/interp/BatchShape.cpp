@@ -14,7 +14,7 @@ namespace {
 /// "file:line:col: " of an input's declaration, where the IR knows it.
 std::string at(const Value &v) {
   if (!v.loc.isKnown()) return "";
-  return v.loc.file + ":" + std::to_string(v.loc.line) + ":" + std::to_string(v.loc.column) + ": ";
+  return v.loc.text() + ": ";
 }
 } // namespace
 

@@ -572,15 +572,14 @@ int runBuild(const Options &o, Compilation &c) {
 /// planc run --target=cpu: build into a temporary folder, run (a mesh of
 /// several ranks under mpirun, one process per rank), remove.
 int runOnCpu(const Options &o, Compilation &c) {
-  const int64_t meshRanks = c.getConfig().parallel.meshSize();
+  const int64_t ranks = c.getConfig().parallel.meshSize();
   // Said before building: the executable would refuse the other world size.
-  if (o.run.ranks > 0 && o.run.ranks != meshRanks) {
-    llvm::errs() << "planc: error: '" << o.file << "' runs on a mesh of " << meshRanks << " rank"
-                 << (meshRanks == 1 ? "" : "s") << ", but --ranks says " << o.run.ranks
+  if (o.run.ranks > 0 && o.run.ranks != ranks) {
+    llvm::errs() << "planc: error: '" << o.file << "' runs on a mesh of " << ranks << " rank"
+                 << (ranks == 1 ? "" : "s") << ", but --ranks says " << o.run.ranks
                  << " (leave --ranks out, or change the plan's mesh)\n";
     return 1;
   }
-  const int64_t ranks = meshRanks;
   std::string mpirun;
   if (ranks > 1) {
     auto found = llvm::sys::findProgramByName("mpirun");
