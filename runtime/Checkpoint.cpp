@@ -120,7 +120,12 @@ Status planc::runtime::saveCheckpoint(const ExecutableModel &model, const uint8_
 
   if (keep > 0 && lead) {
     std::vector<std::string> all = completeCheckpoints(dir);
-    for (size_t i = 0; i + size_t(keep) < all.size(); ++i) fs::remove_all(all[i], ec);
+    // The index goes first: a removal cut short leaves a folder that is not
+    // taken for a complete checkpoint.
+    for (size_t i = 0; i + size_t(keep) < all.size(); ++i) {
+      fs::remove(fs::path(all[i]) / kIndex, ec);
+      fs::remove_all(all[i], ec);
+    }
   }
   return Status::success();
 }

@@ -37,7 +37,7 @@ PYTHON=/usr/bin/python3
 export NO_COLOR=1 GTEST_COLOR=no PLANC_SOURCE_DIR=$ROOT
 
 passed=0 failed=0 skipped=0
-report=()
+report=() why=()
 t_all=$(date +%s%N)
 
 seconds_since() { # start-in-ns -> "12.3"
@@ -68,9 +68,12 @@ group() {
   local name=$1; shift
   echo
   echo "=== $name"
-  local t0 rc=0 dt
+  local t0 rc=0 dt log
+  log="$bg/group-$((passed + failed)).log"
   t0=$(date +%s%N)
-  "$@" || rc=$?
+  # Also kept, so the summary can say why a group failed (pipefail: the
+  # group's status, not tee's).
+  "$@" 2>&1 | tee "$log" || rc=$?
   dt=$(seconds_since "$t0")
   if ((rc == 0)); then
     passed=$((passed + 1))
@@ -80,7 +83,18 @@ group() {
     failed=$((failed + 1))
     echo "=== $name: FAILED (exit $rc, ${dt} s)"
     report+=("$(printf '%-7s %7s s  %s' FAILED "$dt" "$name")")
+    why+=("$name:$(failure_lines "$log")")
   fi
+}
+
+# failure_lines LOG: the lines of a failed group's output that say why (its
+# FAIL and error lines, else its last lines), short enough for a summary.
+failure_lines() {
+  local lines
+  lines=$(grep -E 'FAIL|[Ee]rror|Assertion|Sanitizer|Timed out' "$1" 2>/dev/null | grep -v '^=== ' | tail -n 8) ||
+    true
+  [[ -n $lines ]] || lines=$(tail -n 8 "$1" 2>/dev/null)
+  printf '\n%s' "$lines" | cut -c1-240 | sed '1!s/^/    /'
 }
 
 # not_run NAME REASON: a group that could not run because a step failed.
@@ -100,6 +114,10 @@ finish() {
   echo
   echo "=== summary (total $(seconds_since "$t_all") s)"
   printf '  %s\n' "${report[@]}"
+  if ((${#why[@]})); then
+    echo "why:"
+    printf '  %s\n' "${why[@]}"
+  fi
   if ((skipped)); then
     echo "$passed passed, $failed failed, $skipped skipped"
   else

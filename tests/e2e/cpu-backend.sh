@@ -152,7 +152,7 @@ assert steps == [6, 7] and all(full[s] == r for s, r in zip(steps, resumed))
 PY
 
 echo "=== kill"
-./gpt --steps 100000 --checkpoint-every 1 --checkpoint-keep 3 --checkpoint-dir kk --log-every 1000 >/dev/null &
+./gpt --steps 100000 --checkpoint-every 1 --checkpoint-keep 3 --checkpoint-dir kk --log-every 1000 >kill-run.log 2>&1 &
 pid=$!
 # Once a few checkpoints are complete, kill it (while it writes the next one, most likely).
 for _ in $(seq 600); do
@@ -160,7 +160,7 @@ for _ in $(seq 600); do
   sleep 0.1
 done
 sleep 0.3
-kill -9 "$pid"
+kill -9 "$pid" 2>/dev/null || fail "kill: the run ended before it was killed: $(tail -3 kill-run.log)"
 wait "$pid" 2>/dev/null || true
 # --steps 1 is below the steps done: nothing runs, but the newest complete checkpoint must load.
 ./gpt --resume kk --checkpoint-every 0 --steps 1 >kill.log 2>&1 || true
