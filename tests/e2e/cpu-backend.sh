@@ -38,6 +38,8 @@ OPT=(-O1)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$work"
+# What a failure elsewhere may depend on: the CPU and the thread settings.
+echo "cpu-backend: $(nproc) CPUs ($(grep -m1 '^model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//')), OMP_NUM_THREADS=${OMP_NUM_THREADS-unset}, CXX=${CXX-unset}"
 failures=0
 fail() {
   echo "cpu-backend: FAIL: $*"
@@ -126,8 +128,8 @@ PY
 grep -q "skipped: gradients overflowed at loss scale 1e+09" overflow.log || fail "scaling: the log does not say"
 
 echo "=== arena"
-"$PLANC" check --json "$ROOT/examples/tiny-gpt.plan" >check.json
-ledger=$("$PY" -c 'import json,sys; print(json.load(open("check.json"))["peak_arena_bytes"])')
+"$PLANC" check --json "$ROOT/examples/tiny-gpt.plan" >check.json || fail "arena: planc check --json exited $?"
+ledger=$("$PY" -c 'import json,sys; print(json.load(open("check.json"))["peak_arena_bytes"])') || ledger=unknown
 grep -q "^arena: .* ($ledger bytes); the ledger's figure: .* ($ledger bytes)$" gpt.log ||
   fail "arena: planc check says $ledger bytes; the executable: $(grep '^arena' gpt.log)"
 
@@ -137,10 +139,12 @@ echo "=== threads"
 ldd ./gpt | grep -q 'openblas-openmp/libopenblas\.so' || fail "threads: gpt links $(ldd ./gpt | grep openblas)"
 
 echo "=== resume"
-./gpt --steps 8 --checkpoint-every 2 --checkpoint-keep 2 --checkpoint-dir ck --metrics full.jsonl >/dev/null
-ls ck >ck.list
+./gpt --steps 8 --checkpoint-every 2 --checkpoint-keep 2 --checkpoint-dir ck --metrics full.jsonl >full.log 2>&1 ||
+  fail "resume: the run that checkpoints: $(tail -3 full.log)"
+ls ck >ck.list 2>&1 || true
 [[ $(cat ck.list | tr '\n' ' ') == "step-00000006 step-00000008 " ]] || fail "resume: kept $(cat ck.list | tr '\n' ' ')"
-./gpt --steps 8 --resume ck/step-00000006 --metrics resumed.jsonl >resume.log
+./gpt --steps 8 --resume ck/step-00000006 --metrics resumed.jsonl >resume.log 2>&1 ||
+  fail "resume: the resumed run: $(tail -3 resume.log)"
 grep -q "^resumed from ck/step-00000006: 6 steps done" resume.log || fail "resume: $(head -1 resume.log)"
 "$PY" - <<'PY' || fail "resume: losses are not bit-identical"
 import json
@@ -194,7 +198,7 @@ echo "=== init-from"
 # The same numbers under the plan's names and under Hugging Face Llama's (nn.Linear's weights
 # transposed, a rotary table the map skips) start the same run, and likewise for GPT-2's names;
 # a tensor of the wrong shape is an error naming it. One script writes both families' files.
-"$PY" - <<'PY'
+"$PY" - <<'PY' || fail "init-from: the script that writes the safetensors files failed"
 import json, struct
 import numpy as np
 def write(path, tensors):
@@ -268,15 +272,19 @@ write('gpt-hf.safetensors', hf)
 hf['transformer.h.1.attn.c_attn.weight'] = np.zeros((H, 2 * H), np.float32)
 write('gpt-hf-bad.safetensors', hf)
 PY
-./llama --init-from our-names.safetensors --steps 3 --metrics ours.jsonl >init-ours.log
-./llama --init-from hf-names.safetensors --steps 3 --metrics hf.jsonl >init-hf.log
+./llama --init-from our-names.safetensors --steps 3 --metrics ours.jsonl >init-ours.log 2>&1 ||
+  fail "init-from: $(tail -3 init-ours.log)"
+./llama --init-from hf-names.safetensors --steps 3 --metrics hf.jsonl >init-hf.log 2>&1 ||
+  fail "init-from: $(tail -3 init-hf.log)"
 cmp -s <(cut -d, -f1-2 ours.jsonl) <(cut -d, -f1-2 hf.jsonl) || fail "init-from: Hugging Face names train another model"
 grep -q "loaded 21 tensors of 'hf-names.safetensors' by Hugging Face Llama names (1 skipped); 0 parameters keep" \
   init-hf.log || fail "init-from: $(grep loaded init-hf.log)"
 expect 1 "tensor 'model.layers.1.self_attn.k_proj.weight' has shape [64, 64], but the plan's 'blocks.1.llama_attention.wk'" \
   ./llama --init-from hf-bad.safetensors --steps 1
-./gpt --init-from gpt-ours.safetensors --steps 3 --sample 0 --metrics gpt-ours.jsonl >init-gpt-ours.log
-./gpt --init-from gpt-hf.safetensors --steps 3 --sample 0 --metrics gpt-hf.jsonl >init-gpt-hf.log
+./gpt --init-from gpt-ours.safetensors --steps 3 --sample 0 --metrics gpt-ours.jsonl >init-gpt-ours.log 2>&1 ||
+  fail "init-from: $(tail -3 init-gpt-ours.log)"
+./gpt --init-from gpt-hf.safetensors --steps 3 --sample 0 --metrics gpt-hf.jsonl >init-gpt-hf.log 2>&1 ||
+  fail "init-from: $(tail -3 init-gpt-hf.log)"
 cmp -s <(cut -d, -f1-2 gpt-ours.jsonl) <(cut -d, -f1-2 gpt-hf.jsonl) || fail "init-from: GPT-2 names train another model"
 grep -q "loaded 28 tensors of 'gpt-hf.safetensors' by Hugging Face GPT-2 names (3 skipped; 'transformer.wpe.weight': its first 64 of 128 rows); 0 parameters keep" \
   init-gpt-hf.log || fail "init-from: $(grep loaded init-gpt-hf.log)"
@@ -291,7 +299,7 @@ hostile_data=$'data "q" \\ */ ??/ $(touch pwned) \xc3\xa9.txt'
 mkdir -p "hostile/$(dirname "$hostile_data")"
 head -c 20000 "$ROOT/README.md" >"hostile/$hostile_data"
 # The plan spells them with the language's escapes: \" and \\.
-"$PY" - "$ROOT/examples/tiny-gpt.plan" "$hostile_data" "$hostile_dir" >hostile/model.plan <<'PY'
+"$PY" - "$ROOT/examples/tiny-gpt.plan" "$hostile_data" "$hostile_dir" <<'PY' >hostile/model.plan || fail "hostile: writing the plan"
 import re, sys
 plan, data, folder = sys.argv[1], sys.argv[2], sys.argv[3]
 esc = lambda s: s.replace('\\', '\\\\').replace('"', '\\"').replace('\n', '\\n')
@@ -307,9 +315,16 @@ PY
 grep -c "??/" hostile/model.cpp >/dev/null && fail "hostile: a trigraph reached the source"
 
 echo "=== sample"
-./gpt --data text:/usr/share/common-licenses/GPL-3 --steps 300 --log-every 300 --checkpoint-every 300 --checkpoint-dir sk \
-  --sample 200 --temperature 0 >sample1.log
-./gpt --resume sk --steps 0 --sample 200 --temperature 0 >sample2.log
+# The README's text (base-files puts it on every Debian machine); else the docs' ASCII.
+text=/usr/share/common-licenses/GPL-3
+if [[ ! -r $text ]]; then
+  text=docs.txt
+  cat "$ROOT"/docs/*.md | LC_ALL=C tr -cd '\11\12\40-\176' >"$text"
+fi
+./gpt --data "text:$text" --steps 300 --log-every 300 --checkpoint-every 300 --checkpoint-dir sk \
+  --sample 200 --temperature 0 >sample1.log 2>sample1.err || fail "sample: training: $(tail -3 sample1.err)"
+./gpt --resume sk --steps 0 --sample 200 --temperature 0 >sample2.log 2>sample2.err ||
+  fail "sample: from the checkpoint: $(tail -3 sample2.err)"
 "$PY" - <<'PY' || fail "sample: the text is not printable or not reproduced from the checkpoint"
 a = open('sample1.log', 'rb').read().split(b'top-k 200):\n', 1)[1]
 b = open('sample2.log', 'rb').read().split(b'top-k 200):\n', 1)[1]
