@@ -28,6 +28,9 @@ using namespace planc;
 #ifndef PLANC_RUNTIME_EXTRA_FLAGS
 #define PLANC_RUNTIME_EXTRA_FLAGS ""
 #endif
+#ifndef PLANC_RUNTIME_CXX
+#define PLANC_RUNTIME_CXX "c++"
+#endif
 #ifndef PLANC_BLAS_LIBRARIES
 #define PLANC_BLAS_LIBRARIES "-lopenblas"
 #endif
@@ -113,7 +116,7 @@ llvm::Error planc::compileCppProgram(const std::string &source, const std::strin
   std::string cxx = options.cxx;
   if (cxx.empty()) {
     const char *env = std::getenv("CXX");
-    cxx = env && *env ? env : "c++";
+    cxx = env && *env ? env : PLANC_RUNTIME_CXX;
   }
   auto cxxPath = llvm::sys::findProgramByName(cxx);
   if (!cxxPath) return makeError("cannot find the C++ compiler '" + cxx + "' (set CXX, or install g++)");

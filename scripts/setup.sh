@@ -11,6 +11,8 @@ PACKAGES=(
   antlr4 default-jre-headless libantlr4-runtime-dev
   # LLVM Support/ADT, FileCheck + lit + not, clang 14 and its libFuzzer/sanitizer runtimes
   llvm-14-dev llvm-14-tools clang-14 libclang-rt-14-dev
+  # OpenMP for clang 14: the sanitized build (clang) compiles generated programs with it
+  libomp-14-dev
   # libraries
   nlohmann-json3-dev libgtest-dev
   # test scripts (tests/e2e, lit) run with Debian's python; PyTorch is the

@@ -317,8 +317,10 @@ TEST(LossScalingTest, BadSettingsAreErrors) {
   auto m = lower(kPlan);
   ASSERT_TRUE(m);
   ASSERT_TRUE(runPasses(*m, "autodiff", {}));
-  for (auto [key, value] : std::vector<std::pair<std::string, std::string>>{
+  for (const auto &setting : std::vector<std::pair<std::string, std::string>>{
            {"loss_scaling", "sometimes"}, {"loss_scale_init", "-1"}, {"loss_scale_window", "0"}}) {
+    // (Not a structured binding: a lambda may not capture one before C++20.)
+    const std::string &key = setting.first, &value = setting.second;
     PassManagerOptions pm;
     pm.reproducerDir = "";
     // Read as plan-opt reads --pass-option, then run.
