@@ -16,8 +16,9 @@
 #
 #   scripts/test.sh [--quick]     --quick skips the sanitizer build and the fuzzer
 #
-# The last line is `N passed, N failed` over the groups; the exit status is 0
-# only if every group passed.
+# The last line is `N passed, N failed` over the groups, after a summary of each
+# group's time and, under `why:`, each failed group's FAIL and error lines; the
+# exit status is 0 only if every group passed.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
