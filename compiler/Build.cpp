@@ -1,6 +1,7 @@
 //===- compiler/Build.cpp - `planc build` ----------------------------------===//
 
 #include "compiler/Build.h"
+#include "compiler/HuggingFaceConfig.h"
 #include "compiler/Pipeline.h"
 #include "compiler/Run.h"
 #include "compiler/TrainOptions.h"
@@ -83,6 +84,9 @@ llvm::Expected<std::string> planc::generateCpuSource(Compilation &c, std::option
   s.checkpointDir = train.checkpoint.dir;
   s.checkpointKeep = train.checkpoint.keep;
   s.flopsPerStep = *flops;
+  auto names = executableNameMap(c);
+  if (!names) return names.takeError();
+  s.names = std::move(*names);
   s.foldProducers = train.fusion != FusionPolicy::None;
   std::string compute = floatType ? ir::spelling(*floatType) : train.precision.compute;
   auto peak = config.cluster.device.peakFlops.find(compute);

@@ -104,6 +104,9 @@ struct TrainConfig {
   CheckpointConfig checkpoint;
   /// Which ops become one kernel (passes/FuseAttention.h).
   FusionPolicy fusion = FusionPolicy::None; SettingSource fusionSource;
+  /// The name map --init-from and `planc convert --to` follow (a `names`
+  /// declaration, frontend/NameMaps.h); empty: the plan's own names only.
+  std::string names; SettingSource namesSource; llvm::SMRange namesRange;
 };
 
 //===----------------------------------------------------------------------===//

@@ -30,6 +30,7 @@ const KeySpec keys[] = {
     {"data", "'data tokens(\"train.bin\", u16)'"},
     {"checkpoint", "'checkpoint(every = 1000, dir = \"ckpt/\", keep = 3)'"},
     {"fusion", "'fusion = aggressive'"},
+    {"names", "'names = hf_llama'"},
 };
 
 const KeySpec &spec(StringRef key) { return keySpec(keys, key); }
@@ -334,6 +335,17 @@ void config::interpretTrain(const Block &block, TrainConfig &t, Reader &r) {
   r.with(block, "adapters", [&](const Entry &e) { readAdapters(e, t.adapters, r); });
   r.with(block, "data", [&](const Entry &e) { readData(e, t.data, r); });
   r.with(block, "checkpoint", [&](const Entry &e) { readCheckpoint(e, t.checkpoint, r); });
+  r.with(block, "names", [&](const Entry &e) {
+    const ast::Expr *x = r.scalar(e, spec("names"));
+    if (!x) return;
+    if (auto *n = llvm::dyn_cast<ast::NameExpr>(x)) {
+      t.names = n->name;
+      t.namesSource.range = e.source;
+      t.namesRange = n->range;
+    } else {
+      r.formError(e.key, e.keyRange, spec("names").example);
+    }
+  });
   r.with(block, "fusion", [&](const Entry &e) {
     const ast::Expr *x = r.scalar(e, spec("fusion"));
     if (x)

@@ -46,6 +46,9 @@ struct ParamInfo {
   double initStd = 0.02;   // the effective std (scaled_normal already divided)
   bool frozen = false;
   std::vector<ShardSpec> shards;
+  /// `@columns(heads, 3, d)`: how the last dim is grouped, outermost factor
+  /// first (a name map reorders columns by them); empty when not declared.
+  std::vector<int64_t> columns;
   llvm::SMRange range;     // the `param` declaration
   llvm::SMRange callRange; // the outermost call in the model that made it
   uint64_t numel() const;

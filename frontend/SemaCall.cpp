@@ -311,6 +311,8 @@ void Elaborator::applyCallAnnotations(const CallAnnotations &annotations, SMRang
       if (!a->args.empty()) report(DiagID::err_annotation_args, a->fullRange) << a->name << "no arguments";
     } else if (a->name == "shard") {
       report(DiagID::err_annotation_target, a->range) << a->name << "a layer call or a repeat; annotate its parameters or its result";
+    } else if (a->name == "columns") {
+      report(DiagID::err_annotation_target, a->range) << a->name << "a layer call or a repeat; annotate a parameter";
     } else {
       reportUnknownAnnotation(*a, scope);
     }
@@ -333,7 +335,7 @@ Value Elaborator::evalCall(const ast::CallExpr &call, Scope &scope, const std::s
         if (a->name == "shard") {
           if (!v.isError() && !checkShard(*a, v, "the result of '" + call.callee + "'", scope)) v = Value::error();
           else if (lowering() && v.ir) constrainSharding(v, *a, scope);
-        } else if (a->name == "stage" || a->name == "frozen") {
+        } else if (a->name == "stage" || a->name == "frozen" || a->name == "columns") {
           report(DiagID::err_annotation_target, a->range) << a->name << ("the built-in operation '" + call.callee + "'");
         } else {
           rest.list.push_back(a);

@@ -86,6 +86,32 @@ void Elaborator::declareInput(const ast::InputItem &in, Scope &scope) {
   scope.define(in.name, {v, in.nameRange, true});
 }
 
+std::vector<int64_t> Elaborator::evalColumns(const ast::Annotation &a, const Shape &shape, Scope &scope) {
+  if (a.args.size() < 2) {
+    report(DiagID::err_annotation_args, a.fullRange) << a.name << "two or more integer factors of the last dim";
+    return {};
+  }
+  std::vector<int64_t> factors;
+  int64_t product = 1;
+  for (const ast::Arg &arg : a.args) {
+    Value f = eval(arg.value.get(), scope);
+    if (f.isError()) return {};
+    if (!arg.name.empty() || f.kind != Value::Kind::Int || f.i < 1) {
+      report(DiagID::err_annotation_args, arg.value->range) << a.name << "positive integer factors of the last dim";
+      return {};
+    }
+    factors.push_back(f.i);
+    product = f.i > 0 && product > INT64_MAX / f.i ? 0 : product * f.i;
+  }
+  if (shape.empty() || product != shape.back()) {
+    std::string dims;
+    for (int64_t f : factors) dims += (dims.empty() ? "" : " x ") + std::to_string(f);
+    report(DiagID::err_columns_product, a.fullRange) << dims << formatShape(shape);
+    return {};
+  }
+  return factors;
+}
+
 void Elaborator::declareParam(const ast::ParamItem &p, Scope &scope) {
   if (Binding *prev = scope.lookupLocal(p.name); prev && !prev->undeclared) {
     report(DiagID::err_redeclared_name, p.nameRange).noteAt(DiagID::note_previous_definition, prev->declRange) << p.name;
@@ -162,6 +188,8 @@ void Elaborator::declareParam(const ast::ParamItem &p, Scope &scope) {
     } else if (a.name == "frozen") {
       if (!a.args.empty()) report(DiagID::err_annotation_args, a.fullRange) << a.name << "no arguments";
       info.frozen = true;
+    } else if (a.name == "columns") {
+      if (ok) info.columns = evalColumns(a, shape, scope);
     } else if (a.name == "precision") {
       report(DiagID::err_annotation_target, a.range) << a.name << "a parameter; set its dtype in its type";
     } else {

@@ -102,7 +102,7 @@ private:
 
 /// Whether `name` is a tensor in `scope` (so `x @name` was likely meant as `x @ name`).
 inline const std::vector<std::string> &knownAnnotations() {
-  static const std::vector<std::string> names{"shard", "recompute", "precision", "stage", "frozen"};
+  static const std::vector<std::string> names{"shard", "recompute", "precision", "stage", "frozen", "columns"};
   return names;
 }
 
@@ -161,6 +161,9 @@ public:
   std::optional<int64_t> normalizeDim(int64_t dim, size_t rank, SMRange r);
   void reportUnknownAnnotation(const ast::Annotation &a, Scope *scope);
   bool checkShard(const ast::Annotation &a, Value &target, const std::string &what, Scope &scope);
+  /// `@columns(f1, f2, ...)` on a parameter: its last dim's factors, outermost
+  /// first, whose product is that dim; empty after an error.
+  std::vector<int64_t> evalColumns(const ast::Annotation &a, const Shape &shape, Scope &scope);
 
   const Program &program;
   const PlanConfig &config;

@@ -72,6 +72,11 @@ Result<CheckpointIndex> planc::runtime::readCheckpointIndex(const std::string &p
   index.step = j["step"].get<int64_t>();
   index.seed = j["seed"].get<uint64_t>();
   if (!j.contains("tensors") || !j["tensors"].is_object()) return bad("no tensors");
+  if (j.contains("names")) {
+    Result<NameMap> names = nameMapFromJson(j["names"]);
+    if (!names.ok()) return bad(names.error());
+    index.names = std::move(*names);
+  }
   static const std::regex kFileName(R"(rank-[0-9]{1,9}\.safetensors)");
   for (const auto &[name, t] : j["tensors"].items()) {
     CheckpointIndex::Tensor tensor;

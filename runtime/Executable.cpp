@@ -7,12 +7,15 @@
 #include "runtime/ElementBits.h"
 #include "runtime/MeshRanks.h"
 #include "runtime/MpiCommunicator.h"
+#include "runtime/NameMap.h"
 #include "runtime/ParamInit.h"
 #include "runtime/Sample.h"
 #include "runtime/StepComms.h"
 #include "runtime/StepLog.h"
 #include "runtime/StepTrace.h"
 #include "runtime/ThreadPools.h"
+
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <chrono>
@@ -46,6 +49,13 @@ struct Options {
   bool help = false;
 };
 
+/// What --help says of the plan's name map.
+std::string nameMapLabel(const ExecutableModel &m) {
+  if (m.nameMap.empty()) return "train.names; this plan follows none";
+  Result<NameMap> map = nameMapFromJson(nlohmann::json::parse(m.nameMap, nullptr, /*allow_exceptions=*/false));
+  return map.ok() ? "train.names; this plan's is " + map->name : "train.names";
+}
+
 void printHelp(const ExecutableModel &m, const char *argv0) {
   std::printf("usage: %s [options]\n\n", argv0);
   std::printf("Trains plan '%s' (built by planc from %s; mesh %s): %lld steps of %lld x %lld tokens by default.\n",
@@ -65,9 +75,11 @@ void printHelp(const ExecutableModel &m, const char *argv0) {
               "  --threads N           threads of the kernels (default: OpenMP's, OMP_NUM_THREADS)\n"
               "  --resume DIR          continue from a checkpoint: a step-<N> folder, or a checkpoint folder\n"
               "                        whose newest complete step is taken\n"
-              "  --init-from FILE      initial weights from a safetensors file, by parameter path\n"
+              "  --init-from FILE      initial weights from a safetensors file: by parameter path, or by the\n"
+              "                        plan's name map (%s)\n"
               "  --checkpoint-every N  write a checkpoint every N steps (default: the plan's, %lld; 0: none)\n"
-              "  --checkpoint-dir DIR  where (default: the plan's, '%s')\n"
+              "  --checkpoint-dir DIR  where (default: the plan's, '%s'); with --steps 0, the initial weights\n"
+              "                        (from --init-from, say) are written there as step 0\n"
               "  --checkpoint-keep K   keep the newest K checkpoints (default: the plan's, %lld; 0: all)\n"
               "  --log-every N         print every Nth step's line (default 1); the last step always\n"
               "  --metrics FILE        also append every step as a JSON line: step, loss, lr, grad_norm (all\n"
@@ -86,7 +98,9 @@ void printHelp(const ExecutableModel &m, const char *argv0) {
               "  --comm-timeout S      with several ranks: how long a rank waits for another before it ends\n"
               "                        the job with an error naming the operation (default 300)\n"
               "  --help                this text\n\n",
-              (long long)m.steps, (unsigned long long)m.seed, (long long)m.checkpointEvery,
+              (long long)m.steps, (unsigned long long)m.seed,
+              nameMapLabel(m).c_str(),
+              (long long)m.checkpointEvery,
               m.checkpointDir.c_str(), (long long)m.checkpointKeep);
   std::printf("Each step prints: step, loss, lr, gradient norm, time, tokens/s%s, arena memory.\n"
               "Exit status: 0 when every step ran; 1 on an error (its message on stderr); 2 on bad options.\n",
@@ -545,6 +559,16 @@ int planc::runtime::runExecutable(const ExecutableModel &model, int argc, char *
     if (job.comm)
       if (Status s = job.comm->barrier(); !s.ok()) return fail(s.message());
     startStepTrace(job.rank);
+  }
+  // A run that trains nothing from fresh weights, told where checkpoints go,
+  // writes them as step 0: weights imported with --init-from, to resume or
+  // to convert.
+  if (steps == 0 && !o.resume && o.checkpointDir) {
+    if (Status s = saveCheckpoint(m, mem, ckptDir, 0, seed, keep, job.comm ? &sync : nullptr); !s.ok()) {
+      job.report(s.message());
+      return 1;
+    }
+    if (job.lead()) std::printf("wrote the initial weights as %s\n", checkpointFolder(ckptDir, 0).c_str());
   }
   for (int64_t step = start; step < steps; ++step) {
     if (o.trace) {

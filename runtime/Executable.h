@@ -56,10 +56,6 @@ struct ExecParam {
   ParamInit init = ParamInit::Zeros;
   double stddev = 0;
   bool modelParam = true;      // a parameter of the model, frozen or not (false: optimizer state)
-  /// A fused q, k, v weight or bias of std.gpt's attention (columns laid
-  /// out [heads, 3, d]): its head count, which --init-from needs to reorder
-  /// a Hugging Face GPT-2 c_attn ([3, heads, d]); 0 for any other.
-  int64_t qkvHeads = 0;
   /// Where each rank of the program holds its block in the global tensor
   /// (per dim, the first global index), in the order of ExecProgram::ranks;
   /// a block may reach past the global shape (the zero padding of an uneven
@@ -170,6 +166,9 @@ struct ExecutableModel {
   int64_t checkpointEvery = 0; // 0: none
   std::string checkpointDir = "ckpt";
   int64_t checkpointKeep = 0;  // 0: all
+  /// The name map the plan follows (runtime/NameMap.h) as JSON; "" when it
+  /// follows none. --init-from reads files of its names, checkpoints record it.
+  std::string nameMap;
   double flopsPerStep = 0;     // the model's FLOPs of one step (forward, backward, update)
   double peakFlops = 0;        // the device's, for MFU; 0: not known
   /// Runs the training step on the arena; `drawSeed` keys dropout's masks.

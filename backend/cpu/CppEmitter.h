@@ -36,6 +36,7 @@
 #include "exec/ExecutionPlan.h"
 #include "ir/IR.h"
 #include "runtime/Data.h"
+#include "runtime/NameMap.h"
 
 #include "llvm/Support/Error.h"
 #include "llvm/Support/raw_ostream.h"
@@ -60,6 +61,9 @@ struct CpuProgramSettings {
   /// backend::RenderOptions::foldProducers: a plan with a fusion policy
   /// other than `none`.
   bool foldProducers = false;
+  /// The name map the plan follows (train.names), resolved against the
+  /// model: --init-from and the checkpoints' index use it.
+  runtime::NameMap names;
 };
 
 /// Writes the translation unit of every program of `plan`.

@@ -7,6 +7,7 @@
 
 #include "frontend/Frontend.h"
 #include "compiler/FusionReport.h"
+#include "compiler/HuggingFaceConfig.h"
 #include "compiler/Pipeline.h"
 #include "compiler/Run.h"
 #include "compiler/Build.h"
@@ -118,6 +119,7 @@ struct Options {
   bool reportSearch = false;      // --auto (report)
   BuildOptions build;             // build, run --target=cpu
   bool optLevelGiven = false;     // -O<n> on the command line
+  std::string convertTo;          // --to (convert): the name map to write a checkpoint under
 };
 
 int usage(const std::string &message) {
@@ -194,7 +196,7 @@ int parseArgs(int argc, char **argv, Options &o) {
     } else if (a.rfind("--emit", 0) == 0) {
       if (!valueOf(i, "--emit", v))
         return usage("--emit needs a value: tokens, ast, ir, ir-train, ir-partitioned, exec, kernels, kernels-cuda, "
-                     "cpp, comm, memory, fusion, mesh, schedule or schedule-svg");
+                     "cpp, comm, memory, fusion, names, mesh, schedule or schedule-svg");
       o.emit = v;
     } else if (a.rfind("--diagnostics-format", 0) == 0) {
       if (!valueOf(i, "--diagnostics-format", v) || (v != "text" && v != "json"))
@@ -286,6 +288,10 @@ int parseArgs(int argc, char **argv, Options &o) {
                (a == "-o" || a.rfind("-o=", 0) == 0)) {
       if (!valueOf(i, "-o", v) || v.empty()) return usage("-o needs a file name");
       o.build.output = v;
+    } else if (o.command == "convert" && (a == "--to" || a.rfind("--to=", 0) == 0)) {
+      if (!valueOf(i, "--to", v) || v.empty())
+        return usage("--to needs the name map to write: hf-llama, hf-qwen2, hf-gpt2, hf-neox or the plan's own");
+      o.convertTo = v;
     } else if (o.command == "build" && a.rfind("--dtype", 0) == 0) {
       if (!valueOf(i, "--dtype", v) || (v != "f64" && v != "f32")) return usage("--dtype must be f64 or f32");
       o.build.floatType = v == "f64" ? ir::DType::F64 : ir::DType::F32;
@@ -338,12 +344,13 @@ int parseArgs(int argc, char **argv, Options &o) {
     return usage("--ranks goes with --target=cpu (the interpreter runs every rank in one process)");
   if (o.command == "emit") {
     const char *forms =
-        "tokens, ast, ir, ir-train, ir-partitioned, exec, kernels, kernels-cuda, cpp, comm, memory, fusion, mesh, "
-        "schedule and schedule-svg";
+        "tokens, ast, ir, ir-train, ir-partitioned, exec, kernels, kernels-cuda, cpp, comm, memory, fusion, names, "
+        "mesh, schedule and schedule-svg";
     if (o.emit.empty()) return usage(std::string("emit needs --emit=<form>; the forms are ") + forms);
     if (o.emit != "tokens" && o.emit != "ast" && o.emit != "ir" && o.emit != "ir-train" && o.emit != "exec" &&
         o.emit != "kernels" && o.emit != "kernels-cuda" && o.emit != "cpp" &&
         o.emit != "ir-partitioned" && o.emit != "comm" && o.emit != "memory" && o.emit != "fusion" && o.emit != "mesh" &&
+        o.emit != "names" &&
         o.emit != "schedule" &&
         o.emit != "schedule-svg")
       return usage("--emit=" + o.emit + " is not available; this version emits " + forms);
@@ -504,6 +511,11 @@ int runEmit(const Options &o, Compilation &c) {
   if (o.emit == "fusion") {
     if (!ok || !c.check()) return 1;
     if (llvm::Error e = printFusionReport(c, o.passes, llvm::outs())) return failAfterCheck(c, std::move(e));
+    return 0;
+  }
+  if (o.emit == "names") {
+    if (!ok || !c.check()) return 1;
+    if (llvm::Error e = printNameMap(c, llvm::outs())) return failAfterCheck(c, std::move(e));
     return 0;
   }
   if (o.emit == "ir" || o.emit == "ir-train") {
@@ -823,8 +835,14 @@ int runCalibrate(const Options &o) {
 int runConvert(const Options &o) {
   std::string summary;
   const bool toFile = llvm::sys::fs::is_directory(o.file);
-  runtime::Status s = toFile ? runtime::exportCheckpoint(o.file, o.build.output, summary)
-                             : runtime::importCheckpoint(o.file, o.build.output, summary);
+  if (!o.convertTo.empty() && !toFile) {
+    llvm::errs() << "planc: error: --to writes a checkpoint folder under other names; '" << o.file
+                 << "' is not a folder\n";
+    return 2;
+  }
+  runtime::Status s = !o.convertTo.empty() ? runtime::exportNamed(o.file, o.convertTo, o.build.output, summary)
+                      : toFile             ? runtime::exportCheckpoint(o.file, o.build.output, summary)
+                                           : runtime::importCheckpoint(o.file, o.build.output, summary);
   if (!s.ok()) {
     llvm::errs() << "planc: error: " << s.message() << "\n";
     return 1;
