@@ -40,6 +40,8 @@ Pattern parsePattern(StringRef text, bool file, std::string &why) {
     out.back().text += c;
   };
   if (text.empty()) why = "it is empty";
+  // Tensor names are short; the limits keep matching and spelling bounded.
+  if (text.size() > 512) why = "it is longer than 512 characters";
   for (size_t i = 0; i < text.size() && why.empty(); ++i) {
     char c = text[i];
     if (c == '{') {
@@ -70,6 +72,8 @@ Pattern parsePattern(StringRef text, bool file, std::string &why) {
       }
       out.push_back({Piece::Kind::Optional, inner.str()});
       i = end;
+      if (llvm::count_if(out, [](const Piece &x) { return x.kind == Piece::Kind::Optional; }) > 4)
+        why = "a pattern has at most 4 optional texts";
     } else if (c == '}' || c == ']' || c == '[' || c == '*' || std::isspace((unsigned char)c)) {
       why = std::string("unexpected '") + c + "'";
     } else {
@@ -275,9 +279,11 @@ bool readDecl(const ast::NamesDecl &decl, std::vector<Rule> &rules, ResolvedName
     // Any other `key = value` is a config.json field written as given.
     std::string json;
     if (auto *num = llvm::dyn_cast_or_null<ast::NumberExpr>(v)) {
+      // JSON's spelling: 500000.0 stays a float, 8 an integer.
       char text[40];
       std::snprintf(text, sizeof text, "%.17g", num->floatValue);
       json = num->isInteger && !num->overflow ? std::to_string(num->intValue) : text;
+      if (!num->isInteger && json.find_first_of(".en") == std::string::npos) json += ".0";
     }
     else if (auto *b = llvm::dyn_cast_or_null<ast::BoolExpr>(v)) json = b->value ? "true" : "false";
     else if (str) {
@@ -368,6 +374,10 @@ bool resolve(const ast::NamesDecl &decl, const std::vector<Rule> &rules, const M
           next.push_back(g);
         }
       fills = std::move(next);
+      if (fills.size() > (1u << 16)) {
+        diags.report(DiagID::err_names_pattern, r.fileRange) << r.fileText << "it would name more than 65536 tensors";
+        return false;
+      }
     }
     for (const auto &f : fills) {
       std::vector<std::string> names = spellings(r.file, f);
