@@ -402,15 +402,22 @@ private:
     for (const SettingPtr &s : block.settings) dumpSetting(s.get());
   }
 
+  /// The rules and settings in source order, as dumpFile orders declarations.
   void dumpNames(const NamesDecl &names) {
     open("Names", names.name, names.range) << '\n';
     Nest nest(depth);
-    for (const NameRule &r : names.rules) {
-      printQuoted(open("NameRule") << ' ', r.file);
-      loc(r.range) << '\n';
-      exprs({r.target.get()});
-    }
-    for (const SettingPtr &s : names.settings) dumpSetting(s.get());
+    std::vector<std::pair<const char *, std::function<void()>>> items;
+    for (const NameRule &r : names.rules)
+      items.push_back({r.range.Start.getPointer(), [this, r = &r] {
+                         printQuoted(open("NameRule") << ' ', r->file);
+                         loc(r->range) << '\n';
+                         exprs({r->target.get()});
+                       }});
+    for (const SettingPtr &s : names.settings)
+      items.push_back({s->range.Start.getPointer(), [this, s = s.get()] { dumpSetting(s); }});
+    std::stable_sort(items.begin(), items.end(),
+                     [](const auto &a, const auto &b) { return std::less<const char *>()(a.first, b.first); });
+    for (auto &item : items) item.second();
   }
 
   /// `Setting 'key' <l:c> form`, then the value, the arguments and the nested

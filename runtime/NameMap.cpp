@@ -103,7 +103,7 @@ Result<HostTensor> planc::runtime::fromFileTensor(const HostTensor &file, const 
                       std::equal(file.shape.begin() + 1, file.shape.end(), want.begin() + 1);
   if (file.shape != want && !longer)
     return errorStatus(what + " has shape " + shapeText(file.shape) + ", but the plan's '" + named.param + "' is " +
-                       shapeText(shape) + (how.empty() ? "" : " (the file's " + shapeText(want) + how.substr(1) + ")"));
+                       shapeText(shape) + (how.empty() ? "" : " (the file's " + shapeText(want) + ", " + how.substr(2) + ")"));
   HostTensor t = file;
   for (size_t i = named.steps.size(); i-- > 0;) {
     const NameStep &step = named.steps[i];
