@@ -184,7 +184,11 @@ private:
     std::string call = "adam8bit(lr = " + number(o.lr) + ", betas = (" + number(o.beta1) + ", " + number(o.beta2) +
                        "), eps = " + number(o.eps) + ", weight_decay = " + number(o.weightDecay) +
                        ", warmup = " + std::to_string(o.warmup) + ", decay = " + decays[unsigned(o.decay)] +
-                       ", min_lr = " + number(o.minLr) + ")";
+                       ", min_lr = " + number(o.minLr);
+    // The rule of which parameters decay, where it is not the default and matters.
+    if (o.weightDecayParams != OptimizerConfig().weightDecayParams && o.weightDecay > 0)
+      call += std::string(", weight_decay_params = ") + spelling(o.weightDecayParams);
+    call += ")";
     MemoryFix &f = add("optimizer adam8bit", {"train.optimizer=" + call}, decidesAt(o.source, program.train));
     f.changesNumerics = true; // quantized moments: not the same numerics (REFERENCES.md, seed 003 9.5)
     // The edit renames the kind and keeps the file's arguments.

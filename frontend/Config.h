@@ -37,7 +37,7 @@ struct SettingSource {
 // train { }
 //===----------------------------------------------------------------------===//
 
-// OptimizerKind, DecayKind and LossScaling are the passes' own (ir/TrainingKinds.h).
+// OptimizerKind, DecayKind, WeightDecayParams and LossScaling are the passes' own (ir/TrainingKinds.h).
 enum class DataKind { Synthetic, Text, Tokens };
 
 struct OptimizerConfig {
@@ -46,6 +46,7 @@ struct OptimizerConfig {
   double beta1 = 0.9, beta2 = 0.999;
   double eps = 1e-8;
   double weightDecay = 0.0;
+  WeightDecayParams weightDecayParams = WeightDecayParams::Matrices; // which parameters weightDecay applies to
   double momentum = 0.0;  // sgd
   bool nesterov = false;  // sgd
   int64_t warmup = 0;     // steps of linear warm-up

@@ -261,6 +261,8 @@ void Elaborator::execItem(const ast::Item &item, Scope &scope, bool inLayer, Val
     }
     bool frozen = llvm::any_of(r->annotations, [](const ast::Annotation &a) { return a.name == "frozen"; });
     if (frozen) ++frozenDepth;
+    std::optional<bool> decay = weightDecayChoice(annotations);
+    if (decay) weightDecayScopes.push_back(*decay);
     bool wasTop = atModelTopLevel;
     atModelTopLevel = false;
     repeatCounts.push_back(count.i);
@@ -281,6 +283,7 @@ void Elaborator::execItem(const ast::Item &item, Scope &scope, bool inLayer, Val
     repeatCounts.pop_back();
     atModelTopLevel = wasTop;
     if (frozen) --frozenDepth;
+    if (decay) weightDecayScopes.pop_back();
     return;
   }
   if (auto *i = llvm::dyn_cast<ast::IfItem>(&item)) {

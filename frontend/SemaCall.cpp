@@ -231,6 +231,8 @@ Value Elaborator::instantiateLayer(const ast::LayerDecl &layer, const ast::CallE
   size_t firstParam = model.params.size();
   bool frozen = llvm::any_of(annotations.list, [](const ast::Annotation *a) { return a->name == "frozen"; });
   if (frozen) ++frozenDepth;
+  std::optional<bool> decay = weightDecayChoice(annotations);
+  if (decay) weightDecayScopes.push_back(*decay);
   bool wasTop = atModelTopLevel;
   atModelTopLevel = false;
 
@@ -243,6 +245,7 @@ Value Elaborator::instantiateLayer(const ast::LayerDecl &layer, const ast::CallE
 
   atModelTopLevel = wasTop;
   if (frozen) --frozenDepth;
+  if (decay) weightDecayScopes.pop_back();
   std::string prefix = instance->path + ".";
   for (size_t i = firstParam; i < model.params.size(); ++i) {
     const std::string &path = model.params[i].path;
@@ -253,6 +256,16 @@ Value Elaborator::instantiateLayer(const ast::LayerDecl &layer, const ast::CallE
   pathStack.pop_back();
   callStack.pop_back();
   return didReturn ? returned : Value::error();
+}
+
+std::optional<bool> Elaborator::weightDecayChoice(const CallAnnotations &annotations) {
+  bool on = false, off = false;
+  for (const ast::Annotation *a : annotations.list) {
+    on |= a->name == "weight_decay";
+    off |= a->name == "no_weight_decay";
+  }
+  if (on == off) return std::nullopt; // neither, or both: an error
+  return on;
 }
 
 void Elaborator::applyCallAnnotations(const CallAnnotations &annotations, SMRange callRange, Scope *scope) {
@@ -309,6 +322,10 @@ void Elaborator::applyCallAnnotations(const CallAnnotations &annotations, SMRang
       model.stages.push_back({k.i, a->fullRange});
     } else if (a->name == "frozen") {
       if (!a->args.empty()) report(DiagID::err_annotation_args, a->fullRange) << a->name << "no arguments";
+    } else if (isWeightDecayAnnotation(a->name)) {
+      if (!a->args.empty()) report(DiagID::err_annotation_args, a->fullRange) << a->name << "no arguments";
+      if (seen.count(oppositeWeightDecay(a->name)))
+        report(DiagID::err_conflicting_annotations, a->range) << oppositeWeightDecay(a->name) << a->name;
     } else if (a->name == "shard") {
       report(DiagID::err_annotation_target, a->range) << a->name << "a layer call or a repeat; annotate its parameters or its result";
     } else if (a->name == "columns") {
@@ -329,13 +346,15 @@ Value Elaborator::evalCall(const ast::CallExpr &call, Scope &scope, const std::s
     if (const BuiltinOp *op = findBuiltinOp(call.callee)) {
       if (!instanceName.empty()) report(DiagID::err_as_on_non_call, call.range);
       Value v = callBuiltin(*op, call, scope);
-      // On a primitive, @shard constrains the result; @stage and @frozen need a layer.
+      // On a primitive, @shard constrains the result; @stage, @frozen and
+      // @(no_)weight_decay need a layer (a built-in has no parameters).
       CallAnnotations rest;
       for (const ast::Annotation *a : annotations.list) {
         if (a->name == "shard") {
           if (!v.isError() && !checkShard(*a, v, "the result of '" + call.callee + "'", scope)) v = Value::error();
           else if (lowering() && v.ir) constrainSharding(v, *a, scope);
-        } else if (a->name == "stage" || a->name == "frozen" || a->name == "columns") {
+        } else if (a->name == "stage" || a->name == "frozen" || a->name == "columns" ||
+                   isWeightDecayAnnotation(a->name)) {
           report(DiagID::err_annotation_target, a->range) << a->name << ("the built-in operation '" + call.callee + "'");
         } else {
           rest.list.push_back(a);

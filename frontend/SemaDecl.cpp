@@ -134,6 +134,7 @@ void Elaborator::declareParam(const ast::ParamItem &p, Scope &scope) {
   info.layerKind = callStack.empty() ? model.name : callStack.back().layer;
   info.range = p.range;
   info.frozen = frozenDepth > 0;
+  if (!weightDecayScopes.empty()) info.weightDecay = weightDecayScopes.back();
   if (!callStack.empty()) info.callRange = callStack.front().callRange;
   // The initialiser: normal(std), scaled_normal(std), zeros, ones.
   if (const ast::Expr *init = p.init.get()) {
@@ -190,6 +191,12 @@ void Elaborator::declareParam(const ast::ParamItem &p, Scope &scope) {
       info.frozen = true;
     } else if (a.name == "columns") {
       if (ok) info.columns = evalColumns(a, shape, scope);
+    } else if (isWeightDecayAnnotation(a.name)) {
+      if (!a.args.empty()) report(DiagID::err_annotation_args, a.fullRange) << a.name << "no arguments";
+      if (seenAnnotations.count(oppositeWeightDecay(a.name)))
+        report(DiagID::err_conflicting_annotations, a.range) << oppositeWeightDecay(a.name) << a.name;
+      else
+        info.weightDecay = a.name == "weight_decay"; // the parameter's own choice beats its calls'
     } else if (a.name == "precision") {
       report(DiagID::err_annotation_target, a.range) << a.name << "a parameter; set its dtype in its type";
     } else {

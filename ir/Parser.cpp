@@ -129,7 +129,7 @@ bool Parser::parseParam() {
   if (!expect(Token::Colon) || !parseType(type)) return false;
   Value *p = module->addParam(nameTok.text, std::move(type));
   // Clauses in any order, each at most once.
-  bool seenInit = false, seenFrozen = false, seenPath = false, seenLoc = false;
+  bool seenInit = false, seenFrozen = false, seenDecay = false, seenPath = false, seenLoc = false;
   auto once = [&](bool &seen) {
     if (seen) return error(tok, "'" + tok.spelling + "' given twice");
     seen = true;
@@ -162,6 +162,11 @@ bool Parser::parseParam() {
     } else if (tok.isWord("frozen")) {
       if (!once(seenFrozen)) return false;
       p->frozen = true;
+      consume();
+    } else if (tok.isWord("weight_decay") || tok.isWord("no_weight_decay")) {
+      if (seenDecay) return error(tok, "'weight_decay' or 'no_weight_decay' given twice");
+      seenDecay = true;
+      p->weightDecay = tok.isWord("weight_decay");
       consume();
     } else if (tok.isWord("path")) {
       if (!once(seenPath)) return false;

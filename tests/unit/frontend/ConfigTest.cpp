@@ -323,7 +323,7 @@ TEST_F(ConfigTest, OptimizerArguments) {
             "2:19: note: previous definition is here\n"
             "2:41: error: 'adamw' has no parameter named 'weight_decy'\n"
             "2:41: note: did you mean 'weight_decay'? [fix-it: 'weight_decay']\n"
-            "note: valid choices: lr, betas, eps, weight_decay, warmup, decay, min_lr\n"
+            "note: valid choices: lr, betas, eps, weight_decay, weight_decay_params, warmup, decay, min_lr\n"
             "2:68: error: 'betas' must be a pair such as (0.9, 0.95), got 0.9\n");
 }
 
@@ -334,6 +334,25 @@ TEST_F(ConfigTest, OptimizerPositionalArgumentsAndWarnings) {
   EXPECT_DOUBLE_EQ(c.train.optimizer.lr, 0.1);
   EXPECT_DOUBLE_EQ(c.train.optimizer.momentum, 0.9);
   EXPECT_TRUE(c.train.optimizer.nesterov);
+}
+
+TEST_F(ConfigTest, WeightDecayParams) {
+  // The default decays the parameters of 2+ dims; `all` every one, for every optimizer.
+  EXPECT_EQ(interpret("train { optimizer adamw(weight_decay = 0.1) }\n").train.optimizer.weightDecayParams,
+            WeightDecayParams::Matrices);
+  for (const char *kind : {"sgd", "adam", "adamw", "adam8bit"}) {
+    PlanConfig c = interpret(std::string("train { optimizer ") + kind + "(weight_decay = 0.1, weight_decay_params = all) }\n");
+    EXPECT_EQ(messages(), "") << kind;
+    EXPECT_EQ(c.train.optimizer.weightDecayParams, WeightDecayParams::All) << kind;
+  }
+  // --set adjusts it alone, keeping the file's other arguments.
+  PlanConfig c = interpret("train { optimizer adamw(weight_decay = 0.1) }\n", {"train.optimizer.weight_decay_params=all"});
+  EXPECT_EQ(messages(), "");
+  EXPECT_EQ(c.train.optimizer.weightDecayParams, WeightDecayParams::All);
+  EXPECT_DOUBLE_EQ(c.train.optimizer.weightDecay, 0.1);
+  // Without a weight decay it does nothing: a warning.
+  c = interpret("train { optimizer adamw(weight_decay_params = matrices) }\n");
+  EXPECT_EQ(messages(), "1:25: warning: 'weight_decay_params' has no effect with weight_decay = 0\n");
 }
 
 TEST_F(ConfigTest, Adam8bitBlockSizeAndMinLrAboveLr) {
@@ -705,7 +724,7 @@ TEST_F(ConfigTest, SetUnknownArgument) {
   EXPECT_EQ(messages(),
             "<--set train.optimizer.lrr=1>:1:17: error: 'adamw' has no parameter named 'lrr'\n"
             "<--set train.optimizer.lrr=1>:1:17: note: did you mean 'lr'? [fix-it: 'lr']\n"
-            "note: valid choices: lr, betas, eps, weight_decay, warmup, decay, min_lr\n"
+            "note: valid choices: lr, betas, eps, weight_decay, weight_decay_params, warmup, decay, min_lr\n"
             "<--set parallel.mesh.tq=4>:1:15: error: unknown mesh axis 'tq'; the axes are dp, tp, pp, cp and ep\n"
             "<--set parallel.mesh.tq=4>:1:15: note: did you mean 'tp'? [fix-it: 'tp']\n");
 }
