@@ -238,6 +238,14 @@ Status loadByNameMap(const ExecutableModel &model, const NameMap &map, const Saf
   for (const ExecParam &p : model.params)
     if (p.modelParam) mine[p.name] = &p;
 
+  // Names first: a file of another model says so by a name this map does
+  // not know, which is a clearer error than the shape it fails on first.
+  for (const auto &[name, t] : c.tensors)
+    if (!ignored.count(name) && !tiedByFile.count(name) && !byFile.count(name))
+      return errorStatus(in + "tensor '" + name + "' has no name in the plan's name map '" + map.name +
+                         "' (a tensor the map does not know is an error, not passed over: the file may be of "
+                         "another model, one with biases or layers this plan does not have)");
+
   size_t used = 0, elsewhere = 0, skipped = 0;
   std::string notes;
   std::set<std::string> loaded;
@@ -261,10 +269,6 @@ Status loadByNameMap(const ExecutableModel &model, const NameMap &map, const Saf
       continue;
     }
     auto named = byFile.find(name);
-    if (named == byFile.end())
-      return errorStatus(in + "tensor '" + name + "' has no name in the plan's name map '" + map.name +
-                         "' (a tensor the map does not know is an error, not passed over: the file may be of "
-                         "another model, one with biases or layers this plan does not have)");
     auto p = mine.find(named->second->param);
     if (p == mine.end()) {
       ++elsewhere; // a parameter of another pipeline stage
@@ -289,8 +293,8 @@ Status loadByNameMap(const ExecutableModel &model, const NameMap &map, const Saf
   if (keptCount > 3) kept += ", ...";
   if (keptCount) kept += ")";
   summary = "loaded " + std::to_string(used) + " tensors of '" + file + "' by the name map '" + map.name + "'" +
-            (elsewhere ? ", " + std::to_string(elsewhere) + " for the other pipeline stages" : "") + " (" +
-            std::to_string(skipped) + " tied or not weights" + notes + "); " + std::to_string(keptCount) +
+            (elsewhere ? ", " + std::to_string(elsewhere) + " for the other pipeline stages" : "") +
+            (skipped ? ", " + std::to_string(skipped) + " passed over as tied or ignored" : "") + notes + "; " + std::to_string(keptCount) +
             (keptCount == 1 ? " parameter keeps its initial values" : " parameters keep their initial values") + kept;
   return Status::success();
 }

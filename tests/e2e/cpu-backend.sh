@@ -278,7 +278,7 @@ PY
 ./llama --init-from hf-names.safetensors --steps 3 --metrics hf.jsonl >init-hf.log 2>&1 ||
   fail "init-from: $(tail -3 init-hf.log)"
 cmp -s <(cut -d, -f1-2 ours.jsonl) <(cut -d, -f1-2 hf.jsonl) || fail "init-from: Hugging Face names train another model"
-grep -q "loaded 21 tensors of 'hf-names.safetensors' by the name map 'hf_llama' (1 tied or not weights); 0 parameters keep" \
+grep -q "loaded 21 tensors of 'hf-names.safetensors' by the name map 'hf_llama', 1 passed over as tied or ignored; 0 parameters keep" \
   init-hf.log || fail "init-from: $(grep loaded init-hf.log)"
 expect 1 "tensor 'model.layers.1.self_attn.k_proj.weight' has shape [64, 64], but the plan's 'blocks.1.llama_attention.wk' is [64, 32] (the file's [32, 64], transposed)" \
   ./llama --init-from hf-bad.safetensors --steps 1
@@ -287,7 +287,7 @@ expect 1 "tensor 'model.layers.1.self_attn.k_proj.weight' has shape [64, 64], bu
 ./gpt --init-from gpt-hf.safetensors --steps 3 --sample 0 --metrics gpt-hf.jsonl >init-gpt-hf.log 2>&1 ||
   fail "init-from: $(tail -3 init-gpt-hf.log)"
 cmp -s <(cut -d, -f1-2 gpt-ours.jsonl) <(cut -d, -f1-2 gpt-hf.jsonl) || fail "init-from: GPT-2 names train another model"
-grep -q "loaded 28 tensors of 'gpt-hf.safetensors' by the name map 'hf_gpt2' (3 tied or not weights; 'transformer.wpe.weight': its first 64 of 128 rows); 0 parameters keep" \
+grep -q "loaded 28 tensors of 'gpt-hf.safetensors' by the name map 'hf_gpt2', 3 passed over as tied or ignored; 'transformer.wpe.weight': its first 64 of 128 rows; 0 parameters keep" \
   init-gpt-hf.log || fail "init-from: $(grep loaded init-gpt-hf.log)"
 expect 1 "tensor 'transformer.h.1.attn.c_attn.weight' has shape [64, 128], but the plan's 'blocks.1.attention.w_qkv' is [64, 192]" \
   ./gpt --init-from gpt-hf-bad.safetensors --steps 1

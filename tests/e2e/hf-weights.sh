@@ -91,8 +91,9 @@ expect 1 "'missing.safetensors': no tensor 'model.norm.weight' (the plan's 'norm
   llama/one/model --init-from missing.safetensors --steps 1
 expect 1 "tensor 'lm_head.weight' differs from 'model.embed_tokens.weight', but the plan ties it to 'tok_embeddings.weight'" \
   qwen2/one/model --init-from untied.safetensors --steps 1
-# The pipeline's second stage reads its own tensors and passes over the first stage's.
-expect 0 "loaded 11 tensors of 'llama/hf.safetensors' by the name map 'hf_llama', 10 for the other pipeline stages" \
+# The pipeline's first stage (rank 0 logs) reads its own tensors, the embedding and layer 0's
+# nine, and passes over the second stage's: layer 1's nine, the final norm and the head.
+expect 0 "loaded 10 tensors of 'llama/hf.safetensors' by the name map 'hf_llama', 11 for the other pipeline stages" \
   mpirun --oversubscribe -np 2 llama/pp2/model --init-from llama/hf.safetensors --steps 0
 # A plan that follows no map is told how to read Hugging Face's names.
 sed -e '/names = hf_llama/d' "$ROOT/tests/e2e/hf/llama.plan" >plain.plan
