@@ -579,6 +579,9 @@ llvm::Error cpu::emitCpuProgram(const ir::Module &placed, const exec::ExecutionP
   os << "  m.checkpointKeep = " << settings.checkpointKeep << ";\n";
   os << "  m.flopsPerStep = " << backend::floatLiteral(settings.flopsPerStep, true) << ";\n";
   os << "  m.peakFlops = " << backend::floatLiteral(settings.peakFlops, true) << ";\n";
+  os << "  m.predictedStepSeconds = " << backend::floatLiteral(settings.predictedStepSeconds, true) << "; // "
+     << llvm::format("%g", settings.predictedStepSeconds) << " s, the step planc check predicts\n";
+  os << "  m.predictionBasis = " << cString(settings.predictionBasis) << ";\n";
   if (inference) renderInferenceModel(*inference, os);
   os << "  m.setThreads = planc_set_threads;\n";
   os << "  m.setCoordinates = planc_set_coordinates;\n";
