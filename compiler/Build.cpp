@@ -4,6 +4,7 @@
 #include "compiler/HuggingFaceConfig.h"
 #include "compiler/Pipeline.h"
 #include "compiler/Run.h"
+#include "compiler/StepTime.h"
 #include "compiler/TrainOptions.h"
 
 #include "backend/cpu/CppEmitter.h"
@@ -93,6 +94,14 @@ llvm::Expected<std::string> planc::generateCpuSource(Compilation &c, std::option
   s.peakFlops = peak != config.cluster.device.peakFlops.end() ? peak->second : 0.0;
   if (built->memory)
     for (const auto &stage : built->memory->stages) s.ledgerBytes.push_back(stage.arena);
+  // The step `planc check` predicts, where the plan's device is the CPU the
+  // executable runs on: a run far slower says why (runtime/SlowStep.h).
+  if (config.cluster.device.name == "cpu") {
+    auto time = estimateStepTime(c, *built);
+    if (!time) return time.takeError();
+    s.predictedStepSeconds = time->stepTime;
+    s.predictionBasis = hardwareOf(config.cluster).calibration.source;
+  }
 
   // The inference step of --sample, for a plan of one rank (a mesh runs
   // with MPI, later).

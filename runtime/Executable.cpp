@@ -10,6 +10,7 @@
 #include "runtime/NameMap.h"
 #include "runtime/ParamInit.h"
 #include "runtime/Sample.h"
+#include "runtime/SlowStep.h"
 #include "runtime/StepComms.h"
 #include "runtime/StepLog.h"
 #include "runtime/StepTrace.h"
@@ -102,6 +103,7 @@ void printHelp(const ExecutableModel &m, const char *argv0) {
               nameMapLabel(m).c_str(),
               (long long)m.checkpointEvery,
               m.checkpointDir.c_str(), (long long)m.checkpointKeep);
+  std::printf("%s\n", threadPoolsHelp());
   std::printf("Each step prints: step, loss, lr, gradient norm, time, tokens/s%s, arena memory.\n"
               "Exit status: 0 when every step ran; 1 on an error (its message on stderr); 2 on bad options.\n",
               m.peakFlops > 0 ? ", MFU" : "");
@@ -380,14 +382,14 @@ enum Number { kLoss, kLr, kGradNorm, kFoundInf, kLossScale, kNumbers };
 } // namespace
 
 int planc::runtime::runExecutable(const ExecutableModel &model, int argc, char **argv) {
-  // The kernels' and the GEMMs' threads share the cores: how they wait is
-  // set before anything runs (runtime/ThreadPools.h; may start us again).
-  if (argc > 0) settleThreadPools(argv);
   Options o;
   if (std::string err = parseOptions(argc, argv, o); !err.empty()) {
     std::fprintf(stderr, "error: %s\n", err.c_str());
     return 2;
   }
+  // The kernels' and the GEMMs' threads share the cores: how they wait is
+  // set before anything runs (runtime/ThreadPools.h; may start us again).
+  if (argc > 0) settleThreadPools(argv, o.threads ? long(*o.threads) : 0);
   if (o.help) {
     printHelp(model, argc > 0 ? argv[0] : "model");
     return 0;
@@ -552,6 +554,7 @@ int planc::runtime::runExecutable(const ExecutableModel &model, int argc, char *
   StepProfile profile;
   double totalSeconds = 0;
   const int64_t dpRank = coords[kDP];
+  SlowStepMonitor slow(thisMachine(m.predictedStepSeconds, m.predictionBasis));
   RankSync sync;
   sync.anyFailed = [&](bool failed) { return job.comm ? job.comm->lowestRank(failed) >= 0 : failed; };
   if (o.trace) {
@@ -575,6 +578,7 @@ int planc::runtime::runExecutable(const ExecutableModel &model, int argc, char *
       if (step - start < o.traceSteps) setTraceStep(step);
       else stopStepTrace();
     }
+    slow.beforeStep(step);
     auto begin = std::chrono::steady_clock::now();
     std::string stepError;
     Result<Batch> batch = (*data)->batch(step);
@@ -671,6 +675,10 @@ int planc::runtime::runExecutable(const ExecutableModel &model, int argc, char *
       if (terminal) clearProgress();
       std::printf("%s\n", line.c_str());
       std::fflush(stdout);
+    }
+    if (std::string warning = slow.afterStep(seconds); !warning.empty() && job.lead()) {
+      if (terminal) clearProgress();
+      std::printf("%s\n", warning.c_str());
     }
     if (every > 0 && (step + 1) % every == 0) {
       if (Status s = saveCheckpoint(m, mem, ckptDir, step + 1, seed, keep, job.comm ? &sync : nullptr); !s.ok()) {

@@ -171,6 +171,11 @@ struct ExecutableModel {
   std::string nameMap;
   double flopsPerStep = 0;     // the model's FLOPs of one step (forward, backward, update)
   double peakFlops = 0;        // the device's, for MFU; 0: not known
+  /// The cost model's step at build time (docs/cost.md) and what it assumed
+  /// ("defaults for CPUs"); 0: none (a plan for another device). A run far
+  /// slower says so and why (SlowStep.h).
+  double predictedStepSeconds = 0;
+  std::string predictionBasis;
   /// Runs the training step on the arena; `drawSeed` keys dropout's masks.
   StepFunction step = nullptr;
   /// Sets the threads of the kernels (OpenMP, BLAS); null: not settable.

@@ -543,6 +543,12 @@ llvm::Error cpu::emitCpuProgram(const ir::Module &placed, const exec::ExecutionP
   if (!settings.names.empty()) os << "  m.nameMap = " << cString(runtime::nameMapJson(settings.names).dump()) << ";\n";
   os << "  m.flopsPerStep = " << backend::floatLiteral(settings.flopsPerStep, true) << ";\n";
   os << "  m.peakFlops = " << backend::floatLiteral(settings.peakFlops, true) << ";\n";
+  os << "  m.predictedStepSeconds = " << backend::floatLiteral(settings.predictedStepSeconds, true) << "; // ";
+  if (settings.predictedStepSeconds > 0)
+    os << llvm::format("%g", settings.predictedStepSeconds) << " s, the step planc check predicts\n";
+  else
+    os << "none: the plan's device is not a CPU\n";
+  os << "  m.predictionBasis = " << cString(settings.predictionBasis) << ";\n";
   if (inference) renderInferenceModel(*inference, os);
   os << "  m.setThreads = planc_set_threads;\n";
   os << "  m.setCoordinates = planc_set_coordinates;\n";

@@ -57,6 +57,8 @@ struct CpuProgramSettings {
   int64_t checkpointKeep = 0;
   double flopsPerStep = 0;         // the model's, for MFU
   double peakFlops = 0;            // the device's for the compute dtype; 0: unknown
+  double predictedStepSeconds = 0; // the cost model's step on the plan's CPU; 0: none (another device)
+  std::string predictionBasis;     // its calibration ("defaults for CPUs")
   std::vector<uint64_t> ledgerBytes; // the memory plan's arena of each stage (what `planc check` prints)
   /// backend::RenderOptions::foldProducers: a plan with a fusion policy
   /// other than `none`.
