@@ -8,6 +8,7 @@
 
 #include "frontend/SemaImpl.h"
 #include "frontend/StdlibLayers.h"
+#include "support/Plural.h"
 
 #include <set>
 
@@ -16,6 +17,7 @@ using namespace planc::sema;
 
 namespace {
 constexpr unsigned kMaxCallDepth = 64;
+
 } // namespace
 
 bool Elaborator::bindTensorPattern(const ast::LayerParam &param, const Value &arg, SMRange argRange,
@@ -108,7 +110,7 @@ Value Elaborator::instantiateLayer(const ast::LayerDecl &layer, const ast::CallE
       if (positional >= layer.params.size()) {
         report(DiagID::err_too_many_args, arg.value->range)
             .note(DiagID::note_declared_here, layer.nameRange, {layer.name})
-            << layer.name << int64_t(layer.params.size()) << int64_t(call.args.size());
+            << layer.name << counted(int64_t(layer.params.size()), "argument") << int64_t(call.args.size());
         ok = false;
         break;
       }
@@ -303,7 +305,7 @@ void Elaborator::applyCallAnnotations(const CallAnnotations &annotations, SMRang
         report(DiagID::err_stage_out_of_range, a->fullRange)
             .noteAt(DiagID::note_axis_size_here, config.parallel.axisSource[unsigned(MeshAxis::PP)].range,
                   {"pp", std::to_string(config.parallel.size(MeshAxis::PP))})
-            << k.i << stages;
+            << k.i << counted(stages, "stage");
         continue;
       }
       model.stages.push_back({k.i, a->fullRange});

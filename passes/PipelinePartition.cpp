@@ -52,6 +52,7 @@
 
 #include "llvm/ADT/STLExtras.h"
 #include "support/Error.h"
+#include "support/Plural.h"
 
 #include <functional>
 #include <map>
@@ -81,7 +82,7 @@ public:
     // mesh, refused before the schedule's replay (whose cost grows with them).
     if (so.stages > int64_t(m.ops.size()))
       return makeError("pp = " + std::to_string(so.stages) + " stages, but the step has " +
-                       std::to_string(m.ops.size()) + " ops to place on them");
+                       counted(int64_t(m.ops.size()), "op") + " to place on them");
     if (llvm::Error e = times.build(so)) return e;
     if (llvm::Error e = assignStages()) return e;
     copyParameterValues();

@@ -21,6 +21,7 @@
 #include "compiler/PlanDiagnostics.h"
 #include "compiler/LargeStack.h"
 #include "runtime/CheckpointConvert.h"
+#include "support/Plural.h"
 #include "support/Version.h"
 #include "ir/PlanError.h"
 #include "ir/MeshLayout.h"
@@ -424,9 +425,9 @@ int emitPartitioned(const Options &o, Compilation &c) {
   MeshLayout mesh(c.getConfig().parallel.axisSize);
   const bool kernels = o.emit == "kernels" || o.emit == "kernels-cuda";
   if ((o.emit == "exec" || kernels) && o.rank >= mesh.numRanks()) {
-    llvm::errs() << "planc: error: --rank " << o.rank << " is out of range: the mesh has " << mesh.numRanks()
-                 << (mesh.numRanks() == 1 ? " rank (0)" : " ranks (0-" + std::to_string(mesh.numRanks() - 1) + ")")
-                 << "\n";
+    llvm::errs() << "planc: error: --rank " << o.rank << " is out of range: the mesh has "
+                 << counted(mesh.numRanks(), "rank")
+                 << (mesh.numRanks() == 1 ? " (0)" : " (0-" + std::to_string(mesh.numRanks() - 1) + ")") << "\n";
     return 1;
   }
   CompileOptions options;
@@ -575,8 +576,8 @@ int runOnCpu(const Options &o, Compilation &c) {
   const int64_t ranks = c.getConfig().parallel.meshSize();
   // Said before building: the executable would refuse the other world size.
   if (o.run.ranks > 0 && o.run.ranks != ranks) {
-    llvm::errs() << "planc: error: '" << o.file << "' runs on a mesh of " << ranks << " rank"
-                 << (ranks == 1 ? "" : "s") << ", but --ranks says " << o.run.ranks
+    llvm::errs() << "planc: error: '" << o.file << "' runs on a mesh of " << counted(ranks, "rank")
+                 << ", but --ranks says " << o.run.ranks
                  << " (leave --ranks out, or change the plan's mesh)\n";
     return 1;
   }
@@ -758,11 +759,11 @@ int runAuto(const Options &o, Compilation &c) {
   const AutoCandidate *best = result->best();
   if (!best) {
     if (result->estimates.empty())
-      llvm::errs() << "planc: error: no candidate plan of the " << c.getConfig().cluster.worldSize()
-                   << " device(s) could be profiled (the reasons are above)\n";
+      llvm::errs() << "planc: error: no candidate plan of the " << counted(c.getConfig().cluster.worldSize(), "device")
+                   << " could be profiled (the reasons are above)\n";
     else
-      llvm::errs() << "planc: error: no plan of the " << c.getConfig().cluster.worldSize()
-                   << " device(s) fits the budget (the closest are above)\n";
+      llvm::errs() << "planc: error: no plan of the " << counted(c.getConfig().cluster.worldSize(), "device")
+                   << " fits the budget (the closest are above)\n";
     return 1;
   }
   std::string block = best->plan.parallelBlock(c.getConfig().train.microBatch);
