@@ -75,6 +75,7 @@ Value Elaborator::callBuiltin(const BuiltinOp &op, const ast::CallExpr &call, Sc
         auto d = report(DiagID::err_unknown_named_arg, arg.nameRange);
         d << name << arg.name;
         d.suggest(arg.name, names, arg.nameRange);
+        d.note(DiagID::note_builtin_signature, SMRange(), {name, signatureOf(op)});
         ok = false;
         continue;
       }

@@ -10,6 +10,8 @@
 #include "frontend/StdlibLayers.h"
 #include "support/Plural.h"
 
+#include <algorithm>
+#include <cctype>
 #include <set>
 
 using namespace planc;
@@ -18,6 +20,29 @@ using namespace planc::sema;
 namespace {
 constexpr unsigned kMaxCallDepth = 64;
 
+/// "x: [b, s, h], heads: int, causal: bool = true": the layer's parameters
+/// as written (each one's text, spaces and line breaks run together).
+std::string layerSignature(const ast::LayerDecl &layer) {
+  std::string out;
+  for (const ast::LayerParam &p : layer.params) {
+    const char *begin = p.nameRange.Start.getPointer(), *end = p.nameRange.End.getPointer();
+    if (!begin || !end) return "...";
+    if (p.typeRange.isValid()) end = std::max(end, p.typeRange.End.getPointer());
+    if (p.defaultValue && p.defaultValue->range.isValid()) end = std::max(end, p.defaultValue->range.End.getPointer());
+    if (!out.empty()) out += ", ";
+    bool space = false;
+    for (const char *c = begin; c < end; ++c) {
+      if (std::isspace(static_cast<unsigned char>(*c))) {
+        space = true;
+        continue;
+      }
+      if (space && !out.empty() && out.back() != ' ') out += ' ';
+      space = false;
+      out += *c;
+    }
+  }
+  return out;
+}
 } // namespace
 
 bool Elaborator::bindTensorPattern(const ast::LayerParam &param, const Value &arg, SMRange argRange,
@@ -127,6 +152,7 @@ Value Elaborator::instantiateLayer(const ast::LayerDecl &layer, const ast::CallE
       auto d = report(DiagID::err_unknown_named_arg, arg.nameRange);
       d << layer.name << arg.name;
       d.suggest(arg.name, names, arg.nameRange);
+      d.noteAt(DiagID::note_layer_signature, layer.nameRange, {layer.name, layerSignature(layer)});
       ok = false;
       continue;
     }

@@ -18,9 +18,11 @@
 #include "compiler/AutoPlan.h"
 #include "compiler/Report.h"
 #include "compiler/Calibrate.h"
+#include "compiler/DataFileCheck.h"
 #include "compiler/PlanDiagnostics.h"
 #include "compiler/LargeStack.h"
 #include "runtime/CheckpointConvert.h"
+#include "support/Diagnostics.h"
 #include "support/Plural.h"
 #include "support/Version.h"
 #include "ir/PlanError.h"
@@ -121,6 +123,24 @@ struct Options {
   bool optLevelGiven = false;     // -O<n> on the command line
 };
 
+const std::vector<std::string> kCommands = {"check", "emit", "build", "run", "verify",
+                                            "convert", "auto", "report", "calibrate"};
+const std::vector<std::string> kEmitForms = {
+    "tokens", "ast",    "ir",     "ir-train", "ir-partitioned", "exec", "kernels",     "kernels-cuda",
+    "cpp",    "comm",   "memory", "fusion",   "mesh",           "schedule", "schedule-svg"};
+
+const char *const kNoCudaYet =
+    "--target=cuda: the CUDA backend is not built yet; planc builds and runs on the CPU (--target=cpu), and "
+    "`planc emit --emit=kernels-cuda` prints the CUDA kernels the backend will use";
+
+/// "did you mean 'check'?" when `word` is a likely misspelling of one of
+/// `known` (closestMatch, the frontend's rule for names), else `otherwise`
+/// (the list of what is known).
+std::string orDidYouMean(const std::string &word, const std::vector<std::string> &known, const std::string &otherwise) {
+  std::string guess = closestMatch(word, known);
+  return guess.empty() ? otherwise : "did you mean '" + guess + "'?";
+}
+
 int usage(const std::string &message) {
   llvm::errs() << "planc: error: " << message << "\n"
                << "run 'planc --help' for usage\n";
@@ -174,10 +194,10 @@ int parseArgs(int argc, char **argv, Options &o) {
       return 0;
     }
     if (o.command.empty() && !a.empty() && a[0] != '-') {
-      if (a != "check" && a != "emit" && a != "run" && a != "verify" && a != "build" && a != "convert" && a != "auto" &&
-          a != "report" && a != "calibrate")
-        return usage("unknown command '" + a +
-                     "'; the commands are check, emit, build, run, verify, convert, auto, report and calibrate");
+      if (!llvm::is_contained(kCommands, a))
+        return usage("unknown command '" + a + "'; " +
+                     orDidYouMean(a, kCommands,
+                                  "the commands are check, emit, build, run, verify, convert, auto, report and calibrate"));
       o.command = a;
       continue;
     }
@@ -280,9 +300,14 @@ int parseArgs(int argc, char **argv, Options &o) {
       o.noMemory = true;
     } else if (o.command == "run" && a.rfind("--target", 0) == 0) {
       if (!valueOf(i, "--target", v)) return usage("--target needs a value: interp or cpu");
+      if (v == "cuda") return usage(kNoCudaYet);
       if (v != "interp" && v != "cpu")
         return usage("--target=" + v + " is not available; the targets are interp and cpu");
       o.target = v;
+    } else if (o.command == "build" && a.rfind("--target", 0) == 0) {
+      if (!valueOf(i, "--target", v)) return usage("--target needs a value: cpu");
+      if (v == "cuda") return usage(kNoCudaYet);
+      if (v != "cpu") return usage("--target=" + v + " is not available; planc builds for cpu");
     } else if ((o.command == "build" || o.command == "convert" || o.command == "report" || o.command == "calibrate") &&
                (a == "-o" || a.rfind("-o=", 0) == 0)) {
       if (!valueOf(i, "-o", v) || v.empty()) return usage("-o needs a file name");
@@ -342,12 +367,9 @@ int parseArgs(int argc, char **argv, Options &o) {
         "tokens, ast, ir, ir-train, ir-partitioned, exec, kernels, kernels-cuda, cpp, comm, memory, fusion, mesh, "
         "schedule and schedule-svg";
     if (o.emit.empty()) return usage(std::string("emit needs --emit=<form>; the forms are ") + forms);
-    if (o.emit != "tokens" && o.emit != "ast" && o.emit != "ir" && o.emit != "ir-train" && o.emit != "exec" &&
-        o.emit != "kernels" && o.emit != "kernels-cuda" && o.emit != "cpp" &&
-        o.emit != "ir-partitioned" && o.emit != "comm" && o.emit != "memory" && o.emit != "fusion" && o.emit != "mesh" &&
-        o.emit != "schedule" &&
-        o.emit != "schedule-svg")
-      return usage("--emit=" + o.emit + " is not available; this version emits " + forms);
+    if (!llvm::is_contained(kEmitForms, o.emit))
+      return usage("--emit=" + o.emit + " is not available; " +
+                   orDidYouMean(o.emit, kEmitForms, std::string("this version emits ") + forms));
     if ((o.passes.timePasses || o.passes.printAfterAll) && o.emit != "ir-train" && o.emit != "exec" &&
         o.emit != "comm" && o.emit != "ir-partitioned")
       return usage("--time-passes and --print-after-all go with --emit=ir-train, ir-partitioned, exec or comm");
@@ -565,6 +587,7 @@ int runVerify(Options &o, Compilation &c) {
 /// planc build: the plan as a native executable.
 int runBuild(const Options &o, Compilation &c) {
   if (!c.loadFile(o.file) || !c.check()) return 1;
+  warnMissingDataFile(c);
   c.getDiagnostics().finish();
   if (llvm::Error e = buildCpuExecutable(c, o.build, llvm::errs())) return failAfterCheck(c, std::move(e));
   return 0;
@@ -659,6 +682,7 @@ bool readCalibrationOption(const Options &o, std::optional<cost::Calibration> &c
 int runCheck(const Options &o, Compilation &c, CollectingConsumer *collected) {
   bool ok = c.loadFile(o.file);
   if (ok) ok = c.check();
+  if (ok) warnMissingDataFile(c);
   // The memory ledger needs a checked model; its diagnostics join the plan's.
   // A plan the partitioner cannot cut (pp > 1 without repeated layers) has
   // no ledger: the summary says why, and the plan's checks stand.
