@@ -463,6 +463,9 @@ int planc::runtime::runExecutable(const ExecutableModel &model, int argc, char *
       seed = r->seed;
       start = r->stepsDone;
       setupNote = "resumed from " + r->folder + ": " + counted(start, "step") + " done";
+      if (start >= steps) // said, and the load (and a --sample) still done
+        setupNote += "; nothing to train: " + std::string(o.steps ? "--steps is " : "the plan's steps are ") +
+                     std::to_string(steps) + " (a larger --steps trains on)";
     }
   } else {
     initialiseParams(m, mem, seed);
@@ -654,6 +657,10 @@ int planc::runtime::runExecutable(const ExecutableModel &model, int argc, char *
         if (terminal) clearProgress();
         job.report("step " + std::to_string(step) + ": " + s.message());
         return 1;
+      } else if (job.lead()) {
+        if (terminal) clearProgress();
+        std::printf("checkpoint %s written\n", checkpointFolder(ckptDir, step + 1).c_str());
+        std::fflush(stdout);
       }
     }
     if (terminal) drawProgress(step + 1, steps, totalSeconds / double(step + 1 - start));
