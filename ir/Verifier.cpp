@@ -153,7 +153,7 @@ private:
         for (MeshAxis a : s.dims[d]) axes += (axes.empty() ? "" : "+") + std::string(spelling(a));
         problem(loc, who() + ": dimension " + std::to_string(d) + " (" + std::to_string(t.shape[d]) +
                          ") does not divide evenly over " + axes + " (" +
-                         (overflow ? std::string("too many") : std::to_string(devices)) + " devices)");
+                         (overflow ? std::string("too many devices") : counted(devices, "device")) + ")");
       }
     }
     for (MeshAxis a : s.partial)

@@ -4,6 +4,7 @@
 #include "runtime/AtomicFile.h"
 #include "runtime/BlockCopy.h"
 #include "runtime/CheckpointIndex.h"
+#include "runtime/Plural.h"
 #include "runtime/ElementBits.h"
 #include "runtime/ReadFile.h"
 #include "runtime/Safetensors.h"
@@ -372,9 +373,9 @@ Status loadHuggingFace(const ExecutableModel &model, const SafetensorsContents &
   }
   size_t kept = 0;
   for (size_t i = 0; i < model.params.size(); ++i) kept += model.params[i].modelParam && !loaded[i];
-  summary = "loaded " + std::to_string(used) + " tensors of '" + file + "' by " + family.name + " names (" +
-            std::to_string(skipped) + " skipped" + notes + "); " + std::to_string(kept) +
-            " parameters keep their initial values";
+  summary = "loaded " + counted(int64_t(used), "tensor") + " of '" + file + "' by " + family.name + " names (" +
+            std::to_string(skipped) + " skipped" + notes + "); " + counted(int64_t(kept), "parameter") +
+            (kept == 1 ? " keeps its initial value" : " keep their initial values");
   return Status::success();
 }
 
