@@ -7,6 +7,7 @@
 #include "compiler/StepTime.h"
 #include "support/Error.h"
 #include "support/Units.h"
+#include "support/Plural.h"
 
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/SourceMgr.h"
@@ -439,10 +440,10 @@ llvm::Expected<AutoResult> Search::run() {
   if (all.empty())
     r.rejected.push_back("every mesh: global_batch " + std::to_string(cfg.train.globalBatch) +
                          " is not divisible by the data-parallel size of any mesh of the " +
-                         std::to_string(cfg.cluster.worldSize()) + " device(s) (tp within a node, pp dividing the " +
-                         std::to_string(layers) + " layers)");
-  progress(std::to_string(all.size()) + " candidate plans of " + std::to_string(cfg.cluster.worldSize()) +
-           " device(s); profiling the model" + (depth.empty() ? "" : " (one and two of its '" + depth + "' layers)"));
+                         counted(cfg.cluster.worldSize(), "device") + " (tp within a node, pp dividing the " +
+                         counted(layers, "layer") + ")");
+  progress(counted(int64_t(all.size()), "candidate plan") + " of " + counted(cfg.cluster.worldSize(), "device") +
+           "; profiling the model" + (depth.empty() ? "" : " (one and two of its '" + depth + "' layers)"));
 
   // Profile every (tp, sp, recompute); families the model rejects go.
   std::map<int64_t, std::string> badTp;

@@ -19,6 +19,7 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/SourceMgr.h"
 #include "support/Error.h"
+#include "support/Plural.h"
 
 #include <nlohmann/json.hpp>
 
@@ -276,8 +277,7 @@ llvm::Expected<MemoryCheckResult> planc::checkMemory(Compilation &c, const Memor
   // wait is noticeable.
   if (options.progress && !proposed.empty() &&
       (options.progressAlways || baseSeconds * double(proposed.size()) > 1.0)) {
-    *options.progress << "planc: re-checking " << proposed.size() << " candidate plan"
-                      << (proposed.size() == 1 ? "" : "s") << "...\n";
+    *options.progress << "planc: re-checking " << counted(int64_t(proposed.size()), "candidate plan") << "...\n";
     options.progress->flush();
   }
   auto analyse = [&](std::vector<MemoryFix> &candidates, bool combined) {

@@ -10,6 +10,7 @@
 #include "compiler/StepTime.h"
 #include "ir/MeshLayout.h"
 #include "support/Units.h"
+#include "support/Plural.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -318,7 +319,7 @@ llvm::Error planc::writeReport(Compilation &c, const ReportOptions &options, llv
     row("model", model.name + " (" + file + ")");
     row("parameters", std::to_string(model.totalParams()));
     row("devices", std::to_string(cfg.cluster.worldSize()) + " x " + cfg.cluster.device.name + " (" +
-                       std::to_string(cfg.cluster.nodes) + " node(s) of " + std::to_string(cfg.cluster.gpusPerNode) +
+                       counted(cfg.cluster.nodes, "node") + " of " + std::to_string(cfg.cluster.gpusPerNode) +
                        ")");
     row("plan", currentPlanChoice(c).describe());
     row("memory", formatBytes(peak) + " per rank at the peak stage, " + verdict + " (budget " + formatBytes(budget) +
@@ -437,7 +438,7 @@ llvm::Error planc::writeReport(Compilation &c, const ReportOptions &options, llv
     std::string chosen = searched->best() ? "The chosen plan: " + htmlEscape(searched->best()->plan.describe()) + "."
                                           : "No candidate fits the budget.";
     body += section("frontier", "Memory against time: the candidates of planc auto", "#e31a1c",
-                    "<p>" + std::to_string(searched->candidates) + " candidates estimated, " +
+                    "<p>" + counted(int64_t(searched->candidates), "candidate") + " estimated, " +
                         std::to_string(llvm::count_if(searched->analysed,
                                                       [](const AutoCandidate &a) { return a.analysed; })) +
                         " analysed in full. " + chosen + "</p>" + svg(chart, h, "memory against time"));

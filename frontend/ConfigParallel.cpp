@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "frontend/ConfigReader.h"
+#include "support/Plural.h"
 
 #include <cstdio>
 
@@ -250,7 +251,8 @@ void planc::checkConfig(const PlanConfig &config, DiagnosticEngine &diags) {
   if (!bad({"parallel.mesh", "cluster.nodes", "cluster.gpus_per_node"}) &&
       (worldOverflow || p.meshSize() != world)) {
     auto d = diags.report(DiagID::err_mesh_size, p.meshSource.range);
-    d << p.meshSize() << describeMesh(p) << world << c.nodes << c.gpusPerNode;
+    d << counted(p.meshSize(), "device") << describeMesh(p) << world << counted(c.nodes, "node")
+      << counted(c.gpusPerNode, "GPU");
     noteSource(d, c.nodesSource, "nodes", c.nodes);
     noteSource(d, c.gpusSource, "gpus_per_node", c.gpusPerNode);
   }
@@ -260,7 +262,7 @@ void planc::checkConfig(const PlanConfig &config, DiagnosticEngine &diags) {
   const OptimizerConfig &opt = t.optimizer;
   if (!bad({"train.optimizer", "train.steps"}) && opt.decay != DecayKind::Constant && opt.warmup >= t.steps) {
     auto d = diags.report(DiagID::err_warmup_steps, opt.source.range);
-    d << opt.warmup << t.steps;
+    d << counted(opt.warmup, "step") << t.steps;
     noteSource(d, t.stepsSource, "steps", t.steps);
   }
 
@@ -321,13 +323,13 @@ void planc::checkConfig(const PlanConfig &config, DiagnosticEngine &diags) {
       // GPipe/1F1B bubble: (p - 1) / (m + p - 1) of the step is idle.
       double bubble = double(pp - 1) / double(p.microBatches + pp - 1);
       SMRange at = !p.scheduleSource.isDefault() ? p.scheduleSource.range : p.meshSource.range;
-      diags.report(DiagID::warn_few_micro_batches, at) << pp << p.microBatches << percent(bubble);
+      diags.report(DiagID::warn_few_micro_batches, at) << pp << counted(p.microBatches, "micro-batch") << percent(bubble);
     }
   }
 
   if (meshOk && !bad({"cluster.gpus_per_node"}) && tp > c.gpusPerNode) {
     SMRange at = p.axisSource[unsigned(MeshAxis::TP)].range;
-    diags.report(DiagID::warn_tp_across_nodes, at.isValid() ? at : p.meshSource.range) << tp << c.gpusPerNode;
+    diags.report(DiagID::warn_tp_across_nodes, at.isValid() ? at : p.meshSource.range) << tp << counted(c.gpusPerNode, "GPU");
   }
   if (meshOk && p.sequenceParallel && tp == 1)
     diags.report(DiagID::warn_setting_ignored, p.sequenceParallelSource.range)

@@ -8,7 +8,10 @@
 
 #include "frontend/SemaImpl.h"
 #include "frontend/StdlibLayers.h"
+#include "support/Plural.h"
 
+#include <algorithm>
+#include <cctype>
 #include <set>
 
 using namespace planc;
@@ -16,6 +19,30 @@ using namespace planc::sema;
 
 namespace {
 constexpr unsigned kMaxCallDepth = 64;
+
+/// "x: [b, s, h], heads: int, causal: bool = true": the layer's parameters
+/// as written (each one's text, spaces and line breaks run together).
+std::string layerSignature(const ast::LayerDecl &layer) {
+  std::string out;
+  for (const ast::LayerParam &p : layer.params) {
+    const char *begin = p.nameRange.Start.getPointer(), *end = p.nameRange.End.getPointer();
+    if (!begin || !end) return "...";
+    if (p.typeRange.isValid()) end = std::max(end, p.typeRange.End.getPointer());
+    if (p.defaultValue && p.defaultValue->range.isValid()) end = std::max(end, p.defaultValue->range.End.getPointer());
+    if (!out.empty()) out += ", ";
+    bool space = false;
+    for (const char *c = begin; c < end; ++c) {
+      if (std::isspace(static_cast<unsigned char>(*c))) {
+        space = true;
+        continue;
+      }
+      if (space && !out.empty() && out.back() != ' ') out += ' ';
+      space = false;
+      out += *c;
+    }
+  }
+  return out;
+}
 } // namespace
 
 bool Elaborator::bindTensorPattern(const ast::LayerParam &param, const Value &arg, SMRange argRange,
@@ -108,7 +135,7 @@ Value Elaborator::instantiateLayer(const ast::LayerDecl &layer, const ast::CallE
       if (positional >= layer.params.size()) {
         report(DiagID::err_too_many_args, arg.value->range)
             .note(DiagID::note_declared_here, layer.nameRange, {layer.name})
-            << layer.name << int64_t(layer.params.size()) << int64_t(call.args.size());
+            << layer.name << counted(int64_t(layer.params.size()), "argument") << int64_t(call.args.size());
         ok = false;
         break;
       }
@@ -125,6 +152,7 @@ Value Elaborator::instantiateLayer(const ast::LayerDecl &layer, const ast::CallE
       auto d = report(DiagID::err_unknown_named_arg, arg.nameRange);
       d << layer.name << arg.name;
       d.suggest(arg.name, names, arg.nameRange);
+      d.noteAt(DiagID::note_layer_signature, layer.nameRange, {layer.name, layerSignature(layer)});
       ok = false;
       continue;
     }
@@ -316,7 +344,7 @@ void Elaborator::applyCallAnnotations(const CallAnnotations &annotations, SMRang
         report(DiagID::err_stage_out_of_range, a->fullRange)
             .noteAt(DiagID::note_axis_size_here, config.parallel.axisSource[unsigned(MeshAxis::PP)].range,
                   {"pp", std::to_string(config.parallel.size(MeshAxis::PP))})
-            << k.i << stages;
+            << k.i << counted(stages, "stage");
         continue;
       }
       model.stages.push_back({k.i, a->fullRange});

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "frontend/SemaImpl.h"
+#include "support/Plural.h"
 
 #include <cmath>
 
@@ -149,12 +150,12 @@ void Elaborator::declareParam(const ast::ParamItem &p, Scope &scope) {
       ok = false;
     } else if (name == "zeros" || name == "ones") {
       info.init = name == "zeros" ? InitKind::Zeros : InitKind::Ones;
-      if (call && !call->args.empty()) report(DiagID::err_too_many_args, call->range) << name << 0 << int64_t(call->args.size());
+      if (call && !call->args.empty()) report(DiagID::err_too_many_args, call->range) << name << counted(0, "argument") << int64_t(call->args.size());
     } else if (call && (name == "normal" || name == "scaled_normal")) {
       info.init = name == "normal" ? InitKind::Normal : InitKind::ScaledNormal;
       Value stdv = call->args.size() == 1 ? eval(call->args[0].value.get(), scope) : Value::error();
       if (call->args.size() != 1) {
-        report(DiagID::err_arg_kind, call->range) << "std" << name << "one positive number" << (std::to_string(call->args.size()) + " arguments");
+        report(DiagID::err_arg_kind, call->range) << "std" << name << "one positive number" << counted(int64_t(call->args.size()), "argument");
         ok = false;
       } else if (!stdv.isError() && (!stdv.isNumber() || stdv.f <= 0)) {
         report(DiagID::err_arg_kind, call->args[0].value->range) << "std" << name << "a positive number" << describe(stdv);

@@ -10,6 +10,7 @@
 #include "ir/Parser.h"
 #include "ir/StepOutputs.h"
 #include "ir/TextParser.h"
+#include "support/Plural.h"
 
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -270,7 +271,7 @@ bool Parser::parseOp() {
       if (!parseType(types.back())) return false;
     } while (consumeIf(Token::Comma));
     if (types.size() != resultToks.size())
-      return expected("a type for each of the " + llvm::Twine(resultToks.size()) + " results");
+      return expected("a type for each of the " + counted(int64_t(resultToks.size()), "result"));
   }
 
   Location loc;

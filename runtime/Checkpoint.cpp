@@ -4,6 +4,7 @@
 #include "runtime/AtomicFile.h"
 #include "runtime/BlockCopy.h"
 #include "runtime/CheckpointIndex.h"
+#include "runtime/Plural.h"
 #include "runtime/ElementBits.h"
 #include "runtime/NameMap.h"
 #include "runtime/ReadFile.h"
@@ -292,10 +293,10 @@ Status loadByNameMap(const ExecutableModel &model, const NameMap &map, const Saf
     if (!loaded.count(name) && ++keptCount <= 3) kept += (kept.empty() ? " (" : ", ") + name;
   if (keptCount > 3) kept += ", ...";
   if (keptCount) kept += ")";
-  summary = "loaded " + std::to_string(used) + " tensors of '" + file + "' by the name map '" + map.name + "'" +
+  summary = "loaded " + counted(int64_t(used), "tensor") + " of '" + file + "' by the name map '" + map.name + "'" +
             (elsewhere ? ", " + std::to_string(elsewhere) + " for the other pipeline stages" : "") +
-            (skipped ? ", " + std::to_string(skipped) + " passed over as tied or ignored" : "") + notes + "; " + std::to_string(keptCount) +
-            (keptCount == 1 ? " parameter keeps its initial values" : " parameters keep their initial values") + kept;
+            (skipped ? ", " + std::to_string(skipped) + " passed over as tied or ignored" : "") + notes + "; " + counted(int64_t(keptCount), "parameter") +
+            (keptCount == 1 ? " keeps its initial values" : " keep their initial values") + kept;
   return Status::success();
 }
 

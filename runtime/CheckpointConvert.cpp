@@ -6,6 +6,7 @@
 #include "runtime/CheckpointIndex.h"
 #include "runtime/ReadFile.h"
 #include "runtime/Safetensors.h"
+#include "runtime/Plural.h"
 
 #include <nlohmann/json.hpp>
 
@@ -36,8 +37,8 @@ Status planc::runtime::exportCheckpoint(const std::string &checkpoint, const std
                                              {"seed", std::to_string(index->seed)}};
   if (!index->names.empty()) meta["names"] = nameMapJson(index->names).dump();
   if (Status s = writeSafetensors(file, tensors, meta); !s.ok()) return s;
-  summary = "wrote " + file + ": " + std::to_string(tensors.size()) + " tensors of plan '" + index->plan + "' after " +
-            std::to_string(index->step) + " steps, from " + index->folder;
+  summary = "wrote " + file + ": " + counted(int64_t(tensors.size()), "tensor") + " of plan '" + index->plan +
+            "' after " + counted(index->step, "step") + ", from " + index->folder;
   return Status::success();
 }
 
@@ -84,8 +85,8 @@ Status planc::runtime::importCheckpoint(const std::string &file, const std::stri
     index["names"] = names;
   }
   if (Status s = writeFileAtomically((fs::path(folder) / "index.json").string(), index.dump(2) + "\n"); !s.ok()) return s;
-  summary = "wrote " + folder + ": " + std::to_string(contents->tensors.size()) + " tensors of plan '" + field("plan") +
-            "' after " + std::to_string(step) + " steps, as one rank's checkpoint";
+  summary = "wrote " + folder + ": " + counted(int64_t(contents->tensors.size()), "tensor") + " of plan '" +
+            field("plan") + "' after " + counted(step, "step") + ", as one rank's checkpoint";
   return Status::success();
 }
 

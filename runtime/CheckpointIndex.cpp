@@ -2,6 +2,7 @@
 
 #include "runtime/CheckpointIndex.h"
 #include "runtime/ReadFile.h"
+#include "runtime/Plural.h"
 
 #include <nlohmann/json.hpp>
 
@@ -168,6 +169,6 @@ Status CheckpointReader::read(const std::string &name, const Block &to, ElementT
   }
   if (have < need)
     return errorStatus("the files of '" + index.folder + "' hold " + std::to_string(have) + " of the " +
-                       std::to_string(need) + " elements of tensor '" + name + "' needed");
+                       counted(int64_t(need), "element") + " of tensor '" + name + "' needed");
   return Status::success();
 }

@@ -15,6 +15,7 @@
 #include "runtime/StepLog.h"
 #include "runtime/StepTrace.h"
 #include "runtime/ThreadPools.h"
+#include "runtime/Plural.h"
 
 #include <nlohmann/json.hpp>
 
@@ -59,8 +60,8 @@ std::string nameMapLabel(const ExecutableModel &m) {
 
 void printHelp(const ExecutableModel &m, const char *argv0) {
   std::printf("usage: %s [options]\n\n", argv0);
-  std::printf("Trains plan '%s' (built by planc from %s; mesh %s): %lld steps of %lld x %lld tokens by default.\n",
-              m.plan.c_str(), m.source.c_str(), MeshRanks(m.mesh).describe().c_str(), (long long)m.steps,
+  std::printf("Trains plan '%s' (built by planc from %s; mesh %s): %s of %lld x %lld tokens by default.\n",
+              m.plan.c_str(), m.source.c_str(), MeshRanks(m.mesh).describe().c_str(), counted(m.steps, "step").c_str(),
               (long long)m.batch.batch, (long long)m.batch.seq);
   if (m.ranks > 1)
     std::printf("Its mesh has %lld ranks: run it as `mpirun -np %lld %s [options]` (every rank runs this one\n"
@@ -370,7 +371,7 @@ std::string writeTrace(const std::string &path, MpiCommunicator *comm, int64_t r
     for (const TraceEvent &e : tracedEvents()) writer.add(e);
   }
   if (Status s = writer.write(path); !s.ok()) return "--trace: " + s.message();
-  std::printf("trace: %zu events of %zu rank%s written to %s\n", writer.all().size(), ranks, ranks == 1 ? "" : "s",
+  std::printf("trace: %zu events of %s written to %s\n", writer.all().size(), counted(int64_t(ranks), "rank").c_str(),
               path.c_str());
   std::fflush(stdout);
   return "";
@@ -398,7 +399,7 @@ int planc::runtime::runExecutable(const ExecutableModel &model, int argc, char *
   const MeshRanks mesh(model.mesh);
   if (mesh.ranks() != model.ranks) return fail("internal error: the mesh and the rank count disagree");
   if (model.ranks > 1 && !launchedByMpi())
-    return fail("plan '" + model.plan + "' runs on a mesh of " + std::to_string(model.ranks) + " ranks (" +
+    return fail("plan '" + model.plan + "' runs on a mesh of " + counted(model.ranks, "rank") + " (" +
                 mesh.describe() + "): start it with `mpirun -np " + std::to_string(model.ranks) + " " +
                 (argc > 0 ? argv[0] : "model") + "`, or with `planc run --target=cpu --ranks " +
                 std::to_string(model.ranks) + "`");
@@ -413,7 +414,7 @@ int planc::runtime::runExecutable(const ExecutableModel &model, int argc, char *
     job.rank = worldRank;
     if (worldSize != model.ranks) {
       if (worldRank == 0)
-        fail("plan '" + model.plan + "' runs on a mesh of " + std::to_string(model.ranks) + " ranks (" +
+        fail("plan '" + model.plan + "' runs on a mesh of " + counted(model.ranks, "rank") + " (" +
              mesh.describe() + "), but it was started on " + std::to_string(worldSize) + ": use mpirun -np " +
              std::to_string(model.ranks));
       return 1;
@@ -477,7 +478,10 @@ int planc::runtime::runExecutable(const ExecutableModel &model, int argc, char *
     } else {
       seed = r->seed;
       start = r->stepsDone;
-      setupNote = "resumed from " + r->folder + ": " + std::to_string(start) + " steps done";
+      setupNote = "resumed from " + r->folder + ": " + counted(start, "step") + " done";
+      if (start >= steps) // said, and the load (and a --sample) still done
+        setupNote += "; nothing to train: " + std::string(o.steps ? "--steps is " : "the plan's steps are ") +
+                     std::to_string(steps) + " (a larger --steps trains on)";
     }
   } else {
     initialiseParams(m, mem, seed);
@@ -514,10 +518,10 @@ int planc::runtime::runExecutable(const ExecutableModel &model, int argc, char *
         for (int k = 0; k < kNumbers; ++k) has[k] |= out.name == numberNames[k];
 
   int64_t parameters = 0; // the model's, whole, each once (a tied weight lives on two stages)
-  std::set<std::string> counted;
+  std::set<std::string> seenParams;
   for (const ExecProgram &p : m.programs)
     for (const ExecParam &param : p.params)
-      if (param.modelParam && counted.insert(param.name).second) {
+      if (param.modelParam && seenParams.insert(param.name).second) {
         int64_t n = 1;
         for (int64_t d : param.globalShape.empty() ? param.shape : param.globalShape) n *= d;
         parameters += n;
@@ -525,13 +529,13 @@ int planc::runtime::runExecutable(const ExecutableModel &model, int argc, char *
   const int64_t tokensPerStep = m.batch.batch * m.batch.seq;
   if (job.lead()) {
     if (m.ranks > 1)
-      std::printf("training %s (compiled, %lld ranks: %s): %lld parameters, %.3g FLOP a step, %s, %lld steps\n",
+      std::printf("training %s (compiled, %lld ranks: %s): %lld parameters, %.3g FLOP a step, %s, %s\n",
                   m.plan.c_str(), (long long)m.ranks, mesh.describe().c_str(), (long long)parameters, m.flopsPerStep,
-                  (*data)->describe().c_str(), (long long)steps);
+                  (*data)->describe().c_str(), counted(steps, "step").c_str());
     else
-      std::printf("training %s (compiled, %s): %lld parameters, %.3g FLOP a step, %s, %lld steps\n", m.plan.c_str(),
+      std::printf("training %s (compiled, %s): %lld parameters, %.3g FLOP a step, %s, %s\n", m.plan.c_str(),
                   m.rankClass.c_str(), (long long)parameters, m.flopsPerStep, (*data)->describe().c_str(),
-                  (long long)steps);
+                  counted(steps, "step").c_str());
     std::printf("arena%s: %s (%llu bytes); the ledger's figure: %s (%llu bytes)\n",
                 m.ranks > 1 ? (" of rank 0 (" + m.rankClass + ")").c_str() : "", mib(m.arenaBytes).c_str(),
                 (unsigned long long)m.arenaBytes, mib(m.ledgerBytes).c_str(), (unsigned long long)m.ledgerBytes);
@@ -685,6 +689,10 @@ int planc::runtime::runExecutable(const ExecutableModel &model, int argc, char *
         if (terminal) clearProgress();
         job.report("step " + std::to_string(step) + ": " + s.message());
         return 1;
+      } else if (job.lead()) {
+        if (terminal) clearProgress();
+        std::printf("checkpoint %s written\n", checkpointFolder(ckptDir, step + 1).c_str());
+        std::fflush(stdout);
       }
     }
     if (terminal) drawProgress(step + 1, steps, totalSeconds / double(step + 1 - start));
@@ -704,7 +712,7 @@ int planc::runtime::runExecutable(const ExecutableModel &model, int argc, char *
     so.temperature = o.temperature;
     so.topK = o.topK;
     so.seed = seed;
-    std::printf("sample (%lld tokens, temperature %g, top-k %lld):\n", (long long)o.sample, o.temperature,
+    std::printf("sample (%s, temperature %g, top-k %lld):\n", counted(o.sample, "token").c_str(), o.temperature,
                 (long long)o.topK);
     std::fflush(stdout);
     if (Status s = sampleTokens(m, mem, so, stdout); !s.ok()) return fail(s.message());
@@ -712,12 +720,12 @@ int planc::runtime::runExecutable(const ExecutableModel &model, int argc, char *
   if (o.profile && job.lead()) {
     double all = 0;
     for (double s : profile.seconds) all += s;
-    std::printf("profile%s: %.3f s in kernels over %lld steps\n", m.ranks > 1 ? " of rank 0" : "", all,
-                (long long)(steps - start));
+    std::printf("profile%s: %.3f s in kernels over %s\n", m.ranks > 1 ? " of rank 0" : "", all,
+                counted(steps - start, "step").c_str());
     for (int c = 0; c < kNumKernelClasses; ++c)
       if (profile.calls[c])
-        std::printf("  %-14s %9.3f s  %5.1f%%  %lld calls\n", kKernelClasses[c], profile.seconds[c],
-                    all > 0 ? 100.0 * profile.seconds[c] / all : 0.0, (long long)profile.calls[c]);
+        std::printf("  %-14s %9.3f s  %5.1f%%  %s\n", kKernelClasses[c], profile.seconds[c],
+                    all > 0 ? 100.0 * profile.seconds[c] / all : 0.0, counted(profile.calls[c], "call").c_str());
   }
   return 0;
 }

@@ -8,6 +8,7 @@
 #include "ir/Mesh.h"
 #include "ir/MeshLayout.h"
 #include "support/Error.h"
+#include "support/Plural.h"
 
 #include <nlohmann/json.hpp>
 
@@ -95,7 +96,7 @@ std::string dataKind(runtime::DataSpec::Kind k) {
 
 /// "pipeline stage 0 (rank 0)" / "pipeline stage 1 (ranks 2, 3)".
 std::string rankClassOf(const exec::RankProgram &p) {
-  std::string s = "pipeline stage " + std::to_string(p.stage) + (p.ranks.size() == 1 ? " (rank " : " (ranks ");
+  std::string s = "pipeline stage " + std::to_string(p.stage) + " (" + pluralOf(int64_t(p.ranks.size()), "rank") + " ";
   for (size_t i = 0; i < p.ranks.size(); ++i) s += (i ? ", " : "") + std::to_string(p.ranks[i]);
   return s + ")";
 }
@@ -277,7 +278,7 @@ std::string missingKernels(const exec::RankProgram &program, const std::vector<b
                  "): " + chosen[i].reason;
   }
   if (!count) return "";
-  return std::to_string(count) + " step" + (count == 1 ? "" : "s") + ":" + missing + (count > 10 ? "\n  ..." : "");
+  return counted(int64_t(count), "step") + ":" + missing + (count > 10 ? "\n  ..." : "");
 }
 
 /// The parameters, inputs and outputs of `program` as statements filling
@@ -451,7 +452,7 @@ llvm::Error cpu::emitCpuProgram(const ir::Module &placed, const exec::ExecutionP
   for (unsigned a = 0; a < kNumMeshAxes; ++a)
     if (plan.mesh[size_t(a)] > 1) os << " " << spelling(MeshAxis(a)) << "=" << plan.mesh[size_t(a)];
   if (oneRank) os << " one device";
-  else os << " (" << mesh.numRanks() << " ranks, one process each under MPI)";
+  else os << " (" << counted(mesh.numRanks(), "rank") << ", one process each under MPI)";
   os << ".\n";
   for (const exec::RankProgram &program : plan.programs) {
     os << "// Rank class: " << rankClassOf(program);
@@ -461,8 +462,9 @@ llvm::Error cpu::emitCpuProgram(const ir::Module &placed, const exec::ExecutionP
       for (unsigned a = 0; a < kNumMeshAxes; ++a)
         if (plan.mesh[size_t(a)] > 1) os << " " << spelling(MeshAxis(a)) << "=" << c[size_t(a)];
     }
-    os << ".\n//   Arena: " << program.arenaSize << " bytes, every buffer at a fixed offset in it; "
-       << program.steps.size() << " steps, " << program.buffers.size() << " buffers.\n";
+    os << ".\n//   Arena: " << counted(int64_t(program.arenaSize), "byte") << ", every buffer at a fixed offset in it; "
+       << counted(int64_t(program.steps.size()), "step") << ", " << counted(int64_t(program.buffers.size()), "buffer")
+       << ".\n";
   }
   os << "// Build: c++ -std=c++17 -O3 -fopenmp with the planc runtime, OpenBLAS and MPI (planc build does it).\n\n";
   os << kernelsText;

@@ -15,6 +15,7 @@
 #include "llvm/Support/Format.h"
 #include "llvm/Support/Path.h"
 #include "support/Error.h"
+#include "support/Plural.h"
 
 #include <nlohmann/json.hpp>
 
@@ -115,7 +116,7 @@ std::string describeMesh(const MeshLayout &mesh) {
   std::string s = "mesh";
   for (MeshAxis a : {MeshAxis::DP, MeshAxis::PP, MeshAxis::TP, MeshAxis::CP, MeshAxis::EP})
     if (mesh.size(a) > 1) s += " " + std::string(spelling(a)) + "=" + std::to_string(mesh.size(a));
-  return s + " (" + std::to_string(mesh.numRanks()) + " ranks)";
+  return s + " (" + counted(mesh.numRanks(), "rank") + ")";
 }
 
 } // namespace
@@ -175,10 +176,9 @@ llvm::Expected<TrainLoopResult> interp::trainPlan(const Module &placed, const ex
   if (log) {
     const int64_t dp = mesh.size(MeshAxis::DP), rows = io.tokens->type.shape[0] / dp;
     *log << "training " << placed.name << " on the interpreter (" << spelling(floatType) << "): " << numParams
-         << " parameters, " << describeMesh(mesh) << ", " << microBatches
-         << (microBatches == 1 ? " micro-batch of " : " micro-batches of ") << rows << (rows == 1 ? " row" : " rows")
-         << (dp > 1 ? " per dp rank, " : ", ") << data.describe() << ", " << options.steps
-         << (options.steps == 1 ? " step\n" : " steps\n");
+         << " parameters, " << describeMesh(mesh) << ", " << counted(microBatches, "micro-batch") << " of "
+         << counted(rows, "row") << (dp > 1 ? " per dp rank, " : ", ") << data.describe() << ", "
+         << counted(options.steps, "step") << "\n";
     log->flush();
   }
 

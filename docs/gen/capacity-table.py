@@ -36,7 +36,7 @@ THE_PLAN = 'dp = 8, zero 3, recompute selective'
 
 
 def measure(sets):
-    args = ['planc', 'check', PLAN, '--json', '--budget', '100000GiB']
+    args = ['planc', 'check', PLAN, '--json', '--budget', '100000GiB', '-w']
     for s in sets:
         args += ['--set', s]
     return json.loads(subprocess.run(args, check=True, stdout=subprocess.PIPE, text=True).stdout)

@@ -21,7 +21,7 @@ GIB = 2**30
 
 
 def measure(sets, dims=()):
-    args = ['planc', 'check', PLAN, '--json', '--budget', '1000GiB']
+    args = ['planc', 'check', PLAN, '--json', '--budget', '1000GiB', '-w']
     for s in ONE_DEVICE + sets:
         args += ['--set', s]
     for d in dims:

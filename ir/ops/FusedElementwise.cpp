@@ -16,6 +16,7 @@
 #include "ir/ops/DimRule.h"
 #include "ir/ops/Formula.h"
 #include "ir/ops/OpSupport.h"
+#include "support/Plural.h"
 
 using namespace planc;
 using namespace planc::ir;
@@ -35,7 +36,7 @@ std::string inferFused(llvm::ArrayRef<TensorType> ops, const AttrMap &attrs, std
   Formula f;
   if (std::string e = readFormula(attrs, f); !e.empty()) return e;
   if (ops.size() != f.inputs)
-    return "the formula reads " + std::to_string(f.inputs) + " operands, the op has " + std::to_string(ops.size());
+    return "the formula reads " + counted(int64_t(f.inputs), "operand") + ", the op has " + std::to_string(ops.size());
   AttrReader at(attrs);
   DType dtype = at.getDType("dtype");
   if (!at.ok()) return at.error;

@@ -394,7 +394,7 @@ TEST_F(ConfigTest, DataKinds) {
   interpret("train { data text }\n");
   interpret("train { data tokens(\"x.bin\", u8, 3) }\n");
   EXPECT_EQ(messages(), "1:14: error: missing argument 'path' in call to 'text'\n"
-                        "1:34: error: 'tokens' takes at most 2 argument(s), 3 given\n"
+                        "1:34: error: 'tokens' takes at most 2 arguments, 3 given\n"
                         "1:30: error: unknown token dtype 'u8'\n"
                         "note: valid choices: u16, u32\n");
 }
@@ -526,7 +526,7 @@ TEST_F(ConfigTest, MeshSizeMustMatchTheCluster) {
   interpret("cluster {\n  nodes = 1\n  gpus_per_node = 8\n}\n"
             "parallel {\n  mesh(dp = 2, tp = 2)\n}\n");
   EXPECT_EQ(messages(),
-            "6:3: error: mesh has 4 devices (dp = 2 x tp = 2) but the cluster has 8 (1 node(s) x 8 GPU(s))\n"
+            "6:3: error: mesh has 4 devices (dp = 2 x tp = 2) but the cluster has 8 (1 node x 8 GPUs)\n"
             "2:3: note: nodes = 1 set here\n"
             "3:3: note: gpus_per_node = 8 set here\n");
 }
@@ -606,7 +606,7 @@ TEST_F(ConfigTest, FewMicroBatchesWarnsWithTheBubble) {
   interpret("train { global_batch = 2 }\ncluster { gpus_per_node = 4 }\n"
             "parallel {\n  mesh(pp = 4)\n  pipeline 1f1b\n}\n");
   EXPECT_EQ(messages(),
-            "5:3: warning: pipeline of 4 stages with 2 micro-batch(es); the bubble takes 60% of the step\n");
+            "5:3: warning: pipeline of 4 stages with 2 micro-batches; the bubble takes 60% of the step\n");
 }
 
 TEST_F(ConfigTest, TensorParallelAcrossNodesWarns) {
@@ -742,7 +742,7 @@ TEST_F(ConfigTest, SetOneMeshAxis) {
 TEST_F(ConfigTest, SetMeshSizeMismatchPointsAtTheOption) {
   interpret("cluster { gpus_per_node = 8 }\nparallel { mesh(dp = 4, tp = 2) }\n", {"parallel.mesh.tp=4"});
   EXPECT_EQ(messages(), "<--set parallel.mesh.tp=4>:1:1: error: mesh has 16 devices (dp = 4 x tp = 4) "
-                        "but the cluster has 8 (1 node(s) x 8 GPU(s))\n"
+                        "but the cluster has 8 (1 node x 8 GPUs)\n"
                         "1:11: note: gpus_per_node = 8 set here\n");
 }
 
