@@ -317,7 +317,7 @@ bool Compilation::check() {
   config.hasTrain = program.train != nullptr;
   config.hasCluster = program.cluster != nullptr;
   config.hasParallel = program.parallel != nullptr;
-  checkConfig(config, diags);
+  checkConfig(config, diags, options.meshReplaced);
   runSema(program, config, diags, model);
   return ok && !diags.hasErrors();
 }

@@ -57,12 +57,16 @@ void evalFused(EvalContext &, const Op &op, llvm::ArrayRef<const Tensor *> in, l
 }
 
 // One FLOP per arithmetic node and element (inputs and constants are free).
+double arithmeticNodes(const Formula &f) {
+  double nodes = 0;
+  for (const FormulaNode &n : f.nodes) nodes += arity(n.op) > 0;
+  return nodes;
+}
+
 double flopsFused(const Op &op) {
   Formula f;
   readFormula(op.attrs, f);
-  double nodes = 0;
-  for (const FormulaNode &n : f.nodes) nodes += arity(n.op) > 0;
-  return nodes * resultNumel(op);
+  return arithmeticNodes(f) * resultNumel(op);
 }
 
 } // namespace
@@ -71,3 +75,5 @@ void ir::registerFusedElementwiseOps(OpDef *t) {
   define(t, OpKind::FusedElementwise, inferFused, evalFused, nullptr, flopsFused);
   declare(t, OpKind::FusedElementwise, kElementwise, elementwiseLabels);
 }
+
+double ir::formulaFlops(const Op &op) { return arithmeticNodes(*formulaOf(op.kind)) * resultNumel(op); }
