@@ -344,7 +344,11 @@ void Search::estimate(AutoCandidate &a, const Profile &p) {
     gathered = 2 * p.layerParams; // a layer gathered, the next prefetched
   }
   double inFlight = inFlightOf(x.pp, x.microBatches, x.schedule, x.virtualStages);
-  double rest = (perStage * p.layerActs + p.endsActs) * mb * inFlight + p.temps * mb;
+  // The ends' activations are mostly the head's (the logits): with a
+  // pipeline they are the last stage's, which holds one micro-batch at a
+  // time, not the first's many in flight.
+  double endsInFlight = x.pp > 1 ? 1.0 : inFlight;
+  double rest = (perStage * p.layerActs * inFlight + p.endsActs * endsInFlight) * mb + p.temps * mb;
   a.estimatedPeak = uint64_t(params + grads + optim + gathered + rest);
 
   // Time: a stage's forward and backward of one micro-batch, the schedule's
@@ -370,7 +374,13 @@ void Search::estimate(AutoCandidate &a, const Profile &p) {
     if (x.zero == 0) comm = std::max(0.0, coll(ir::OpKind::AllReduce, gradBytes) - b);
     else if (x.zero == 1) comm = std::max(0.0, rs - b) + ag;
     else if (x.zero == 2) comm = m * std::max(0.0, rs - b) + ag;
-    else comm = m * (std::max(0.0, ag - f) + std::max(0.0, ag + rs - b));
+    else {
+      // The first gather of each pass has nothing to go ahead of
+      // (passes/ParamPrefetch.cpp): the embedding's in forward, the head's
+      // in backward, the ends' parameters, exposed in every micro-batch.
+      const double ends = coll(ir::OpKind::AllGather, p.endsParams);
+      comm = m * (ends + std::max(0.0, ag - f) + std::max(0.0, ag + rs - b));
+    }
   }
   double optimizer = perStage * p.layerOptimizer + p.endsOptimizer;
   if (x.zero >= 1) optimizer /= dp;
@@ -494,12 +504,11 @@ llvm::Expected<AutoResult> Search::run() {
   r.candidates = all.size();
   if (all.empty())
     r.rejected.push_back("every mesh: global_batch " + std::to_string(cfg.train.globalBatch) +
-                         " is not divisible by the data-parallel size of any mesh of the " + std::to_string(world) +
-                         " device" + (world == 1 ? "" : "s") + " (tp within a node, pp dividing the " +
+                         " is not divisible by the data-parallel size of any mesh of the " +
+                         std::to_string(world) + " device(s) (tp within a node, pp dividing the " +
                          std::to_string(layers) + " layers)");
-  progress(std::to_string(all.size()) + " candidate plans of " + std::to_string(world) + " device" +
-           (world == 1 ? "" : "s") + "; profiling the model" +
-           (depth.empty() ? "" : " (one and two of its '" + depth + "' layers)"));
+  progress(std::to_string(all.size()) + " candidate plans of " + std::to_string(world) +
+           " device(s); profiling the model" + (depth.empty() ? "" : " (one and two of its '" + depth + "' layers)"));
 
   // Profile every (tp, sp, recompute, fusion); families the model rejects go.
   std::map<int64_t, std::string> badTp;
@@ -655,19 +664,31 @@ void planc::printAutoResult(const AutoResult &r, size_t top, llvm::raw_ostream &
        << "\n";
   else if (!r.currentNotAnalysed.empty())
     os << "  the plan as written: not analysed (" << r.currentNotAnalysed << ")\n";
+  // The plans that fit; when none does, the closest of those analysed
+  // (r.analysed ranks them after the rest, smallest first) under their own
+  // heading, never as "best".
+  auto list = [&](bool fitting) {
+    size_t shown = 0;
+    for (const AutoCandidate &a : r.analysed) {
+      if (shown >= top) break;
+      if (!a.valid || a.fits != fitting) continue;
+      ++shown;
+      os << "  " << shown << ". " << a.plan.describe() << "\n     " << formatBytes(a.peakArena)
+         << (a.fits ? "" : " (over budget)") << ", " << formatSeconds(a.stepSeconds) << " per step, MFU "
+         << llvm::formatv("{0:F1}%", a.mfu * 100);
+      if (a.seed >= 0) os << "; the plan as written with " << r.seeds[size_t(a.seed)].change;
+      os << "\n";
+    }
+    return shown;
+  };
   os << "best plans (analysed in full: the planner's arena, the cost model's step):\n";
-  size_t shown = 0;
-  for (const AutoCandidate &a : r.analysed) {
-    if (shown >= top) break;
-    if (!a.valid) continue;
-    ++shown;
-    os << "  " << shown << ". " << a.plan.describe() << "\n     " << formatBytes(a.peakArena)
-       << (a.fits ? "" : " (over budget)") << ", " << formatSeconds(a.stepSeconds) << " per step, MFU "
-       << llvm::formatv("{0:F1}%", a.mfu * 100);
-    if (a.seed >= 0) os << "; the plan as written with " << r.seeds[size_t(a.seed)].change;
-    os << "\n";
+  if (!list(true)) {
+    os << "  none\n";
+    if (llvm::any_of(r.analysed, [](const AutoCandidate &a) { return a.valid && !a.fits; })) {
+      os << "closest (analysed in full, over budget):\n";
+      list(false);
+    }
   }
-  if (!shown) os << "  none\n";
   for (const AutoCandidate &a : r.analysed)
     if (!a.valid) os << "  rejected when compiled: " << a.plan.describe() << ": " << a.invalidReason << "\n";
   if (!r.rejected.empty()) {

@@ -351,7 +351,10 @@ llvm::Expected<MemoryCheckResult> planc::checkMemory(Compilation &c, const Memor
   // Nothing fits, not even a whole plan: the changes of other numerics or
   // training combined with the rest (a larger tp and 8-bit Adam, ...).
   if (!others.empty() && llvm::none_of(r.fixes, [](const MemoryFix &f) { return f.fits; })) {
-    const std::vector<MemoryFix> singles = r.fixes;
+    // Single changes only: a combination has no family (combineMemoryFixes).
+    std::vector<MemoryFix> singles;
+    for (const MemoryFix &f : r.fixes)
+      if (!f.family.empty() && f.family != "plan") singles.push_back(f);
     for (size_t size = 2; size <= 3; ++size) {
       std::vector<MemoryFix> combined;
       for (MemoryFix &f : combineMemoryFixes(singles, 5, size))

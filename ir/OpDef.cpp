@@ -10,7 +10,6 @@
 //===----------------------------------------------------------------------===//
 
 #include "ir/OpDef.h"
-#include "ir/ops/Formula.h"
 #include "ir/ops/OpSupport.h"
 
 #include "llvm/Support/ErrorHandling.h"
@@ -42,11 +41,6 @@ Table buildTable() {
   registerAdam8bitOps(table.data());
   registerCollectiveOps(table.data());
   registerPrecisionOps(table.data());
-  // An op with a one-result formula counts its formula's arithmetic, as the
-  // fused_elementwise it may become does: fusion never changes FLOPs.
-  for (size_t i = 0; i < table.size(); ++i)
-    if (const Formula *f = formulaOf(OpKind(i)); f && f->results.size() <= 1 && OpKind(i) != OpKind::FusedElementwise)
-      table[i].flops = formulaFlops;
   for (size_t i = 0; i < table.size(); ++i) {
     OpDef &def = table[i];
     if (!def.infer || !def.eval || !def.flops)

@@ -152,9 +152,6 @@ void gradAddScalar(Builder &b, const Op &op, llvm::ArrayRef<Value *> d, std::vec
   if (d[0] && isFloat(x0(op)->type.dtype)) dx[0] = d[0];
 }
 
-// What an op counts before its formula is known; every op of this file with
-// a formula (ir/ops/Formula.h) counts the formula's arithmetic instead
-// (ir/OpDef.cpp), as the fused_elementwise it may become does.
 double flopsPerElement(const Op &op, double perElement) { return perElement * resultNumel(op); }
 double flopsOne(const Op &op) { return flopsPerElement(op, 1); }
 double flopsTwo(const Op &op) { return flopsPerElement(op, 2); }

@@ -35,10 +35,6 @@ void registerOptimizerOps(OpDef *table);
 void registerAdam8bitOps(OpDef *table);
 void registerCollectiveOps(OpDef *table);
 void registerPrecisionOps(OpDef *table);
-/// The FLOPs of an op with a one-result formula (ir/ops/Formula.h): one per
-/// arithmetic node of the formula and element, as fused_elementwise counts
-/// its composed formula, so that fusing a chain keeps the model's FLOPs.
-double formulaFlops(const Op &op);
 
 using InferFn = decltype(OpDef::infer);
 using EvalFn = decltype(OpDef::eval);
