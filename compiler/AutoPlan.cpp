@@ -109,6 +109,16 @@ struct Profile {
 
 using ProfileKey = std::tuple<int64_t, bool, RecomputePolicy, FusionPolicy>;
 
+/// Two profiles of the same step: every byte and second equal.
+bool sameStep(const Profile &a, const Profile &b) {
+  auto numbers = [](const Profile &p) {
+    return std::make_tuple(p.layerParams, p.layerGrads, p.layerOptim, p.layerActs, p.endsParams, p.endsGrads,
+                           p.endsOptim, p.endsActs, p.temps, p.layerForward, p.layerBackward, p.endsForward,
+                           p.endsBackward, p.layerOptimizer, p.endsOptimizer, p.perSampleForward, p.perSampleBackward);
+  };
+  return numbers(a) == numbers(b);
+}
+
 struct StageNumbers {
   double params = 0, grads = 0, optim = 0, acts = 0, temps = 0;
   double forward = 0, backward = 0, optimizer = 0;
@@ -513,6 +523,7 @@ llvm::Expected<AutoResult> Search::run() {
   // Profile every (tp, sp, recompute, fusion); families the model rejects go.
   std::map<int64_t, std::string> badTp;
   std::vector<AutoCandidate> estimated;
+  bool selectiveIsNone = false;
   for (AutoCandidate &a : all) {
     if (badTp.count(a.plan.tp)) continue;
     const Profile &p = profile({a.plan.tp, a.plan.sequenceParallel, a.plan.recompute, a.plan.fusion});
@@ -522,6 +533,15 @@ llvm::Expected<AutoResult> Search::run() {
         badTp[a.plan.tp] = p.error;
       continue;
     }
+    // Selective recompute with nothing to recompute (flash attention has no
+    // s x s value left) is the step without recompute: not a plan twice.
+    if (a.plan.recompute == RecomputePolicy::Selective) {
+      const Profile &none = profile({a.plan.tp, a.plan.sequenceParallel, RecomputePolicy::None, a.plan.fusion});
+      if (none.valid && sameStep(p, none)) {
+        selectiveIsNone = true;
+        continue;
+      }
+    }
     estimate(a, p);
     estimated.push_back(a);
   }
@@ -529,6 +549,9 @@ llvm::Expected<AutoResult> Search::run() {
   r.estimates.reserve(estimated.size());
   for (const AutoCandidate &a : estimated) r.estimates.push_back({a.estimatedPeak, a.estimatedSeconds});
   for (auto &[tp, why] : badTp) r.rejected.push_back("tp = " + std::to_string(tp) + ": " + why);
+  if (selectiveIsNone)
+    r.rejected.push_back("recompute selective: the step of recompute none where the attention is fused (flash "
+                         "attention keeps no s x s value to recompute)");
   if (cfg.cluster.gpusPerNode < world)
     r.rejected.push_back("tp > " + std::to_string(cfg.cluster.gpusPerNode) +
                          ": not searched (tensor parallelism stays inside a node: its collectives block every layer)");
@@ -651,48 +674,4 @@ void Search::rejectFamilies(AutoResult &r, const std::vector<AutoCandidate> &est
 
 llvm::Expected<AutoResult> planc::searchPlans(Compilation &c, const AutoOptions &options) {
   return Search(c, options).run();
-}
-
-void planc::printAutoResult(const AutoResult &r, size_t top, llvm::raw_ostream &os) {
-  os << "planc auto: " << r.candidates << " candidate plans, " << r.profiles << " profiles, "
-     << llvm::count_if(r.analysed, [](const AutoCandidate &a) { return a.analysed; })
-     << " analysed in full, in " << llvm::formatv("{0:F1}", r.seconds) << " s; budget " << formatBytes(r.budget)
-     << "\n";
-  if (r.current)
-    os << "  the plan as written: " << formatBytes(r.current->peakArena) << (r.current->fits ? " (fits), " : " (over budget), ")
-       << formatSeconds(r.current->stepSeconds) << " per step, MFU " << llvm::formatv("{0:F1}%", r.current->mfu * 100)
-       << "\n";
-  else if (!r.currentNotAnalysed.empty())
-    os << "  the plan as written: not analysed (" << r.currentNotAnalysed << ")\n";
-  // The plans that fit; when none does, the closest of those analysed
-  // (r.analysed ranks them after the rest, smallest first) under their own
-  // heading, never as "best".
-  auto list = [&](bool fitting) {
-    size_t shown = 0;
-    for (const AutoCandidate &a : r.analysed) {
-      if (shown >= top) break;
-      if (!a.valid || a.fits != fitting) continue;
-      ++shown;
-      os << "  " << shown << ". " << a.plan.describe() << "\n     " << formatBytes(a.peakArena)
-         << (a.fits ? "" : " (over budget)") << ", " << formatSeconds(a.stepSeconds) << " per step, MFU "
-         << llvm::formatv("{0:F1}%", a.mfu * 100);
-      if (a.seed >= 0) os << "; the plan as written with " << r.seeds[size_t(a.seed)].change;
-      os << "\n";
-    }
-    return shown;
-  };
-  os << "best plans (analysed in full: the planner's arena, the cost model's step):\n";
-  if (!list(true)) {
-    os << "  none\n";
-    if (llvm::any_of(r.analysed, [](const AutoCandidate &a) { return a.valid && !a.fits; })) {
-      os << "closest (analysed in full, over budget):\n";
-      list(false);
-    }
-  }
-  for (const AutoCandidate &a : r.analysed)
-    if (!a.valid) os << "  rejected when compiled: " << a.plan.describe() << ": " << a.invalidReason << "\n";
-  if (!r.rejected.empty()) {
-    os << "rejected:\n";
-    for (const std::string &line : r.rejected) os << "  " << line << "\n";
-  }
 }
