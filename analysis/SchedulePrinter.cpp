@@ -159,7 +159,8 @@ void pipeline::printScheduleSVG(const PipelineSchedule &s, const Simulation &sim
      << ", v = " << o.virtualStages << "</title>\n";
   os << "<text x=\"" << left << "\" y=\"20\" font-size=\"13\">" << (measured ? "planned: " : "") << spelling(o.style)
      << ": p = " << o.stages << ", m = " << o.microBatches << ", v = " << o.virtualStages << "; step time "
-     << units(sim.stepTime, sim.ticksPerUnit) << ", bubble fraction " << fraction(sim) << "</text>\n";
+     << units(sim.stepTime, sim.ticksPerUnit) << " (one stage's forward = 1), bubble fraction " << fraction(sim)
+     << "</text>\n";
 
   for (int r = 0; r < ranks; ++r) {
     double y = top + r * (rowHeight + rowGap);

@@ -36,13 +36,22 @@ std::string pathOf(const Value &p) { return p.path.empty() ? p.name : p.path; }
 
 /// The parameter an optimizer op updates: an update op's first operand, or
 /// plain SGD's `p - step` (elementwise, no update op), through the ZeRO
-/// shard_slice of the parameter.
+/// shard_slice of the parameter; fused (fusion), that step is one
+/// fused_elementwise reading the parameter beside the gradient.
 const Value *updatedParam(const Op &op) {
   if (phaseOf(op) != Phase::Optimizer || op.operands.empty()) return nullptr;
+  auto param = [](const Value *v) -> const Value * {
+    if (v->def && v->def->kind == OpKind::ShardSlice) v = v->def->operands[0];
+    return v->kind == Value::Kind::Param ? v : nullptr;
+  };
+  if (op.kind == OpKind::FusedElementwise) {
+    for (const Value *v : op.operands)
+      if (v->type.shape == op.results[0]->type.shape)
+        if (const Value *p = param(v)) return p;
+    return nullptr;
+  }
   if (!isOptimizerUpdate(op.kind) && op.kind != OpKind::Sub) return nullptr;
-  const Value *v = op.operands[0];
-  if (v->def && v->def->kind == OpKind::ShardSlice) v = v->def->operands[0];
-  return v->kind == Value::Kind::Param ? v : nullptr;
+  return param(op.operands[0]);
 }
 
 /// A parameter as the plan trains it: its dtype as declared (or the master

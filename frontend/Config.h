@@ -104,7 +104,7 @@ struct TrainConfig {
   DataConfig data;
   CheckpointConfig checkpoint;
   /// Which ops become one kernel (passes/FuseAttention.h).
-  FusionPolicy fusion = FusionPolicy::None; SettingSource fusionSource;
+  FusionPolicy fusion = kDefaultFusion; SettingSource fusionSource;
   /// The name map --init-from and `planc convert --to` follow (a `names`
   /// declaration, frontend/NameMaps.h); empty: the plan's own names only.
   std::string names; SettingSource namesSource; llvm::SMRange namesRange;
@@ -202,7 +202,10 @@ PlanConfig interpretConfig(const ast::ConfigBlock *train, const ast::ConfigBlock
 
 /// Checks that only need the settings: mesh size against the cluster, batch
 /// divisibility, schedule against micro-batches, warnings for suspicious plans.
-void checkConfig(const PlanConfig &config, DiagnosticEngine &diags);
+/// meshReplaced: the mesh is the caller's to replace (FrontendOptions::
+/// meshReplaced); one that does not cover the cluster is then no error, and
+/// nothing is checked against it.
+void checkConfig(const PlanConfig &config, DiagnosticEngine &diags, bool meshReplaced = false);
 
 } // namespace planc
 

@@ -97,6 +97,15 @@ void readPipeline(const Entry &e, ParallelConfig &p, Reader &r) {
     r.formError(e.key, e.keyRange, key.example);
     return;
   }
+  // `pipeline none`: no schedule, as if none were written (what
+  // `--set parallel.pipeline=none` needs to take a plan's pipeline away).
+  if (s->head == "none" && s->fields.empty() && s->overrides.empty()) {
+    p.schedule.reset();
+    p.virtualStages = 1;
+    p.microBatches = 0;
+    p.scheduleSource = SettingSource();
+    return;
+  }
   // A pipeline setting names a schedule.
   std::optional<ScheduleStyle> kind = p.schedule;
   int64_t v = p.virtualStages, micro = p.microBatches;
@@ -236,7 +245,7 @@ std::string percent(double fraction) {
 
 } // namespace
 
-void planc::checkConfig(const PlanConfig &config, DiagnosticEngine &diags) {
+void planc::checkConfig(const PlanConfig &config, DiagnosticEngine &diags, bool meshReplaced) {
   const TrainConfig &t = config.train;
   const ClusterConfig &c = config.cluster;
   const ParallelConfig &p = config.parallel;
@@ -245,11 +254,14 @@ void planc::checkConfig(const PlanConfig &config, DiagnosticEngine &diags) {
   };
   int64_t dp = p.size(MeshAxis::DP), pp = p.size(MeshAxis::PP), tp = p.size(MeshAxis::TP);
 
-  // The mesh must cover the cluster exactly: every rank holds one mesh coordinate.
+  // The mesh must cover the cluster exactly: every rank holds one mesh
+  // coordinate. A mesh the caller replaces need not (planc auto): then
+  // nothing below is checked against it.
   int64_t world = 0;
   bool worldOverflow = __builtin_mul_overflow(c.nodes, c.gpusPerNode, &world);
-  if (!bad({"parallel.mesh", "cluster.nodes", "cluster.gpus_per_node"}) &&
-      (worldOverflow || p.meshSize() != world)) {
+  const bool meshCovers = !worldOverflow && p.meshSize() == world;
+  const bool meshIgnored = meshReplaced && !meshCovers;
+  if (!meshIgnored && !bad({"parallel.mesh", "cluster.nodes", "cluster.gpus_per_node"}) && !meshCovers) {
     auto d = diags.report(DiagID::err_mesh_size, p.meshSource.range);
     d << counted(p.meshSize(), "device") << describeMesh(p) << world << counted(c.nodes, "node")
       << counted(c.gpusPerNode, "GPU");
@@ -268,7 +280,7 @@ void planc::checkConfig(const PlanConfig &config, DiagnosticEngine &diags) {
 
   // Each data-parallel rank runs whole micro-batches: global = micro x dp x m.
   int64_t perStep = t.microBatch * dp;
-  bool batchOk = !bad({"train.global_batch", "train.micro_batch", "parallel.mesh"});
+  bool batchOk = !meshIgnored && !bad({"train.global_batch", "train.micro_batch", "parallel.mesh"});
   if (batchOk && perStep > 0 && t.globalBatch % perStep != 0) {
     auto d = diags.report(DiagID::err_global_batch_divisible, t.globalBatchSource.range);
     d << t.globalBatch << t.microBatch << dp;
@@ -303,7 +315,7 @@ void planc::checkConfig(const PlanConfig &config, DiagnosticEngine &diags) {
   // only a warning (a `--set parallel.mesh.pp=1` experiment should still
   // compile). Interleaving and zero-bubble split work across stages and mean
   // nothing without them.
-  bool meshOk = !bad({"parallel.mesh"});
+  bool meshOk = !meshIgnored && !bad({"parallel.mesh"});
   if (scheduleOk && meshOk && pp == 1 && !p.scheduleSource.isDefault()) {
     if (p.schedule == ScheduleStyle::Interleaved || p.schedule == ScheduleStyle::ZeroBubble) {
       auto d = diags.report(DiagID::err_schedule_needs_pp, p.scheduleSource.range);

@@ -326,7 +326,7 @@ bool Compilation::check() {
   config.hasTrain = program.train != nullptr;
   config.hasCluster = program.cluster != nullptr;
   config.hasParallel = program.parallel != nullptr;
-  checkConfig(config, diags);
+  checkConfig(config, diags, options.meshReplaced);
   runSema(program, config, diags, model);
   // The name map is matched against the elaborated model's parameter paths.
   if (!diags.hasErrors()) checkNameMaps(program, config, model, diags, nameMap);

@@ -39,6 +39,10 @@ struct FrontendOptions {
   std::string stdlibDir;                  // empty: the library built into planc
   bool warningsAsErrors = false;
   bool suppressWarnings = false;
+  /// The mesh is what the caller replaces (planc auto searches the
+  /// cluster's meshes): a written mesh that does not cover the cluster is
+  /// no error, and the batch and schedule are not checked against it.
+  bool meshReplaced = false;
   unsigned errorLimit = 50;
   uint64_t maxFileBytes = 16ull << 20;    // larger files are rejected, not read
   ParseLimits limits;

@@ -75,7 +75,7 @@ void planc::printSummary(const Compilation &c, llvm::raw_ostream &os) {
      << " (lr " << llvm::format("%g", t.optimizer.lr) << "), precision " << t.precision.compute << " (master " << t.precision.master << ")";
   if (t.adapters.kind == AdapterKind::LoRA)
     os << ", adapters lora(rank " << t.adapters.rank << ", alpha " << llvm::format("%g", t.adapters.alpha) << ")";
-  if (t.fusion != FusionPolicy::None) os << ", fusion " << spelling(t.fusion);
+  if (t.fusion != kDefaultFusion) os << ", fusion " << spelling(t.fusion);
   os << "\n";
   const ClusterConfig &cl = cfg.cluster;
   os << "cluster: " << counted(cl.nodes, "node") << " x " << cl.gpusPerNode << " " << cl.device.name << " = "

@@ -34,9 +34,16 @@ enum class LossScaling { None, Static, Dynamic };
 // No `auto` yet: choosing per layer from the memory budget is not written.
 enum class RecomputePolicy { None, Selective, Full };
 /// Which ops fusion puts into one kernel: `elementwise` fuses chains of
-/// elementwise ops (passes/FuseElementwise.h), `aggressive` those and each
-/// attention into flash_attention (passes/FuseAttention.h).
+/// elementwise ops (passes/FuseElementwise.h), `aggressive` those, each
+/// attention into flash_attention (passes/FuseAttention.h) and weight-
+/// gradient sums and transposes into their matmuls (passes/FoldIntoMatMul.cpp).
+/// Every policy computes the same step up to rounding (the interpreter
+/// checks it); they differ in what is written to memory.
 enum class FusionPolicy { None, Elementwise, Aggressive };
+/// A plan that does not say: every fusion, as every large training run
+/// uses flash attention. `none` stays for the published activation formulas
+/// that count the s x s scores (docs/fusion.md).
+constexpr FusionPolicy kDefaultFusion = FusionPolicy::Aggressive;
 /// How a pipeline orders its micro-batches (analysis/PipelineSchedule.h).
 enum class ScheduleStyle { GPipe, OneFOneB, Interleaved, ZeroBubble };
 

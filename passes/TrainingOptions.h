@@ -65,7 +65,7 @@ struct LoraOptions {
 
 /// The `fuse-attention` and `fuse-elementwise` passes.
 struct FusionOptions {
-  FusionPolicy policy = FusionPolicy::None;
+  FusionPolicy policy = kDefaultFusion;
   /// False: fuse-elementwise leaves the step as it is whatever the policy
   /// (`planc emit --emit=fusion` analyses the step it would fuse).
   bool elementwise = true;

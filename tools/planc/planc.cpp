@@ -801,7 +801,7 @@ int runAuto(const Options &o, Compilation &c) {
                    << " fits the budget (the closest are above)\n";
     return 1;
   }
-  std::string block = best->plan.parallelBlock(c.getConfig().train.microBatch);
+  std::string block = best->plan.parallelBlock(c.getConfig().train.microBatch, c.getConfig().train.fusion);
   if (!o.autoApply) {
     llvm::outs() << block;
     return 0;
@@ -878,6 +878,9 @@ int runConvert(const Options &o) {
 int run(Options &o) {
   if (o.command == "convert") return runConvert(o);
   if (o.command == "calibrate") return runCalibrate(o);
+  // planc auto searches the cluster's meshes: the plan's own need not
+  // cover the cluster.
+  if (o.command == "auto") o.frontend.meshReplaced = true;
   Compilation c(o.frontend);
   CollectingConsumer *collected = setUpDiagnostics(o, c);
   if (o.command == "emit") return runEmit(o, c);

@@ -531,6 +531,22 @@ TEST_F(ConfigTest, MeshSizeMustMatchTheCluster) {
             "3:3: note: gpus_per_node = 8 set here\n");
 }
 
+TEST_F(ConfigTest, AMeshTheCallerReplacesNeedNotCoverTheCluster) {
+  // planc auto searches the cluster's meshes: the plan's mesh of 8 devices
+  // on a cluster of 1 is no error there, nor is the batch checked against it.
+  PlanConfig c = interpret("train { global_batch = 6 }\ncluster {\n  gpus_per_node = 1\n}\n"
+                           "parallel {\n  mesh(dp = 4, tp = 2)\n  pipeline 1f1b(micro_batches = 3)\n}\n",
+                           {}, /*check=*/false);
+  checkConfig(c, engine, /*meshReplaced=*/true);
+  EXPECT_EQ(messages(), "");
+  // A mesh that covers the cluster is checked as ever.
+  PlanConfig covering = interpret("train { global_batch = 6 }\ncluster { gpus_per_node = 4 }\n"
+                                  "parallel { mesh(dp = 4) }\n",
+                                  {}, /*check=*/false);
+  checkConfig(covering, engine, /*meshReplaced=*/true);
+  EXPECT_NE(messages().find("global_batch 6 is not divisible"), std::string::npos) << messages();
+}
+
 TEST_F(ConfigTest, DpFillsTheCluster) {
   PlanConfig c = interpret("train { global_batch = 16 }\ncluster { nodes = 2, gpus_per_node = 8 }\n"
                            "parallel { mesh(tp = 4, pp = 2) }\n");
@@ -570,6 +586,23 @@ TEST_F(ConfigTest, DefaultScheduleIsOneFOneBWithComputedMicroBatches) {
   EXPECT_EQ(c.parallel.schedule, ScheduleStyle::OneFOneB);
   EXPECT_EQ(c.parallel.microBatches, 8);
   EXPECT_TRUE(c.parallel.scheduleSource.isDefault());
+}
+
+TEST_F(ConfigTest, PipelineNoneTakesTheWrittenScheduleAway) {
+  // --set parallel.pipeline=none: the plan as if it wrote no pipeline, so a
+  // mesh without pp has nothing to warn about, and with pp the schedule is
+  // the default one with the batch's micro-batch count.
+  const char *plan = "train { global_batch = 16 }\ncluster { gpus_per_node = 2 }\n"
+                     "parallel {\n  mesh(dp = 2)\n  pipeline gpipe(micro_batches = 8)\n}\n";
+  PlanConfig flat = interpret(plan, {"parallel.pipeline=none"});
+  EXPECT_EQ(messages(), "");
+  EXPECT_EQ(flat.parallel.schedule, std::nullopt);
+  EXPECT_TRUE(flat.parallel.scheduleSource.isDefault());
+  EXPECT_EQ(flat.parallel.microBatches, 8);
+  PlanConfig piped = interpret(plan, {"parallel.mesh=mesh(pp = 2)", "parallel.pipeline=none"});
+  EXPECT_EQ(messages(), "");
+  EXPECT_EQ(piped.parallel.schedule, ScheduleStyle::OneFOneB);
+  EXPECT_EQ(piped.parallel.microBatches, 16);
 }
 
 TEST_F(ConfigTest, MicroBatchesMustMatchTheBatch) {
