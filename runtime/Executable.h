@@ -5,7 +5,7 @@
 // one arena, and a description of that arena -- this file's ExecutableModel
 // -- passed to runExecutable(), which is the whole program around the step:
 //
-//   parse the options (`./model --help`)
+//   parse the options (`./model --help`, ExecutableOptions.h)
 //   allocate the arena: one block of exactly arenaBytes (the ledger's
 //     figure for this rank, printed beside it)
 //   initialise every parameter and optimizer state as the interpreter does
