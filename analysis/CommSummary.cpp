@@ -6,6 +6,7 @@
 #include "ir/LocalBlocks.h"
 #include "ir/OpDef.h"
 #include "ir/Placement.h"
+#include "support/Plural.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -185,13 +186,13 @@ void planc::printCommSummary(const CommSummary &s, llvm::raw_ostream &os) {
       any = true;
     }
   if (!any) os << " (one device)";
-  os << ", " << layout.numRanks() << (layout.numRanks() == 1 ? " rank" : " ranks") << "; one training step\n";
+  os << ", " << counted(layout.numRanks(), "rank") << "; one training step\n";
   os << "bytes: S = message (local blocks; all_gather: the gathered output, reduce_scatter: the whole input)\n"
      << "       sent = bytes each rank sends, ring: all_reduce 2(n-1)/n*S; reduce_scatter, all_gather,\n"
      << "       all_to_all (n-1)/n*S; broadcast, send S; recv, shard_slice 0\n";
   for (const RankCommList &l : s.lists) {
-    os << "\n" << (l.ranks.size() == 1 ? "rank " : "ranks ") << formatRanks(l.ranks) << ": " << l.ops.size()
-       << (l.ops.size() == 1 ? " op\n" : " ops\n");
+    os << "\n" << pluralOf(int64_t(l.ranks.size()), "rank") << " " << formatRanks(l.ranks) << ": "
+       << counted(int64_t(l.ops.size()), "op") << "\n";
     if (l.ops.empty()) continue;
     os << llvm::formatv("  {0,-4} {1,-18} {2,-4} {3,-3} {4,-10} {5,-22} {6,10} {7,10}  {8}\n", "#", "op", "axis",
                         "n", "phase", "block", "S", "sent", "path");
@@ -238,7 +239,7 @@ void planc::printCommSummary(const CommSummary &s, llvm::raw_ostream &os) {
     std::sort(byLayer.begin(), byLayer.end(), [](const auto &a, const auto &b) { return a.first < b.first; });
     printTotals(os, "by path", byPath);
     printTotals(os, "by layer", byLayer);
-    os << llvm::formatv("  total: {0} ops, S {1} bytes, sent {2} bytes\n", total.ops, total.message,
+    os << llvm::formatv("  total: {0}, S {1} bytes, sent {2} bytes\n", counted(int64_t(total.ops), "op"), total.message,
                         bytesText(total.sent));
   }
 }

@@ -69,6 +69,7 @@ struct OpCost {
   Kind kind = Kind::Free;
   double seconds = 0;
   double flops = 0; // of the whole mesh (model FLOPs), forward and backward only
+  double recomputedFlops = 0; // of those, work of the forward done again (ir::OpDef::recomputedFlops)
 };
 
 /// Time accumulated for one (chunk, work) of one pipeline rank, per micro-batch.
@@ -141,7 +142,10 @@ OpCost Estimator::costOf(const Op &op) const {
     c.kind = Kind::Other;
   }
   c.seconds = std::max(compute, memory) + cal.kernelLaunch;
-  if (ir::workOf(op) != ir::Work::Optimizer) c.flops = flops;
+  if (ir::workOf(op) != ir::Work::Optimizer) {
+    c.flops = flops;
+    c.recomputedFlops = def.recomputedFlops ? def.recomputedFlops(op) : 0.0;
+  }
   return c;
 }
 
@@ -171,7 +175,9 @@ llvm::Expected<StepCost> Estimator::run() {
                         (!op.results.empty() && once.count(op.results[0]));
     if (c.flops > 0) {
       double times = isOnce ? 1.0 : double(microBatches);
-      (recomputed ? out.hardwareFlops : out.modelFlops) += c.flops * times;
+      double again = recomputed ? c.flops : c.recomputedFlops;
+      out.hardwareFlops += again * times;
+      out.modelFlops += (c.flops - again) * times;
     }
     if (c.kind == Kind::Free) continue;
     int64_t st = ir::pipelineStageOf(op);

@@ -1,6 +1,7 @@
 //===- analysis/MeasuredTimeline.cpp - one step of a run's trace ----------===//
 
 #include "analysis/MeasuredTimeline.h"
+#include "support/Plural.h"
 
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -83,7 +84,7 @@ llvm::Expected<MeasuredTimeline> planc::pipeline::readMeasuredTimeline(llvm::Str
   for (const Event &e : events) stepsOf[e.rank].insert(e.step);
   const int64_t lowest = stepsOf.begin()->first, highest = stepsOf.rbegin()->first, held = int64_t(stepsOf.size());
   if (held != numRanks || lowest != 0 || highest != numRanks - 1) {
-    std::string what = "the trace holds " + std::to_string(held) + (held == 1 ? " rank" : " ranks");
+    std::string what = "the trace holds " + counted(held, "rank");
     if (lowest != 0 || highest != held - 1)
       what += " numbered " + std::to_string(lowest) + " to " + std::to_string(highest);
     return traceError(path, what + "; the plan's mesh has " + std::to_string(numRanks) + " (a trace of another plan?)");

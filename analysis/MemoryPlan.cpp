@@ -236,6 +236,19 @@ private:
         if (!step->def || step->def->kind != OpKind::Mul) continue;
         g = step->def->operands[0];
         if (g->def && g->def->kind == OpKind::Add && facts.workOfOp(*g->def) == Work::Optimizer) g = g->def->operands[0];
+      } else if (op->kind == OpKind::FusedElementwise) {
+        // The same step fused into one op (fusion): it reads the parameter
+        // and, beside it, the gradient of its shape.
+        auto isParam = [&](const Value *v) {
+          return (v->kind == Value::Kind::Param || (v->def && v->def->kind == OpKind::ShardSlice)) && !states.count(v);
+        };
+        const Value *p = nullptr;
+        for (const Value *x : op->operands)
+          if (isParam(x)) p = x;
+        if (!p) continue;
+        for (const Value *x : op->operands)
+          if (x != p && !isParam(x) && x->type.shape == p->type.shape) g = x;
+        if (!g) continue;
       } else {
         continue;
       }

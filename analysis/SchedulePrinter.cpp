@@ -2,6 +2,7 @@
 
 #include "analysis/PipelineSchedule.h"
 #include "analysis/MeasuredTimeline.h"
+#include "support/Plural.h"
 
 #include "llvm/Support/Format.h"
 
@@ -58,8 +59,8 @@ std::string xmlEscaped(const std::string &text) {
 
 void pipeline::printSchedule(const PipelineSchedule &s, const Simulation &sim, llvm::raw_ostream &os) {
   const ScheduleOptions &o = s.options;
-  os << "schedule " << spelling(o.style) << ": p = " << o.stages << " stages, m = " << o.microBatches
-     << " micro-batches, v = " << o.virtualStages << (o.virtualStages == 1 ? " chunk" : " chunks") << " per rank\n";
+  os << "schedule " << spelling(o.style) << ": p = " << counted(o.stages, "stage") << ", m = "
+     << counted(o.microBatches, "micro-batch") << ", v = " << counted(o.virtualStages, "chunk") << " per rank\n";
   os << "costs: F = " << units(costInTicks(o, InstrKind::Forward), sim.ticksPerUnit)
      << ", B = " << units(costInTicks(o, InstrKind::Backward), sim.ticksPerUnit);
   if (o.style == ScheduleStyle::ZeroBubble) os << " (input gradient), W = 1 (weight gradient)";
@@ -81,7 +82,7 @@ void pipeline::printSchedule(const PipelineSchedule &s, const Simulation &sim, l
        << units(sim.stepTime - sim.busy[r], sim.ticksPerUnit) << "\n";
   os << "step time: " << units(sim.stepTime, sim.ticksPerUnit) << "\n";
   os << "bubble fraction: " << llvm::format("%.4f", sim.bubbleFraction()) << " (idle "
-     << units(sim.idleTime(), sim.ticksPerUnit) << " of " << s.ranks.size() << " ranks x "
+     << units(sim.idleTime(), sim.ticksPerUnit) << " of " << counted(int64_t(s.ranks.size()), "rank") << " x "
      << units(sim.stepTime, sim.ticksPerUnit) << ")\n";
 }
 
@@ -158,7 +159,8 @@ void pipeline::printScheduleSVG(const PipelineSchedule &s, const Simulation &sim
      << ", v = " << o.virtualStages << "</title>\n";
   os << "<text x=\"" << left << "\" y=\"20\" font-size=\"13\">" << (measured ? "planned: " : "") << spelling(o.style)
      << ": p = " << o.stages << ", m = " << o.microBatches << ", v = " << o.virtualStages << "; step time "
-     << units(sim.stepTime, sim.ticksPerUnit) << ", bubble fraction " << fraction(sim) << "</text>\n";
+     << units(sim.stepTime, sim.ticksPerUnit) << " (one stage's forward = 1), bubble fraction " << fraction(sim)
+     << "</text>\n";
 
   for (int r = 0; r < ranks; ++r) {
     double y = top + r * (rowHeight + rowGap);
@@ -213,7 +215,7 @@ void pipeline::printScheduleSVG(const PipelineSchedule &s, const Simulation &sim
     os << "<g class=\"measured\">\n";
     os << "<text x=\"" << left << "\" y=\"" << measuredTop << "\" font-size=\"13\">measured: step "
        << measured->step + 1 << " of " << xmlEscaped(measured->file) << " (the last of " << measured->stepsTraced
-       << " traced), " << measuredRows << (measuredRows == 1 ? " rank" : " ranks") << "; step time "
+       << " traced), " << counted(measuredRows, "rank") << "; step time "
        << duration(measured->durationUs) << ", idle fraction " << std::fixed << std::setprecision(4) << idle
        << std::defaultfloat << std::setprecision(6) << "</text>\n";
     for (int r = 0; r < measuredRows; ++r) {
@@ -230,7 +232,7 @@ void pipeline::printScheduleSVG(const PipelineSchedule &s, const Simulation &sim
         os << "  <rect class=\"" << st.name << "\" x=\"" << mx(span.startUs) << "\" y=\"" << y << "\" width=\"" << w
            << "\" height=\"" << rowHeight << "\" fill=\"" << st.fill << "\"><title>"
            << xmlEscaped(span.label) << " (" << duration(span.endUs - span.startUs)
-           << (span.kernels ? ", " + std::to_string(span.kernels) + " kernels" : std::string()) << ")</title></rect>\n";
+           << (span.kernels ? ", " + counted(span.kernels, "kernel") : std::string()) << ")</title></rect>\n";
         if (w >= 10 && span.microBatch >= 0 && span.kind != "wait")
           os << "  <text x=\"" << mx(span.startUs) + w / 2 << "\" y=\"" << y + rowHeight / 2 + 4
              << "\" text-anchor=\"middle\" fill=\"white\">" << span.microBatch << "</text>\n";

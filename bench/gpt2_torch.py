@@ -38,7 +38,10 @@ class GPT(nn.Module):
 m = GPT()
 for p in m.parameters():  # GPT-2's initialisation (std 0.02); the time does not depend on it
     if p.dim() > 1: nn.init.normal_(p, std=0.02)
-opt = torch.optim.AdamW(m.parameters(), lr=6e-4, betas=(0.9, 0.95), eps=1e-8, weight_decay=0.1)
+# nanoGPT's parameter groups, as planc decays by default: tensors of 2+ dims only.
+groups = [{'params': [p for p in m.parameters() if p.dim() >= 2], 'weight_decay': 0.1},
+          {'params': [p for p in m.parameters() if p.dim() < 2], 'weight_decay': 0.0}]
+opt = torch.optim.AdamW(groups, lr=6e-4, betas=(0.9, 0.95), eps=1e-8)
 idx = torch.randint(0, V, (B, T)); tgt = torch.randint(0, V, (B, T))
 times = []
 for s in range(steps):

@@ -7,6 +7,7 @@
 #include "compiler/StepTime.h"
 #include "support/Error.h"
 #include "support/Units.h"
+#include "support/Plural.h"
 
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/SourceMgr.h"
@@ -19,61 +20,6 @@
 #include <tuple>
 
 using namespace planc;
-
-//===----------------------------------------------------------------------===//
-// PlanChoice
-//===----------------------------------------------------------------------===//
-
-namespace {
-
-std::string meshText(const PlanChoice &p) {
-  std::string text = "mesh(dp = " + std::to_string(p.dp);
-  if (p.pp > 1) text += ", pp = " + std::to_string(p.pp);
-  if (p.tp > 1) text += ", tp = " + std::to_string(p.tp);
-  return text + ")";
-}
-
-std::string scheduleText(const PlanChoice &p) {
-  std::string mb = "micro_batches = " + std::to_string(p.microBatches);
-  switch (p.schedule) {
-  case ScheduleStyle::GPipe: return "gpipe(" + mb + ")";
-  case ScheduleStyle::Interleaved: return "interleaved(v = " + std::to_string(p.virtualStages) + ", " + mb + ")";
-  case ScheduleStyle::ZeroBubble: return "zero_bubble(" + mb + ")";
-  default: return "1f1b(" + mb + ")";
-  }
-}
-
-} // namespace
-
-std::vector<std::string> PlanChoice::sets() const {
-  std::vector<std::string> s = {"parallel.mesh=" + meshText(*this), "parallel.zero=" + std::to_string(zero),
-                                std::string("parallel.sequence_parallel=") + (sequenceParallel ? "true" : "false"),
-                                std::string("parallel.recompute=") + spelling(recompute),
-                                "train.micro_batch=" + std::to_string(microBatch),
-                                // Always: a pipeline the plan writes (its micro_batches) must follow
-                                // the new batch split, and with pp = 1 it is plain accumulation.
-                                "parallel.pipeline=" + scheduleText(*this)};
-  return s;
-}
-
-std::string PlanChoice::describe() const {
-  std::string d = meshText(*this) + ", zero " + std::to_string(zero);
-  if (sequenceParallel) d += ", sequence parallel";
-  d += std::string(", recompute ") + spelling(recompute) + ", micro_batch " + std::to_string(microBatch);
-  if (pp > 1) d += ", " + scheduleText(*this);
-  return d;
-}
-
-std::string PlanChoice::parallelBlock(int64_t planMicroBatch) const {
-  std::string b = "parallel {\n  " + meshText(*this) + "\n  zero = " + std::to_string(zero) + "\n";
-  if (sequenceParallel) b += "  sequence_parallel = true\n";
-  if (pp > 1) b += "  pipeline " + scheduleText(*this) + "\n";
-  b += std::string("  recompute ") + spelling(recompute) + "\n";
-  if (microBatch != planMicroBatch)
-    b += "  // with train.micro_batch = " + std::to_string(microBatch) + " (the plan has " +
-         std::to_string(planMicroBatch) + "; --apply sets it)\n";
-  return b + "}\n";
-}
 
 //===----------------------------------------------------------------------===//
 // Compiling a variant of the plan
@@ -93,6 +39,7 @@ public:
 struct Variant {
   std::optional<PlanAnalysis> analysis;
   std::string error;
+  PlanChoice plan; // the variant's own settings, when it checks
 };
 
 Variant analyseVariant(Compilation &base, const std::vector<std::string> &sets, const std::vector<std::string> &dims,
@@ -111,6 +58,7 @@ Variant analyseVariant(Compilation &base, const std::vector<std::string> &sets, 
     v.error = errors->first.empty() ? "the plan does not check" : errors->first;
     return v;
   }
+  v.plan = currentPlanChoice(c);
   auto analysis = analyzePlan(c, /*verifyEach=*/false, calibration);
   if (!analysis) {
     v.error = llvm::toString(analysis.takeError());
@@ -160,7 +108,17 @@ struct Profile {
   double perSampleForward = 1, perSampleBackward = 1;
 };
 
-using ProfileKey = std::tuple<int64_t, bool, RecomputePolicy>;
+using ProfileKey = std::tuple<int64_t, bool, RecomputePolicy, FusionPolicy>;
+
+/// Two profiles of the same step: every byte and second equal.
+bool sameStep(const Profile &a, const Profile &b) {
+  auto numbers = [](const Profile &p) {
+    return std::make_tuple(p.layerParams, p.layerGrads, p.layerOptim, p.layerActs, p.endsParams, p.endsGrads,
+                           p.endsOptim, p.endsActs, p.temps, p.layerForward, p.layerBackward, p.endsForward,
+                           p.endsBackward, p.layerOptimizer, p.endsOptimizer, p.perSampleForward, p.perSampleBackward);
+  };
+  return numbers(a) == numbers(b);
+}
 
 struct StageNumbers {
   double params = 0, grads = 0, optim = 0, acts = 0, temps = 0;
@@ -198,6 +156,12 @@ private:
   const Profile &profile(const ProfileKey &key);
   void enumerate(std::vector<AutoCandidate> &out);
   void estimate(AutoCandidate &cand, const Profile &p);
+  /// Over budget as written: planc check's exact changes of the plan (and
+  /// their combinations when none fits), analysed in full into `chosen`.
+  void analyseSeeds(AutoResult &r, const PlanAnalysis &current, std::vector<AutoCandidate> &chosen,
+                    std::set<std::string> &tried);
+  /// One line per mesh family that lost, into r.rejected.
+  void rejectFamilies(AutoResult &r, const std::vector<AutoCandidate> &estimated) const;
   /// The schedule's replay (ticks), cached: its bubble fraction, and the
   /// most micro-batches whose activations the first rank holds at once
   /// (forwards begun whose backward, or zero-bubble weight gradient, has
@@ -233,14 +197,14 @@ private:
 const Profile &Search::profile(const ProfileKey &key) {
   auto it = profiles.find(key);
   if (it != profiles.end()) return it->second;
-  auto [tp, sp, rec] = key;
+  auto [tp, sp, rec, fusion] = key;
   PlanChoice one;
   one.tp = tp;
   one.sequenceParallel = sp;
   one.recompute = rec;
+  one.fusion = fusion;
   std::vector<std::string> sets = one.sets();
-  sets.insert(sets.end(), {"cluster.nodes=1", "cluster.gpus_per_node=" + std::to_string(tp), "train.global_batch=1",
-                           "parallel.pipeline=1f1b(micro_batches = 1)"});
+  sets.insert(sets.end(), {"cluster.nodes=1", "cluster.gpus_per_node=" + std::to_string(tp), "train.global_batch=1"});
   Profile p;
   auto runAt = [&](int64_t n, int64_t samples = 1) -> std::optional<StageNumbers> {
     std::vector<std::string> dims;
@@ -306,6 +270,9 @@ std::vector<int64_t> divisors(int64_t n) {
 void Search::enumerate(std::vector<AutoCandidate> &out) {
   const int64_t world = cfg.cluster.worldSize(), perNode = cfg.cluster.gpusPerNode;
   const int64_t global = cfg.train.globalBatch;
+  // The plan's fusion, and every fusion where the plan turns it down.
+  std::vector<FusionPolicy> fusions = {cfg.train.fusion};
+  if (cfg.train.fusion != FusionPolicy::Aggressive) fusions.push_back(FusionPolicy::Aggressive);
   for (int64_t tp : divisors(std::min(world, perNode))) {
     if (world % tp) continue;
     // pp divides the layers (and the devices left by tp).
@@ -326,13 +293,15 @@ void Search::enumerate(std::vector<AutoCandidate> &out) {
           for (int64_t zero = 0; zero <= (dp > 1 ? 3 : 0); ++zero)
             for (bool sp : {false, true}) {
               if (sp && tp == 1) continue;
-              for (RecomputePolicy rec : {RecomputePolicy::None, RecomputePolicy::Selective, RecomputePolicy::Full}) {
-                AutoCandidate a;
-                PlanChoice &p = a.plan;
-                p.dp = dp, p.tp = tp, p.pp = pp, p.zero = zero, p.sequenceParallel = sp, p.recompute = rec;
-                p.microBatch = mb, p.microBatches = m, p.schedule = style, p.virtualStages = v;
-                out.push_back(a);
-              }
+              for (RecomputePolicy rec : {RecomputePolicy::None, RecomputePolicy::Selective, RecomputePolicy::Full})
+                for (FusionPolicy fusion : fusions) {
+                  AutoCandidate a;
+                  PlanChoice &p = a.plan;
+                  p.dp = dp, p.tp = tp, p.pp = pp, p.zero = zero, p.sequenceParallel = sp, p.recompute = rec;
+                  p.microBatch = mb, p.microBatches = m, p.schedule = style, p.virtualStages = v;
+                  p.fusion = fusion;
+                  out.push_back(a);
+                }
             }
       }
     }
@@ -386,7 +355,11 @@ void Search::estimate(AutoCandidate &a, const Profile &p) {
     gathered = 2 * p.layerParams; // a layer gathered, the next prefetched
   }
   double inFlight = inFlightOf(x.pp, x.microBatches, x.schedule, x.virtualStages);
-  double rest = (perStage * p.layerActs + p.endsActs) * mb * inFlight + p.temps * mb;
+  // The ends' activations are mostly the head's (the logits): with a
+  // pipeline they are the last stage's, which holds one micro-batch at a
+  // time, not the first's many in flight.
+  double endsInFlight = x.pp > 1 ? 1.0 : inFlight;
+  double rest = (perStage * p.layerActs * inFlight + p.endsActs * endsInFlight) * mb + p.temps * mb;
   a.estimatedPeak = uint64_t(params + grads + optim + gathered + rest);
 
   // Time: a stage's forward and backward of one micro-batch, the schedule's
@@ -412,14 +385,97 @@ void Search::estimate(AutoCandidate &a, const Profile &p) {
     if (x.zero == 0) comm = std::max(0.0, coll(ir::OpKind::AllReduce, gradBytes) - b);
     else if (x.zero == 1) comm = std::max(0.0, rs - b) + ag;
     else if (x.zero == 2) comm = m * std::max(0.0, rs - b) + ag;
-    else comm = m * (std::max(0.0, ag - f) + std::max(0.0, ag + rs - b));
+    else {
+      // The first gather of each pass has nothing to go ahead of
+      // (passes/ParamPrefetch.cpp): the embedding's in forward, the head's
+      // in backward, the ends' parameters, exposed in every micro-batch.
+      const double ends = coll(ir::OpKind::AllGather, p.endsParams);
+      comm = m * (ends + std::max(0.0, ag - f) + std::max(0.0, ag + rs - b));
+    }
   }
   double optimizer = perStage * p.layerOptimizer + p.endsOptimizer;
   if (x.zero >= 1) optimizer /= dp;
   a.estimatedSeconds = pipelined + comm + optimizer;
 }
 
+/// The candidate analysed in full: its memory, step and price.
+void takeAnalysis(AutoCandidate &a, const PlanAnalysis &analysis, uint64_t budget) {
+  a.analysed = true;
+  a.peakArena = analysis.peakArena();
+  a.stepSeconds = analysis.time.stepTime;
+  a.mfu = analysis.time.mfu();
+  a.fits = a.peakArena <= budget;
+  a.commBytes = analysis.cost.commBytes;
+  a.recomputeFlops = analysis.cost.recomputeFlops;
+  a.bubble = analysis.cost.bubble;
+}
+
+/// Best first, as `planc check` ranks its exact fixes (rankMemoryFixes):
+/// valid, fitting, the shortest step (to the microsecond), then fewest bytes
+/// sent, recompute FLOPs, bubble; then the smallest peak.
+bool betterCandidate(const AutoCandidate &a, const AutoCandidate &b) {
+  if (a.valid != b.valid) return a.valid;
+  if (a.fits != b.fits) return a.fits;
+  if (a.fits) {
+    auto key = [](const AutoCandidate &x) {
+      return std::make_tuple(std::round(x.stepSeconds * 1e6), std::round(x.commBytes), std::round(x.recomputeFlops),
+                             std::round(x.bubble * 1e9));
+    };
+    if (key(a) != key(b)) return key(a) < key(b);
+  }
+  return a.peakArena < b.peakArena;
+}
+
 } // namespace
+
+void Search::analyseSeeds(AutoResult &r, const PlanAnalysis &current, std::vector<AutoCandidate> &chosen,
+                          std::set<std::string> &tried) {
+  // The exact changes planc check proposes, as many as it analyses; the
+  // others (8-bit moments, adapters) change what is trained or its
+  // numerics, and stay the check's.
+  std::vector<MemoryFix> fixes = memoryFixCandidates(c, current.ops);
+  size_t allowed = memoryFixBudget(current.ops);
+  allowed -= std::min(allowed, fixes.size());
+  for (MemoryFix &f : fixes)
+    if (!f.changesTraining && !f.changesNumerics) r.seeds.push_back(std::move(f));
+  auto analyse = [&](size_t from, bool combined) {
+    for (size_t i = from; i < r.seeds.size(); ++i) {
+      MemoryFix &f = r.seeds[i];
+      Variant v = analyseVariant(c, f.sets, {}, o.calibration);
+      if (!v.analysis) continue; // an invalid change is no candidate
+      // A combination no better than its best part adds nothing.
+      if (combined && v.analysis->peakArena() >= f.peakArena) continue;
+      AutoCandidate a;
+      a.plan = v.plan;
+      a.seed = int(i);
+      takeAnalysis(a, *v.analysis, budget);
+      f.peakArena = a.peakArena;
+      f.fits = a.fits;
+      progress(f.change + ": " + formatBytes(a.peakArena) + ", " + formatSeconds(a.stepSeconds) +
+               (a.fits ? "" : ", over budget"));
+      tried.insert(a.plan.describe());
+      chosen.push_back(std::move(a));
+    }
+  };
+  progress("analysing " + std::to_string(r.seeds.size()) + " changes of the plan as written (planc check's fixes)");
+  analyse(0, false);
+  // No single change fits: two together, then three, of the changes that
+  // came closest (ZeRO and recompute, a larger tp and full recompute, ...).
+  std::vector<MemoryFix> singles;
+  for (const AutoCandidate &a : chosen) singles.push_back(r.seeds[size_t(a.seed)]);
+  for (size_t size = 2; size <= 3; ++size) {
+    if (llvm::any_of(chosen, [](const AutoCandidate &a) { return a.fits; })) break;
+    std::vector<MemoryFix> combined = combineMemoryFixes(singles, 5, size);
+    if (combined.size() > allowed) combined.resize(allowed);
+    allowed -= combined.size();
+    if (combined.empty()) break;
+    progress("no single change fits; analysing " + std::to_string(combined.size()) + " combinations of " +
+             std::to_string(size));
+    size_t from = r.seeds.size();
+    for (MemoryFix &f : combined) r.seeds.push_back(std::move(f));
+    analyse(from, true);
+  }
+}
 
 llvm::Expected<AutoResult> Search::run() {
   using Clock = std::chrono::steady_clock;
@@ -433,27 +489,59 @@ llvm::Expected<AutoResult> Search::run() {
   layers = c.getModel().numLayers;
   if (layers < 1) layers = 1;
 
+  // The plan as written, for comparison, when its mesh is a plan of this
+  // cluster (the search replaces the mesh whatever its size).
+  const int64_t world = cfg.cluster.worldSize();
+  std::optional<PlanAnalysis> current;
+  if (o.current) {
+    current = *o.current;
+  } else if (cfg.parallel.meshSize() != world) {
+    r.currentNotAnalysed = "its mesh has " + std::to_string(cfg.parallel.meshSize()) + " device" +
+                           (cfg.parallel.meshSize() == 1 ? "" : "s") + ", the cluster " + std::to_string(world);
+  } else {
+    Variant now = analyseVariant(c, {}, {}, o.calibration);
+    if (now.analysis) current = std::move(now.analysis);
+    else r.currentNotAnalysed = now.error;
+  }
+  if (current && !o.current) {
+    AutoCandidate cur;
+    cur.plan = currentPlanChoice(c);
+    takeAnalysis(cur, *current, budget);
+    r.current = cur;
+  }
+
   std::vector<AutoCandidate> all;
   enumerate(all);
   r.candidates = all.size();
   if (all.empty())
     r.rejected.push_back("every mesh: global_batch " + std::to_string(cfg.train.globalBatch) +
                          " is not divisible by the data-parallel size of any mesh of the " +
-                         std::to_string(cfg.cluster.worldSize()) + " device(s) (tp within a node, pp dividing the " +
-                         std::to_string(layers) + " layers)");
-  progress(std::to_string(all.size()) + " candidate plans of " + std::to_string(cfg.cluster.worldSize()) +
-           " device(s); profiling the model" + (depth.empty() ? "" : " (one and two of its '" + depth + "' layers)"));
+                         counted(world, "device") + " (tp within a node, pp dividing the " +
+                         counted(layers, "layer") + ")");
+  progress(counted(int64_t(all.size()), "candidate plan") + " of " + counted(world, "device") +
+           "; profiling the model" + (depth.empty() ? "" : " (one and two of its '" + depth + "' layers)"));
 
-  // Profile every (tp, sp, recompute); families the model rejects go.
+  // Profile every (tp, sp, recompute, fusion); families the model rejects go.
   std::map<int64_t, std::string> badTp;
   std::vector<AutoCandidate> estimated;
+  bool selectiveIsNone = false;
   for (AutoCandidate &a : all) {
     if (badTp.count(a.plan.tp)) continue;
-    const Profile &p = profile({a.plan.tp, a.plan.sequenceParallel, a.plan.recompute});
+    const Profile &p = profile({a.plan.tp, a.plan.sequenceParallel, a.plan.recompute, a.plan.fusion});
     if (!p.valid) {
       // A tp the model cannot be split by is a family of its own.
-      if (!a.plan.sequenceParallel && a.plan.recompute == RecomputePolicy::None) badTp[a.plan.tp] = p.error;
+      if (!a.plan.sequenceParallel && a.plan.recompute == RecomputePolicy::None && a.plan.fusion == cfg.train.fusion)
+        badTp[a.plan.tp] = p.error;
       continue;
+    }
+    // Selective recompute with nothing to recompute (flash attention has no
+    // s x s value left) is the step without recompute: not a plan twice.
+    if (a.plan.recompute == RecomputePolicy::Selective) {
+      const Profile &none = profile({a.plan.tp, a.plan.sequenceParallel, RecomputePolicy::None, a.plan.fusion});
+      if (none.valid && sameStep(p, none)) {
+        selectiveIsNone = true;
+        continue;
+      }
     }
     estimate(a, p);
     estimated.push_back(a);
@@ -462,33 +550,40 @@ llvm::Expected<AutoResult> Search::run() {
   r.estimates.reserve(estimated.size());
   for (const AutoCandidate &a : estimated) r.estimates.push_back({a.estimatedPeak, a.estimatedSeconds});
   for (auto &[tp, why] : badTp) r.rejected.push_back("tp = " + std::to_string(tp) + ": " + why);
-  if (cfg.cluster.gpusPerNode < cfg.cluster.worldSize())
+  if (selectiveIsNone)
+    r.rejected.push_back("recompute selective: the step of recompute none where the attention is fused (flash "
+                         "attention keeps no s x s value to recompute)");
+  if (cfg.cluster.gpusPerNode < world)
     r.rejected.push_back("tp > " + std::to_string(cfg.cluster.gpusPerNode) +
                          ": not searched (tensor parallelism stays inside a node: its collectives block every layer)");
+
+  std::vector<AutoCandidate> chosen;
+  std::set<std::string> tried;
+  // Over budget as written: planc check's changes of it, analysed in full.
+  if (current && current->peakArena() > budget) analyseSeeds(r, *current, chosen, tried);
+
   progress(std::to_string(profiles.size()) + " profiles, " + std::to_string(estimated.size()) +
            " estimates; analysing the best in full");
-
   // The best estimates that fit (with a margin for the estimate's error,
-  // a few percent: tests/lit/cost/auto-estimates.test), one of each mesh
-  // before a second of any.
+  // a few percent: tests/lit/cost/auto-estimates.test), analysed in full in
+  // order of estimate, one of each mesh before a second of any, until
+  // fullAnalyses fit (or three more were tried).
   const double margin = 1.03;
   std::vector<AutoCandidate *> order;
   for (AutoCandidate &a : estimated)
     if (double(a.estimatedPeak) <= margin * double(budget)) order.push_back(&a);
   std::stable_sort(order.begin(), order.end(),
                    [](const AutoCandidate *a, const AutoCandidate *b) { return a->estimatedSeconds < b->estimatedSeconds; });
-  // Analysed in full in order of estimate, one of each mesh before a
-  // second of any, until fullAnalyses fit (or three more were tried).
-  std::vector<AutoCandidate> chosen;
-  std::set<std::string> meshesTaken, tried;
-  size_t fitting = 0;
+  std::set<std::string> meshesTaken;
+  size_t fitting = 0, fromEstimates = 0;
   for (int pass = 0; pass < 2; ++pass)
     for (AutoCandidate *cand : order) {
-      if (fitting >= o.fullAnalyses || chosen.size() >= o.fullAnalyses + 3) break;
-      std::string family = meshText(cand->plan);
+      if (fitting >= o.fullAnalyses || fromEstimates >= o.fullAnalyses + 3) break;
+      std::string family = cand->plan.mesh();
       if (pass == 0 && meshesTaken.count(family)) continue;
       if (!tried.insert(cand->plan.describe()).second) continue;
       meshesTaken.insert(family);
+      ++fromEstimates;
       AutoCandidate a = *cand;
       Variant v = analyseVariant(c, a.plan.sets(), {}, o.calibration);
       a.analysed = true;
@@ -496,13 +591,7 @@ llvm::Expected<AutoResult> Search::run() {
         a.valid = false;
         a.invalidReason = v.error;
       } else {
-        a.peakArena = v.analysis->peakArena();
-        a.stepSeconds = v.analysis->time.stepTime;
-        a.mfu = v.analysis->time.mfu();
-        a.fits = a.peakArena <= budget;
-        a.commBytes = v.analysis->cost.commBytes;
-        a.recomputeFlops = v.analysis->cost.recomputeFlops;
-        a.bubble = v.analysis->cost.bubble;
+        takeAnalysis(a, *v.analysis, budget);
         fitting += a.fits;
         progress(a.plan.describe() + ": " + formatBytes(a.peakArena) + " (estimated " + formatBytes(a.estimatedPeak) +
                  "), " + formatSeconds(a.stepSeconds) + " (estimated " + formatSeconds(a.estimatedSeconds) + ")" +
@@ -510,148 +599,80 @@ llvm::Expected<AutoResult> Search::run() {
       }
       chosen.push_back(std::move(a));
     }
-  std::stable_sort(chosen.begin(), chosen.end(), [](const AutoCandidate &a, const AutoCandidate &b) {
-    if (a.valid != b.valid) return a.valid;
-    if (a.fits != b.fits) return a.fits;
-    if (a.fits) return a.stepSeconds < b.stepSeconds;
-    return a.peakArena < b.peakArena;
-  });
+  std::stable_sort(chosen.begin(), chosen.end(), betterCandidate);
   r.analysed = std::move(chosen);
-
-  // One line per mesh family that lost: over budget everywhere, or slower.
-  const AutoCandidate *best = r.best();
-  std::map<std::string, std::pair<const AutoCandidate *, const AutoCandidate *>> families; // fastest fitting, smallest
-  for (const AutoCandidate &a : estimated) {
-    auto &[fast, small] = families[meshText(a.plan)];
-    bool fitsEst = a.estimatedPeak <= budget;
-    if (fitsEst && (!fast || a.estimatedSeconds < fast->estimatedSeconds)) fast = &a;
-    if (!small || a.estimatedPeak < small->estimatedPeak) small = &a;
-  }
-  // A family analysed in full speaks for itself: printed among the best,
-  // it is no rejection; below them, its analysed step is the reason.
-  std::map<std::string, const AutoCandidate *> analysedBest;
-  std::set<std::string> printed;
-  size_t rank = 0;
-  for (const AutoCandidate &a : r.analysed) {
-    if (!a.valid || !a.fits) continue;
-    std::string family = meshText(a.plan);
-    if (rank++ < o.top) printed.insert(family);
-    if (!analysedBest.count(family)) analysedBest[family] = &a;
-  }
-  for (auto &[family, pair] : families) {
-    auto [fast, small] = pair;
-    if (printed.count(family)) continue;
-    auto analysed = analysedBest.find(family);
-    if (best && analysed != analysedBest.end()) {
-      double ratio = analysed->second->stepSeconds / std::max(1e-12, best->stepSeconds);
-      r.rejected.push_back(family + ": analysed in full, " + llvm::formatv("{0:F2}", ratio).str() +
-                           "x the best step (" + analysed->second->plan.describe() + ")");
-    } else if (!fast) {
-      r.rejected.push_back(family + ": over budget in every setting (estimated); the smallest, " + small->plan.describe() +
-                           ", needs about " + formatBytes(small->estimatedPeak) + " of " + formatBytes(budget));
-    } else if (best) {
-      double ratio = fast->estimatedSeconds / std::max(1e-12, best->estimatedSeconds);
-      r.rejected.push_back(family + ": predicted " + llvm::formatv("{0:F2}", ratio).str() + "x the best step at best (" +
-                           fast->plan.describe() + ")");
-    }
-  }
-
-  // The plan as written, for comparison.
-  Variant now;
-  if (o.analyseCurrent) now = analyseVariant(c, {}, {}, o.calibration);
-  if (now.analysis) {
-    AutoCandidate cur;
-    cur.plan = currentPlanChoice(c);
-    cur.analysed = true;
-    cur.peakArena = now.analysis->peakArena();
-    cur.stepSeconds = now.analysis->time.stepTime;
-    cur.mfu = now.analysis->time.mfu();
-    cur.fits = cur.peakArena <= budget;
-    r.current = cur;
-  }
+  rejectFamilies(r, estimated);
   r.seconds = std::chrono::duration<double>(Clock::now() - start).count();
   return r;
 }
 
-PlanChoice planc::currentPlanChoice(const Compilation &c) {
-  const PlanConfig &cfg = c.getConfig();
-  const ParallelConfig &par = cfg.parallel;
-  PlanChoice p;
-  p.dp = par.size(MeshAxis::DP), p.tp = par.size(MeshAxis::TP), p.pp = par.size(MeshAxis::PP);
-  p.zero = par.zeroStage, p.sequenceParallel = par.sequenceParallel, p.recompute = par.recompute;
-  p.microBatch = cfg.train.microBatch;
-  ScheduleOptions so = scheduleOfPlan(par);
-  p.microBatches = so.microBatches;
-  p.schedule = so.style;
-  p.virtualStages = so.virtualStages;
-  return p;
+void Search::rejectFamilies(AutoResult &r, const std::vector<AutoCandidate> &estimated) const {
+  // One line per mesh family that lost, with the reason that decided it.
+  const AutoCandidate *best = r.best();
+  std::map<std::string, std::pair<const AutoCandidate *, const AutoCandidate *>> families; // fastest fitting, smallest
+  for (const AutoCandidate &a : estimated) {
+    auto &[fast, small] = families[a.plan.mesh()];
+    bool fitsEst = a.estimatedPeak <= budget;
+    if (fitsEst && (!fast || a.estimatedSeconds < fast->estimatedSeconds)) fast = &a;
+    if (!small || a.estimatedPeak < small->estimatedPeak) small = &a;
+  }
+  std::map<std::string, const AutoCandidate *> analysedPlans; // by describe()
+  std::map<std::string, const AutoCandidate *> analysedBest;  // the family's fastest that fits
+  std::map<std::string, const AutoCandidate *> analysedOver;  // the family's estimate analysed and over budget
+  std::set<std::string> printed;
+  size_t rank = 0;
+  for (const AutoCandidate &a : r.analysed) {
+    if (!a.valid) continue;
+    analysedPlans[a.plan.describe()] = &a;
+    if (!a.fits) {
+      if (a.seed < 0 && !analysedOver.count(a.plan.mesh())) analysedOver[a.plan.mesh()] = &a;
+      continue;
+    }
+    std::string family = a.plan.mesh();
+    if (rank++ < o.top) printed.insert(family);
+    if (!analysedBest.count(family)) analysedBest[family] = &a;
+  }
+  // The best plan's estimate, to compare estimates with (a change of the
+  // plan as written may have none: then its analysed step).
+  double bestEstimate = best ? best->stepSeconds : 0;
+  if (best)
+    for (const AutoCandidate &a : estimated)
+      if (a.plan.describe() == best->plan.describe()) bestEstimate = a.estimatedSeconds;
+  for (auto &[family, pair] : families) {
+    auto [fast, small] = pair;
+    if (printed.count(family)) continue;
+    auto fitting = analysedBest.find(family);
+    auto analysedFast = fast ? analysedPlans.find(fast->plan.describe()) : analysedPlans.end();
+    if (best && fitting != analysedBest.end()) {
+      // Analysed in full, it fits and is slower than the plans printed.
+      double ratio = fitting->second->stepSeconds / std::max(1e-12, best->stepSeconds);
+      r.rejected.push_back(family + ": analysed in full, " + llvm::formatv("{0:F2}", ratio).str() +
+                           "x the best step (" + fitting->second->plan.describe() + ")");
+      continue;
+    }
+    if (!fast) {
+      r.rejected.push_back(family + ": over budget in every setting (estimated); the smallest, " + small->plan.describe() +
+                           ", needs about " + formatBytes(small->estimatedPeak) + " of " + formatBytes(budget));
+      continue;
+    }
+    // What was analysed of it and did not fit, then what was not analysed.
+    std::string why;
+    auto over = analysedOver.find(family);
+    if (over != analysedOver.end()) {
+      const AutoCandidate &a = *over->second;
+      why = "over budget when analysed in full (" + a.plan.describe() + " needs " + formatBytes(a.peakArena) +
+            " of " + formatBytes(budget) + ", estimated " + formatBytes(a.estimatedPeak) + ")";
+    }
+    if (analysedFast == analysedPlans.end() && best) {
+      double ratio = fast->estimatedSeconds / std::max(1e-12, bestEstimate);
+      why += std::string(why.empty() ? "" : "; ") + "not analysed in full: predicted " +
+             llvm::formatv("{0:F2}", ratio).str() + "x the best step at best (" + fast->plan.describe() + ")" +
+             (ratio < 1 ? ", after the search had " + std::to_string(o.fullAnalyses) + " plans that fit" : "");
+    }
+    if (!why.empty()) r.rejected.push_back(family + ": " + why);
+  }
 }
 
 llvm::Expected<AutoResult> planc::searchPlans(Compilation &c, const AutoOptions &options) {
   return Search(c, options).run();
-}
-
-void planc::printAutoResult(const AutoResult &r, size_t top, llvm::raw_ostream &os) {
-  os << "planc auto: " << r.candidates << " candidate plans, " << r.profiles << " profiles, "
-     << llvm::count_if(r.analysed, [](const AutoCandidate &a) { return a.analysed; })
-     << " analysed in full, in " << llvm::formatv("{0:F1}", r.seconds) << " s; budget " << formatBytes(r.budget)
-     << "\n";
-  if (r.current)
-    os << "  the plan as written: " << formatBytes(r.current->peakArena) << (r.current->fits ? " (fits), " : " (over budget), ")
-       << formatSeconds(r.current->stepSeconds) << " per step, MFU " << llvm::formatv("{0:F1}%", r.current->mfu * 100)
-       << "\n";
-  os << "best plans (analysed in full: the planner's arena, the cost model's step):\n";
-  size_t shown = 0;
-  for (const AutoCandidate &a : r.analysed) {
-    if (shown >= top) break;
-    if (!a.valid) continue;
-    ++shown;
-    os << "  " << shown << ". " << a.plan.describe() << "\n     " << formatBytes(a.peakArena)
-       << (a.fits ? "" : " (over budget)") << ", " << formatSeconds(a.stepSeconds) << " per step, MFU "
-       << llvm::formatv("{0:F1}%", a.mfu * 100) << "\n";
-  }
-  if (!shown) os << "  none\n";
-  for (const AutoCandidate &a : r.analysed)
-    if (!a.valid) os << "  rejected when compiled: " << a.plan.describe() << ": " << a.invalidReason << "\n";
-  if (!r.rejected.empty()) {
-    os << "rejected:\n";
-    for (const std::string &line : r.rejected) os << "  " << line << "\n";
-  }
-}
-
-std::string planc::applyPlanChoice(Compilation &c, const PlanChoice &choice) {
-  const llvm::MemoryBuffer *main = c.getSourceMgr().getMemoryBuffer(c.getMainBuffer());
-  llvm::StringRef text = main->getBuffer();
-  auto offset = [&](llvm::SMLoc loc) { return size_t(loc.getPointer() - text.begin()); };
-  auto inMain = [&](llvm::SMRange r) {
-    return r.isValid() && r.Start.getPointer() >= text.begin() && r.End.getPointer() <= text.end();
-  };
-  // Edits as (begin, end, replacement), applied from the last.
-  std::vector<std::tuple<size_t, size_t, std::string>> edits;
-  std::string block = choice.parallelBlock(choice.microBatch);
-  const ast::ConfigBlock *par = c.getProgram().parallel;
-  if (par && inMain(par->range)) {
-    if (!block.empty() && block.back() == '\n') block.pop_back();
-    edits.push_back({offset(par->range.Start), offset(par->range.End), block});
-  } else {
-    edits.push_back({text.size(), text.size(), std::string(text.empty() || text.back() == '\n' ? "\n" : "\n\n") + block});
-  }
-  const TrainConfig &train = c.getConfig().train;
-  if (choice.microBatch != train.microBatch) {
-    std::string setting = "micro_batch = " + std::to_string(choice.microBatch);
-    const ast::ConfigBlock *tb = c.getProgram().train;
-    if (inMain(train.microBatchSource.range)) {
-      edits.push_back({offset(train.microBatchSource.range.Start), offset(train.microBatchSource.range.End), setting});
-    } else if (tb && inMain(tb->range)) {
-      // After the block's opening brace.
-      size_t brace = text.find('{', offset(tb->keywordRange.End));
-      if (brace != llvm::StringRef::npos) edits.push_back({brace + 1, brace + 1, "\n  " + setting});
-    } else {
-      edits.push_back({text.size(), text.size(), "\ntrain {\n  " + setting + "\n}\n"});
-    }
-  }
-  std::sort(edits.begin(), edits.end(), [](const auto &a, const auto &b) { return std::get<0>(a) > std::get<0>(b); });
-  std::string out = text.str();
-  for (const auto &[begin, end, replacement] : edits) out.replace(begin, end - begin, replacement);
-  return out;
 }

@@ -3,7 +3,9 @@
 // Searches the parallel plans of the plan's cluster for the fastest that
 // fits: mesh (dp, tp, pp), ZeRO stage, sequence parallelism, recompute,
 // micro-batch size and the pipeline schedule (1F1B, interleaved, zero
-// bubble). A candidate is not a recompilation:
+// bubble), and fusion where the plan turns it down. The mesh written in the
+// plan is what the search replaces: its size need not be the cluster's. A
+// candidate is not a recompilation:
 //
 //  1. profiles: for each distinct (tp, sequence parallel, recompute) the
 //     plan is compiled and analysed (memory plan and cost model) as a
@@ -18,7 +20,13 @@
 //     its replay, cached per (pp, micro-batches, schedule));
 //  3. the best estimates are compiled and analysed in full, as `planc
 //     check` would, and ranked by that predicted step time among those
-//     whose planned arena fits.
+//     whose planned arena fits;
+//  4. when the plan as written is over budget, the changes `planc check`
+//     proposes (compiler/MemoryCheck.h: ZeRO, recompute, tp, pp, micro-
+//     batch, ... each family's strongest first), and when none of them fits
+//     their combinations, are analysed in full too and ranked with the rest:
+//     `planc check` shows the same analyses as its fixes, so its first fix
+//     that fits is the search's best.
 //
 // Families of candidates it rejects (a tp the model does not divide, a
 // mesh whose every candidate is over budget, one predicted slower) get a
@@ -29,6 +37,8 @@
 #define PLANC_COMPILER_AUTOPLAN_H
 
 #include "analysis/CostModel.h"
+#include "compiler/MemoryCheck.h"
+#include "compiler/PlanChoice.h"
 #include "frontend/Frontend.h"
 
 #include "llvm/Support/Error.h"
@@ -39,26 +49,6 @@
 #include <vector>
 
 namespace planc {
-
-/// One parallel plan of the search.
-struct PlanChoice {
-  int64_t dp = 1, tp = 1, pp = 1;
-  int64_t zero = 0;
-  bool sequenceParallel = false;
-  RecomputePolicy recompute = RecomputePolicy::None;
-  int64_t microBatch = 1;
-  int64_t microBatches = 1; // per step on each dp rank
-  ScheduleStyle schedule = ScheduleStyle::OneFOneB;
-  int64_t virtualStages = 1;
-
-  /// The --set overrides that make it from the plan.
-  std::vector<std::string> sets() const;
-  /// "mesh(dp = 4, tp = 2), zero 1, selective, micro_batch 1"
-  std::string describe() const;
-  /// The `parallel { }` block that says it (micro_batch is the train
-  /// block's: a comment names it when it differs from the plan's).
-  std::string parallelBlock(int64_t planMicroBatch) const;
-};
 
 struct AutoCandidate {
   PlanChoice plan;
@@ -72,6 +62,7 @@ struct AutoCandidate {
   double mfu = 0;
   bool fits = false;
   double commBytes = 0, recomputeFlops = 0, bubble = 0; // PlanCost of the full analysis
+  int seed = -1; // a change of the plan as written: its index in AutoResult::seeds (-1: an estimate's)
 };
 
 struct AutoOptions {
@@ -79,7 +70,10 @@ struct AutoOptions {
   const cost::Calibration *calibration = nullptr; // none: the device kind's defaults
   size_t top = 5;          // candidates printed
   size_t fullAnalyses = 5; // fitting best estimates compiled and analysed in full
-  bool analyseCurrent = true; // also analyse the plan as written (AutoResult::current)
+  /// The plan as written, already analysed (planc check's); null: the
+  /// search analyses it (AutoResult::current) when its mesh covers the
+  /// cluster.
+  const PlanAnalysis *current = nullptr;
   /// Progress lines (profiles, estimates, analyses); null for silence.
   llvm::raw_ostream *progress = nullptr;
 };
@@ -89,6 +83,11 @@ struct AutoResult {
   std::vector<AutoCandidate> analysed;  // fitting first, fastest first; then the rest
   std::vector<std::string> rejected;    // one line per rejected family
   std::optional<AutoCandidate> current; // the plan as written, analysed in full
+  std::string currentNotAnalysed;       // why not, when it was not
+  /// Over budget as written: the changes analysed besides the estimates
+  /// (the exact fixes `planc check` proposes, then their combinations),
+  /// unanalysed; candidates point here by index.
+  std::vector<MemoryFix> seeds;
   size_t candidates = 0, profiles = 0;
   double seconds = 0;
   /// Every estimated candidate's memory and step (the report's frontier).
@@ -102,9 +101,6 @@ struct AutoResult {
   }
 };
 
-/// The plan's own parallel settings as a PlanChoice.
-PlanChoice currentPlanChoice(const Compilation &c);
-
 /// Searches the plans of the checked plan `c`'s cluster. Errors: a model
 /// the search cannot profile (its own compilation fails).
 llvm::Expected<AutoResult> searchPlans(Compilation &c, const AutoOptions &options);
@@ -112,11 +108,6 @@ llvm::Expected<AutoResult> searchPlans(Compilation &c, const AutoOptions &option
 /// The top candidates with memory, predicted step time and MFU, the
 /// rejected families, and what the search did.
 void printAutoResult(const AutoResult &r, size_t top, llvm::raw_ostream &os);
-
-/// The plan's text with `choice` written in: its `parallel { }` block
-/// replaced (or appended when it has none), and train's micro_batch set
-/// when the choice changes it.
-std::string applyPlanChoice(Compilation &c, const PlanChoice &choice);
 
 } // namespace planc
 

@@ -1,8 +1,10 @@
 //===- compiler/Build.cpp - `planc build` ----------------------------------===//
 
 #include "compiler/Build.h"
+#include "compiler/HuggingFaceConfig.h"
 #include "compiler/Pipeline.h"
 #include "compiler/Run.h"
+#include "compiler/StepTime.h"
 #include "compiler/TrainOptions.h"
 
 #include "backend/cpu/CppEmitter.h"
@@ -83,12 +85,23 @@ llvm::Expected<std::string> planc::generateCpuSource(Compilation &c, std::option
   s.checkpointDir = train.checkpoint.dir;
   s.checkpointKeep = train.checkpoint.keep;
   s.flopsPerStep = *flops;
+  auto names = executableNameMap(c);
+  if (!names) return names.takeError();
+  s.names = std::move(*names);
   s.foldProducers = train.fusion != FusionPolicy::None;
   std::string compute = floatType ? ir::spelling(*floatType) : train.precision.compute;
   auto peak = config.cluster.device.peakFlops.find(compute);
   s.peakFlops = peak != config.cluster.device.peakFlops.end() ? peak->second : 0.0;
   if (built->memory)
     for (const auto &stage : built->memory->stages) s.ledgerBytes.push_back(stage.arena);
+  // The step `planc check` predicts, where the plan's device is the CPU the
+  // executable runs on: a run far slower says why (runtime/SlowStep.h).
+  if (config.cluster.device.name == "cpu") {
+    auto time = estimateStepTime(c, *built);
+    if (!time) return time.takeError();
+    s.predictedStepSeconds = time->stepTime;
+    s.predictionBasis = hardwareOf(config.cluster).calibration.source;
+  }
 
   // The inference step of --sample, for a plan of one rank (a mesh runs
   // with MPI, later).

@@ -10,6 +10,7 @@
 #include "passes/FuseAttention.h"
 #include "passes/FuseElementwise.h"
 #include "support/Units.h"
+#include "support/Plural.h"
 
 using namespace planc;
 using namespace planc::ir;
@@ -37,9 +38,9 @@ llvm::Error printElementwiseReport(Compilation &c, const PassManagerOptions &pmO
   ElementwiseFusionAnalysis a = findElementwiseFusions(m);
   const FusionPolicy policy = c.getConfig().train.fusion;
   const bool fuses = policy != FusionPolicy::None;
-  os << "elementwise: " << a.groups.size() << " group" << (a.groups.size() == 1 ? "" : "s")
-     << (fuses ? " fused" : " found (fused under fusion = elementwise or aggressive)") << ", " << a.refused.size()
-     << " edge" << (a.refused.size() == 1 ? "" : "s") << " refused\n";
+  os << "elementwise: " << counted(int64_t(a.groups.size()), "group")
+     << (fuses ? " fused" : " found (fused under fusion = elementwise or aggressive)") << ", "
+     << counted(int64_t(a.refused.size()), "edge") << " refused\n";
   double saved = 0;
   for (size_t i = 0; i < a.groups.size(); ++i) {
     const ElementwiseFusion &g = a.groups[i];
@@ -53,7 +54,7 @@ llvm::Error printElementwiseReport(Compilation &c, const PassManagerOptions &pmO
     for (size_t k = 0; k < g.ops.size(); ++k) os << (k ? ", " : "") << spelling(g.ops[k]->kind) << " %" << g.ops[k]->results[0]->name;
     std::string phase = root.getString("phase", "forward");
     os << " at " << place(root.loc) << " (" << (root.path.empty() ? "model" : root.path) << ", " << phase << ")\n";
-    os << "  not written: " << g.ops.size() - 1 << " intermediate" << (g.ops.size() == 2 ? "" : "s") << " of "
+    os << "  not written: " << counted(int64_t(g.ops.size()) - 1, "intermediate") << " of "
        << toString(TensorType(t.shape, t.dtype)) << ", " << formatBytes(uint64_t(bytes)) << " per rank\n";
   }
   std::map<std::string, std::pair<size_t, const RefusedElementwiseEdge *>> reasons;
@@ -63,7 +64,7 @@ llvm::Error printElementwiseReport(Compilation &c, const PassManagerOptions &pmO
   }
   for (const auto &[reason, r] : reasons) {
     const RefusedElementwiseEdge &e = *r.second;
-    os << "refused " << r.first << " edge" << (r.first == 1 ? "" : "s") << ": " << reason << "; first: "
+    os << "refused " << counted(int64_t(r.first), "edge") << ": " << reason << "; first: "
        << spelling(e.producer->kind) << " %" << e.producer->results[0]->name << " -> " << spelling(e.consumer->kind)
        << " %" << e.consumer->results[0]->name << " at " << place(e.consumer->loc) << "\n";
   }
@@ -109,7 +110,7 @@ llvm::Error planc::printFusionReport(Compilation &c, const PassManagerOptions &p
       ++groups;
       saved += f.trafficSavedBytes();
     }
-  os << "fusion " << spelling(policy) << ": " << groups << " attention group" << (groups == 1 ? "" : "s")
+  os << "fusion " << spelling(policy) << ": " << counted(int64_t(groups), "attention group")
      << (fuses ? " fused" : " found (fused under fusion = aggressive)") << ", " << found.size() - groups << " refused\n";
   size_t index = 0;
   for (const AttentionFusion &f : found) {
@@ -127,7 +128,7 @@ llvm::Error planc::printFusionReport(Compilation &c, const PassManagerOptions &p
     os << "\n  q " << valueText(f.q) << ", k " << valueText(f.k) << ", v " << valueText(f.v) << "\n";
     os << "  scale " << formatFloat(f.scale) << (f.causal ? ", causal" : ", not causal") << ", dropout "
        << formatFloat(f.dropout) << "\n";
-    os << "  not written: " << f.ops.size() - 1 << " intermediate" << (f.ops.size() == 2 ? "" : "s") << " of "
+    os << "  not written: " << counted(int64_t(f.ops.size()) - 1, "intermediate") << " of "
        << toString(computeType(f.ops.front()->results[0]->type)) << ", " << formatBytes(uint64_t(f.intermediateBytes))
        << "; traffic saved " << formatBytes(uint64_t(f.trafficSavedBytes())) << " per execution\n";
   }

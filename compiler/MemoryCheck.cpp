@@ -19,6 +19,7 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/SourceMgr.h"
 #include "support/Error.h"
+#include "support/Plural.h"
 
 #include <nlohmann/json.hpp>
 
@@ -263,106 +264,113 @@ llvm::Expected<MemoryCheckResult> planc::checkMemory(Compilation &c, const Memor
   }
 
   r.verdict = MemoryVerdict::OverBudget;
-  std::vector<MemoryFix> proposed = proposeMemoryFixes(c);
-  // Each candidate costs about what the plan's own analysis did, which grows
-  // with the placed step's ops: the search analyses at most kFixSearchOps ops
-  // in all (and at least one candidate), so that the check of a
-  // large plan stays within seconds. The changes proposed first are kept.
-  constexpr size_t kFixSearchOps = 25000, kMinCandidates = 1;
-  size_t allowed = std::max(kMinCandidates, kFixSearchOps / std::max<size_t>(1, r.analysis.ops));
-  if (proposed.size() > allowed) proposed.resize(allowed);
-  allowed -= proposed.size();
+  // The changes worth analysing, each family's strongest first, as many as
+  // the op budget allows (memoryFixCandidates). The exact ones (and their
+  // combinations when none fits) are analysed by `planc auto`'s search
+  // along with whole plans of the cluster, so that the first fix that fits
+  // is the search's best; 8-bit moments and adapters, which change the
+  // numerics or what is trained, are analysed here.
+  std::vector<MemoryFix> candidates = memoryFixCandidates(c, r.analysis.ops);
+  size_t allowed = memoryFixBudget(r.analysis.ops);
+  allowed -= std::min(allowed, candidates.size());
+  std::vector<MemoryFix> others;
+  for (MemoryFix &f : candidates)
+    if (f.changesTraining || f.changesNumerics) others.push_back(std::move(f));
   // Each candidate costs about what the plan itself did: say so when the
   // wait is noticeable.
-  if (options.progress && !proposed.empty() &&
-      (options.progressAlways || baseSeconds * double(proposed.size()) > 1.0)) {
-    *options.progress << "planc: re-checking " << proposed.size() << " candidate plan"
-                      << (proposed.size() == 1 ? "" : "s") << "...\n";
+  if (options.progress && (options.progressAlways || baseSeconds * double(candidates.size()) > 1.0)) {
+    *options.progress << "planc: re-checking " << counted(int64_t(candidates.size()), "candidate plan")
+                      << " and searching whole plans of the cluster...\n";
     options.progress->flush();
   }
-  auto analyse = [&](std::vector<MemoryFix> &candidates, bool combined) {
-    for (MemoryFix &f : candidates) {
+  auto measured = [&](MemoryFix &f, uint64_t peak, const PlanCost &cost) {
+    f.peakArena = peak;
+    f.fits = f.peakArena <= r.budget;
+    f.lowHeadroom = f.fits && double(f.peakArena) > (1.0 - options.headroomFraction) * double(r.budget);
+    f.extra.commBytes = cost.commBytes - r.analysis.cost.commBytes;
+    f.extra.recomputeFlops = cost.recomputeFlops - r.analysis.cost.recomputeFlops;
+    f.extra.bubble = cost.bubble - r.analysis.cost.bubble;
+    f.extra.stepSeconds = cost.stepSeconds - r.analysis.cost.stepSeconds;
+    f.stepSeconds = cost.stepSeconds;
+  };
+  auto analyse = [&](std::vector<MemoryFix> &fixes, bool combined) {
+    for (MemoryFix &f : fixes) {
       auto changed = analyzeFix(c, f, options.verifyEach, options.calibration);
       if (!changed) continue; // an invalid change is not reported
       // A combination no better than its best part adds nothing.
       if (combined && changed->peakArena() >= f.peakArena) continue;
-      f.peakArena = changed->peakArena();
-      f.fits = f.peakArena <= r.budget;
-      f.lowHeadroom = f.fits && double(f.peakArena) > (1.0 - options.headroomFraction) * double(r.budget);
-      f.extra.commBytes = changed->cost.commBytes - r.analysis.cost.commBytes;
-      f.extra.recomputeFlops = changed->cost.recomputeFlops - r.analysis.cost.recomputeFlops;
-      f.extra.bubble = changed->cost.bubble - r.analysis.cost.bubble;
-      f.extra.stepSeconds = changed->cost.stepSeconds - r.analysis.cost.stepSeconds;
-      f.stepSeconds = changed->cost.stepSeconds;
+      measured(f, changed->peakArena(), changed->cost);
       r.fixes.push_back(std::move(f));
     }
   };
-  analyse(proposed, false);
-  // No single change fits: two together, then three, of the changes that
-  // came closest (ZeRO and recompute, a larger tp and 8-bit Adam, ...).
-  const std::vector<MemoryFix> singles = r.fixes;
-  for (size_t size = 2; size <= 3; ++size) {
-    if (llvm::any_of(r.fixes, [](const MemoryFix &f) { return f.fits; })) break;
-    std::vector<MemoryFix> combined = combineMemoryFixes(singles, 5, size);
-    if (combined.size() > allowed) combined.resize(allowed);
-    allowed -= combined.size();
-    if (combined.empty()) break;
-    if (options.progress && (options.progressAlways || baseSeconds * double(combined.size()) > 1.0)) {
-      *options.progress << "planc: no single change fits; re-checking " << combined.size() << " combinations of "
-                        << size << "...\n";
-      options.progress->flush();
-    }
-    analyse(combined, true);
-  }
-  // Whole plans: the best that `planc auto`'s search finds (mesh, ZeRO,
-  // sequence parallel, recompute, micro-batch, schedule together), analysed
-  // in full like the fixes above; ranked by time, they usually lead.
-  if (options.searchPlans) {
-    AutoOptions ao;
-    ao.budgetBytes = r.budget;
-    ao.calibration = options.calibration;
-    // A check is not a search: one full analysis of a large step (each
-    // costs what the plan's own analysis did).
-    ao.fullAnalyses = r.analysis.ops > 10000 ? 1 : 2;
-    ao.analyseCurrent = false;
-    if (options.progress && options.progressAlways) {
-      *options.progress << "planc: searching whole plans of the cluster (planc auto)...\n";
-      options.progress->flush();
-    }
-    auto found = searchPlans(c, ao);
+  analyse(others, false);
+
+  // The exact changes and whole plans: `planc auto`'s search, which analyses
+  // the same candidates (AutoResult::seeds) and the best estimates of the
+  // cluster's plans in full.
+  AutoOptions ao;
+  ao.budgetBytes = r.budget;
+  ao.calibration = options.calibration;
+  ao.current = &r.analysis;
+  auto found = searchPlans(c, ao);
+  if (!found) {
+    llvm::consumeError(found.takeError());
+  } else {
     // A fix says what changes: the overrides the plan already has go.
     const std::vector<std::string> same = currentPlanChoice(c).sets();
-    if (!found) llvm::consumeError(found.takeError());
-    else
-      for (const AutoCandidate &a : found->analysed) {
-        if (!a.valid || !a.fits) continue;
-        MemoryFix f;
-        f.change = a.plan.describe();
-        // Without a pipeline in the plan and pp = 1, the micro-batch count
-        // follows the batch by itself: no pipeline setting to write.
-        const bool derivedSchedule = a.plan.pp == 1 && !c.getConfig().parallel.scheduleSource.range.isValid();
-        for (const std::string &set : a.plan.sets())
-          if (!llvm::is_contained(same, set) && !(derivedSchedule && llvm::StringRef(set).startswith("parallel.pipeline=")))
-            f.sets.push_back(set);
-        // A whole plan that a fix or combination already makes is not new.
-        auto sameSets = [&](const MemoryFix &g) {
-          return g.sets.size() == f.sets.size() && llvm::all_of(f.sets, [&](const std::string &x) {
-                   return llvm::is_contained(g.sets, x);
-                 });
-        };
-        if (f.sets.empty() || llvm::any_of(r.fixes, sameSets)) continue;
-        const ast::ConfigBlock *par = c.getProgram().parallel;
-        f.decides = par ? par->keywordRange : c.getConfig().parallel.meshSource.range;
-        f.peakArena = a.peakArena;
-        f.fits = true;
-        f.lowHeadroom = double(f.peakArena) > (1.0 - options.headroomFraction) * double(r.budget);
-        f.stepSeconds = a.stepSeconds;
-        f.extra.stepSeconds = a.stepSeconds - r.analysis.cost.stepSeconds;
-        f.extra.commBytes = a.commBytes - r.analysis.cost.commBytes;
-        f.extra.recomputeFlops = a.recomputeFlops - r.analysis.cost.recomputeFlops;
-        f.extra.bubble = a.bubble - r.analysis.cost.bubble;
+    for (const AutoCandidate &a : found->analysed) {
+      if (!a.valid) continue;
+      PlanCost cost{a.commBytes, a.recomputeFlops, a.bubble, a.stepSeconds};
+      if (a.seed >= 0) {
+        MemoryFix f = found->seeds[size_t(a.seed)];
+        measured(f, a.peakArena, cost);
         r.fixes.push_back(std::move(f));
+        continue;
       }
+      if (!a.fits) continue; // a whole plan is offered when it fits
+      MemoryFix f;
+      f.family = "plan";
+      f.change = a.plan.describe();
+      // Without a pipeline in the plan and pp = 1, the micro-batch count
+      // follows the batch by itself: no pipeline setting to write.
+      const bool noSchedule = a.plan.pp == 1 && !c.getConfig().parallel.scheduleSource.range.isValid();
+      for (const std::string &set : a.plan.sets())
+        if (!llvm::is_contained(same, set) && !(noSchedule && llvm::StringRef(set).startswith("parallel.pipeline=")))
+          f.sets.push_back(set);
+      // A whole plan that a fix or combination already makes is not new.
+      auto sameSets = [&](const MemoryFix &g) {
+        return g.sets.size() == f.sets.size() &&
+               llvm::all_of(f.sets, [&](const std::string &x) { return llvm::is_contained(g.sets, x); });
+      };
+      if (f.sets.empty() || llvm::any_of(r.fixes, sameSets)) continue;
+      const ast::ConfigBlock *par = c.getProgram().parallel;
+      f.decides = par ? par->keywordRange : c.getConfig().parallel.meshSource.range;
+      measured(f, a.peakArena, cost);
+      r.fixes.push_back(std::move(f));
+    }
+  }
+  // Nothing fits, not even a whole plan: the changes of other numerics or
+  // training combined with the rest (a larger tp and 8-bit Adam, ...).
+  if (!others.empty() && llvm::none_of(r.fixes, [](const MemoryFix &f) { return f.fits; })) {
+    // Single changes only: a combination has no family (combineMemoryFixes).
+    std::vector<MemoryFix> singles;
+    for (const MemoryFix &f : r.fixes)
+      if (!f.family.empty() && f.family != "plan") singles.push_back(f);
+    for (size_t size = 2; size <= 3; ++size) {
+      std::vector<MemoryFix> combined;
+      for (MemoryFix &f : combineMemoryFixes(singles, 5, size))
+        if (f.changesNumerics || f.changesTraining) combined.push_back(std::move(f));
+      if (combined.size() > allowed) combined.resize(allowed);
+      allowed -= combined.size();
+      if (combined.empty()) break;
+      if (options.progress && (options.progressAlways || baseSeconds * double(combined.size()) > 1.0)) {
+        *options.progress << "planc: no single change fits; re-checking " << combined.size() << " combinations of "
+                          << size << "...\n";
+        options.progress->flush();
+      }
+      analyse(combined, true);
+      if (llvm::any_of(r.fixes, [](const MemoryFix &f) { return f.fits; })) break;
+    }
   }
   rankMemoryFixes(r.fixes);
   reportOverBudget(c, r, 5);

@@ -65,6 +65,7 @@ llvm::Expected<PlanAnalysis> analyzePlan(Compilation &c, bool verifyEach = true,
 
 /// One change of the plan that may make it fit.
 struct MemoryFix {
+  std::string family;              // what it changes: "zero", "recompute", "tp", "pp", "micro_batch", ...
   std::string change;              // "zero = 3", "mesh(dp = 4, tp = 2)": as the plan would say it
   std::vector<std::string> sets;   // the --set overrides that make it: "parallel.zero=3"
   std::vector<FixIt> edits;        // the same as edits of the main file (empty: a setting not in it)
@@ -79,8 +80,27 @@ struct MemoryFix {
   PlanCost extra;                  // the changed plan's cost minus the current one's
 };
 
-/// The changes worth trying on the checked plan of `c`, not yet analysed.
+/// The changes worth trying on the checked plan of `c`, not yet analysed:
+/// by family (ZeRO, recompute, tp, pp, micro-batch, sequence parallelism,
+/// fusion, the optimizer's states, adapters), each family's strongest
+/// change first (ZeRO-3, full recompute, the largest tp or pp, the smallest
+/// micro-batch, every fusion).
 std::vector<MemoryFix> proposeMemoryFixes(Compilation &c);
+
+/// At most `allowed` of the proposed fixes, but at least one of each family:
+/// the first (strongest) change of every family, then the second of every
+/// family, and so on; kept in the order proposed.
+std::vector<MemoryFix> selectMemoryFixes(std::vector<MemoryFix> proposed, size_t allowed);
+
+/// How many candidate plans a check analyses for a plan whose placed step
+/// has `planOps` ops: each costs about what the plan's own analysis did, so
+/// about 25,000 ops of analysis in all (at least one).
+size_t memoryFixBudget(size_t planOps);
+
+/// The fixes a check analyses (and `planc auto`, when the plan as written
+/// is over budget): selectMemoryFixes of the proposals, memoryFixBudget of
+/// them.
+std::vector<MemoryFix> memoryFixCandidates(Compilation &c, size_t planOps);
 
 /// When no single fix fits: combinations of the analysed fixes, `size` at a
 /// time, from the best fix of each setting (the smallest peak), the
@@ -112,9 +132,6 @@ struct MemoryCheckOptions {
   /// The device's calibration for the step-time prediction; null: the
   /// defaults of its kind.
   const cost::Calibration *calibration = nullptr;
-  /// Over budget: also search whole plans of the cluster (compiler/
-  /// AutoPlan.h) and offer the best that fit as fixes.
-  bool searchPlans = true;
 };
 
 struct MemoryCheckResult {

@@ -7,6 +7,13 @@
 // an interleaved schedule the new micro-batch count breaks) without
 // repeating the plan checks.
 //
+// Each family (ZeRO, recompute, tp, pp, micro-batch, ...) proposes its
+// strongest change first (ZeRO-3 before ZeRO-2, full recompute before
+// selective, the largest tp): when the check can afford to analyse only a
+// few candidates, it takes the first of every family before the second of
+// any (selectMemoryFixes), so the change that saves most of each kind is
+// always measured.
+//
 //===----------------------------------------------------------------------===//
 
 #include "compiler/MemoryCheck.h"
@@ -45,6 +52,7 @@ public:
     meshAxis(MeshAxis::PP);
     microBatch();
     sequenceParallel();
+    fusion();
     optimizer();
     adapters();
     return std::move(fixes);
@@ -71,8 +79,9 @@ private:
     return nullptr;
   }
 
-  MemoryFix &add(std::string change, std::vector<std::string> sets, llvm::SMRange decides) {
+  MemoryFix &add(const char *family, std::string change, std::vector<std::string> sets, llvm::SMRange decides) {
     MemoryFix f;
+    f.family = family;
     f.change = std::move(change);
     f.sets = std::move(sets);
     f.decides = decides;
@@ -88,20 +97,20 @@ private:
   void zero() {
     // ZeRO divides model states over dp; with dp = 1 it changes nothing.
     if (par.size(MeshAxis::DP) < 2) return;
-    for (int64_t z = par.zeroStage + 1; z <= 3; ++z) {
+    for (int64_t z = 3; z > par.zeroStage; --z) {
       std::string text = "zero = " + std::to_string(z);
-      MemoryFix &f = add(text, {"parallel.zero=" + std::to_string(z)}, decidesAt(par.zeroSource, program.parallel));
+      MemoryFix &f = add("zero", text, {"parallel.zero=" + std::to_string(z)}, decidesAt(par.zeroSource, program.parallel));
       replaceSetting(f, par.zeroSource, text);
     }
   }
 
   void recompute() {
     std::vector<RecomputePolicy> tries;
-    if (par.recompute == RecomputePolicy::None) tries = {RecomputePolicy::Selective, RecomputePolicy::Full};
+    if (par.recompute == RecomputePolicy::None) tries = {RecomputePolicy::Full, RecomputePolicy::Selective};
     else if (par.recompute != RecomputePolicy::Full) tries = {RecomputePolicy::Full};
     for (RecomputePolicy p : tries) {
       std::string text = std::string("recompute ") + spelling(p);
-      MemoryFix &f = add(text, {std::string("parallel.recompute=") + spelling(p)},
+      MemoryFix &f = add("recompute", text, {std::string("parallel.recompute=") + spelling(p)},
                          decidesAt(par.recomputeSource, program.parallel));
       replaceSetting(f, par.recomputeSource, text);
     }
@@ -137,32 +146,42 @@ private:
   }
 
   /// tp (within a node) or pp (while the layers divide) doubled, dp halved:
-  /// the mesh keeps its rank count.
+  /// the mesh keeps its rank count. The largest first.
   void meshAxis(MeshAxis axis) {
     const int64_t dp = par.size(MeshAxis::DP), now = par.size(axis);
     const int64_t layers = c.getModel().numLayers;
+    std::vector<int64_t> sizesOfAxis;
     for (int64_t n = now * 2; dp % (n / now) == 0; n *= 2) {
       if (axis == MeshAxis::TP && n > cfg.cluster.gpusPerNode) break;
       if (axis == MeshAxis::PP && (layers < n || layers % n)) break;
+      sizesOfAxis.insert(sizesOfAxis.begin(), n);
+    }
+    for (int64_t n : sizesOfAxis) {
       auto sizes = par.axisSize;
       sizes[unsigned(axis)] = n;
       sizes[unsigned(MeshAxis::DP)] = dp / (n / now);
       std::string text = meshText(par, sizes);
-      MemoryFix &f = add(text, {"parallel.mesh=" + text}, decidesAt(par.meshSource, program.parallel));
+      MemoryFix &f = add(axis == MeshAxis::TP ? "tp" : "pp", text, {"parallel.mesh=" + text},
+                         decidesAt(par.meshSource, program.parallel));
       replaceSetting(f, par.meshSource, text);
       followPipeline(f, train.microBatch, sizes[unsigned(MeshAxis::DP)]);
     }
   }
 
-  /// Smaller micro-batches, more of them: the global batch stays.
+  /// Smaller micro-batches, more of them: the global batch stays. The
+  /// smallest first.
   void microBatch() {
+    std::vector<int64_t> sizes;
     for (int64_t b = train.microBatch; b > 1;) {
       b = b % 2 == 0 ? b / 2 : 1;
+      sizes.insert(sizes.begin(), b);
+    }
+    for (int64_t b : sizes) {
       std::string text = "micro_batch = " + std::to_string(b);
       std::vector<std::string> sets = {"train.micro_batch=" + std::to_string(b)};
       // An unwritten global batch follows the micro-batch: pin it.
       if (train.globalBatchSource.isDefault()) sets.push_back("train.global_batch=" + std::to_string(train.globalBatch));
-      MemoryFix &f = add(text, std::move(sets), decidesAt(train.microBatchSource, program.train));
+      MemoryFix &f = add("micro_batch", text, std::move(sets), decidesAt(train.microBatchSource, program.train));
       replaceSetting(f, train.microBatchSource, text);
       followPipeline(f, b, par.size(MeshAxis::DP));
     }
@@ -170,9 +189,22 @@ private:
 
   void sequenceParallel() {
     if (par.size(MeshAxis::TP) < 2 || par.sequenceParallel) return;
-    MemoryFix &f = add("sequence_parallel = true", {"parallel.sequence_parallel=true"},
+    MemoryFix &f = add("sequence_parallel", "sequence_parallel = true", {"parallel.sequence_parallel=true"},
                        decidesAt(par.sequenceParallelSource, program.parallel));
     replaceSetting(f, par.sequenceParallelSource, "sequence_parallel = true");
+  }
+
+  /// Fusion turned down from the default: every fusion (flash attention
+  /// keeps no s x s scores), then elementwise chains alone. The same step up
+  /// to rounding, as the interpreter checks (docs/fusion.md).
+  void fusion() {
+    for (FusionPolicy p : {FusionPolicy::Aggressive, FusionPolicy::Elementwise}) {
+      if (unsigned(p) <= unsigned(train.fusion)) break;
+      std::string text = std::string("fusion = ") + spelling(p);
+      MemoryFix &f = add("fusion", text, {std::string("train.fusion=") + spelling(p)},
+                         decidesAt(train.fusionSource, program.train));
+      replaceSetting(f, train.fusionSource, text);
+    }
   }
 
   /// Adam's two f32 moments as 8-bit blocks: the same settings, written out
@@ -184,8 +216,12 @@ private:
     std::string call = "adam8bit(lr = " + number(o.lr) + ", betas = (" + number(o.beta1) + ", " + number(o.beta2) +
                        "), eps = " + number(o.eps) + ", weight_decay = " + number(o.weightDecay) +
                        ", warmup = " + std::to_string(o.warmup) + ", decay = " + decays[unsigned(o.decay)] +
-                       ", min_lr = " + number(o.minLr) + ")";
-    MemoryFix &f = add("optimizer adam8bit", {"train.optimizer=" + call}, decidesAt(o.source, program.train));
+                       ", min_lr = " + number(o.minLr);
+    // The rule of which parameters decay, where it is not the default and matters.
+    if (o.weightDecayParams != OptimizerConfig().weightDecayParams && o.weightDecay > 0)
+      call += std::string(", weight_decay_params = ") + spelling(o.weightDecayParams);
+    call += ")";
+    MemoryFix &f = add("optimizer", "optimizer adam8bit", {"train.optimizer=" + call}, decidesAt(o.source, program.train));
     f.changesNumerics = true; // quantized moments: not the same numerics (REFERENCES.md, seed 003 9.5)
     // The edit renames the kind and keeps the file's arguments.
     if (!inMainFile(o.source.range)) return;
@@ -202,7 +238,7 @@ private:
   void adapters() {
     if (train.adapters.kind != AdapterKind::None) return;
     if (c.getModel().trainableParams() != c.getModel().totalParams()) return; // adapters or a frozen base already
-    MemoryFix &f = add("adapters lora(rank = 8)", {"train.adapters=lora(rank = 8)"},
+    MemoryFix &f = add("adapters", "adapters lora(rank = 8)", {"train.adapters=lora(rank = 8)"},
                        decidesAt(train.adapters.source, program.train));
     replaceSetting(f, train.adapters.source, "adapters lora(rank = 8)");
     f.changesTraining = true;
@@ -219,6 +255,43 @@ private:
 } // namespace
 
 std::vector<MemoryFix> planc::proposeMemoryFixes(Compilation &c) { return Proposer(c).run(); }
+
+size_t planc::memoryFixBudget(size_t planOps) {
+  constexpr size_t kFixSearchOps = 25000;
+  return std::max<size_t>(1, kFixSearchOps / std::max<size_t>(1, planOps));
+}
+
+std::vector<MemoryFix> planc::memoryFixCandidates(Compilation &c, size_t planOps) {
+  return selectMemoryFixes(proposeMemoryFixes(c), memoryFixBudget(planOps));
+}
+
+std::vector<MemoryFix> planc::selectMemoryFixes(std::vector<MemoryFix> proposed, size_t allowed) {
+  // The families in the order they were proposed, each its changes in order.
+  std::vector<std::string> families;
+  for (const MemoryFix &f : proposed)
+    if (!llvm::is_contained(families, f.family)) families.push_back(f.family);
+  allowed = std::max(allowed, families.size());
+  std::vector<MemoryFix> out;
+  std::vector<bool> taken(proposed.size(), false);
+  // Round k takes each family's k-th change.
+  for (size_t round = 0; out.size() < allowed && out.size() < proposed.size(); ++round)
+    for (const std::string &family : families) {
+      size_t seen = 0;
+      for (size_t i = 0; i < proposed.size() && out.size() < allowed; ++i) {
+        if (proposed[i].family != family) continue;
+        if (seen++ == round) {
+          out.push_back(proposed[i]);
+          taken[i] = true;
+          break;
+        }
+      }
+    }
+  // Back in the order proposed.
+  std::vector<MemoryFix> ordered;
+  for (size_t i = 0; i < proposed.size(); ++i)
+    if (taken[i]) ordered.push_back(std::move(proposed[i]));
+  return ordered;
+}
 
 std::vector<MemoryFix> planc::combineMemoryFixes(std::vector<MemoryFix> analysed, size_t closest, size_t size) {
   // The settings a fix changes: the keys of its overrides.

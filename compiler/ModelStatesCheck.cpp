@@ -3,11 +3,13 @@
 #include "compiler/ModelStatesCheck.h"
 #include "compiler/Ledger.h"
 #include "compiler/Pipeline.h"
+#include "compiler/TrainOptions.h"
 
 #include "ir/IR.h"
 #include "ir/OpDef.h"
 #include "ir/Placement.h"
 #include "analysis/MemoryPlan.h"
+#include "passes/Passes.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -20,11 +22,6 @@ using namespace planc::ir;
 using memory::Category;
 
 namespace {
-
-unsigned bytesOf(const std::string &dtype, unsigned otherwise) {
-  std::optional<DType> t = parseDType(dtype);
-  return t ? byteSize(*t) : otherwise;
-}
 
 /// The formula's bytes of one category on one stage.
 struct Share {
@@ -39,13 +36,97 @@ std::string pathOf(const Value &p) { return p.path.empty() ? p.name : p.path; }
 
 /// The parameter an optimizer op updates: an update op's first operand, or
 /// plain SGD's `p - step` (elementwise, no update op), through the ZeRO
-/// shard_slice of the parameter.
+/// shard_slice of the parameter; fused (fusion), that step is one
+/// fused_elementwise reading the parameter beside the gradient.
 const Value *updatedParam(const Op &op) {
   if (phaseOf(op) != Phase::Optimizer || op.operands.empty()) return nullptr;
+  auto param = [](const Value *v) -> const Value * {
+    if (v->def && v->def->kind == OpKind::ShardSlice) v = v->def->operands[0];
+    return v->kind == Value::Kind::Param ? v : nullptr;
+  };
+  if (op.kind == OpKind::FusedElementwise) {
+    for (const Value *v : op.operands)
+      if (v->type.shape == op.results[0]->type.shape)
+        if (const Value *p = param(v)) return p;
+    return nullptr;
+  }
   if (!isOptimizerUpdate(op.kind) && op.kind != OpKind::Sub) return nullptr;
-  const Value *v = op.operands[0];
-  if (v->def && v->def->kind == OpKind::ShardSlice) v = v->def->operands[0];
-  return v->kind == Value::Kind::Param ? v : nullptr;
+  return param(op.operands[0]);
+}
+
+/// A parameter as the plan trains it: its dtype as declared (or the master
+/// dtype of train.precision), whether it trains, and the dtypes the ops
+/// reading it compute in (their `@precision`, else the compute dtype; an
+/// explicit cast's own dtype).
+struct TrainedParam {
+  DType declared = DType::F32;
+  bool frozen = false;
+  std::set<DType> reads;
+};
+
+/// The parameters of the model the optimizer trains (the forward module
+/// with the plan's adapters), by path.
+llvm::Expected<std::map<std::string, TrainedParam>> trainedParams(Compilation &c, const PassPipelineOptions &passes,
+                                                                   bool verifyEach) {
+  CompileOptions options;
+  options.passes.verifyEach = verifyEach;
+  options.stopAfter = CompileStage::ForwardIR;
+  auto forward = compile(c, options);
+  if (!forward) return forward.takeError();
+  Module &m = *forward->module;
+  if (passes.training.lora.rank > 0)
+    if (llvm::Error e = createLoraAdaptersPass(passes.training.lora)->run(m)) return e;
+  const DType compute = passes.training.precision.compute;
+  std::map<std::string, TrainedParam> params;
+  for (const Value *p : m.params) params[pathOf(*p)] = {p->type.dtype, p->frozen, {}};
+  for (const auto &op : m.ops)
+    for (const Value *v : op->operands) {
+      if (v->kind != Value::Kind::Param) continue;
+      DType computesIn = compute;
+      if (op->kind == OpKind::Cast) {
+        computesIn = op->results[0]->type.dtype;
+      } else if (op->has("precision")) {
+        std::optional<DType> asked = parseDType(op->getString("precision"));
+        // fp8 runs in the compute dtype (mixed-precision does no scaling).
+        if (asked && isFloat(*asked) && byteSize(*asked) > 1) computesIn = *asked;
+      }
+      params[pathOf(*v)].reads.insert(computesIn);
+    }
+  return params;
+}
+
+/// The formula's bytes per element of one parameter, by category (the rules
+/// of ModelStatesCheck.h). Mixed-precision narrows only under bf16 or f16
+/// compute; a read in the parameter's own dtype or wider leaves no master.
+struct PerElement {
+  unsigned parameters = 0, gradients = 0, optimizer = 0;
+};
+PerElement perElement(const TrainedParam &p, const PassPipelineOptions &passes) {
+  const PrecisionOptions &prec = passes.training.precision;
+  const OptimizerOptions &opt = passes.training.optimizer;
+  const DType compute = prec.compute;
+  const bool mixed = compute == DType::BF16 || compute == DType::F16;
+  const unsigned own = byteSize(p.declared);
+  PerElement e;
+  if (p.frozen) {
+    e.parameters = mixed && isFloat(p.declared) && own > byteSize(compute) ? byteSize(compute) : own;
+    return e;
+  }
+  std::set<DType> narrow;
+  for (DType t : p.reads)
+    if (byteSize(t) < own) narrow.insert(t);
+  const bool master = mixed && !p.reads.empty() && narrow.size() == p.reads.size();
+  const unsigned copies = opt.kind == OptimizerKind::SGD ? (opt.momentum > 0 ? 1 : 0) : 2;
+  e.optimizer = copies * own;
+  if (master) {
+    for (DType t : narrow) e.parameters += byteSize(t);
+    e.optimizer += own;
+  } else {
+    e.parameters = own;
+  }
+  const bool narrowGradient = master && narrow.size() == 1 && prec.grads == *narrow.begin();
+  e.gradients = narrowGradient ? byteSize(*narrow.begin()) : own;
+  return e;
 }
 
 } // namespace
@@ -58,6 +139,9 @@ llvm::Expected<ModelStatesCheck> planc::checkModelStates(Compilation &c, bool ve
     result.skipped = "8-bit Adam's block scales are not in the formula";
     return result;
   }
+  const PassPipelineOptions passes = passOptionsFromConfig(config);
+  auto trained = trainedParams(c, passes, verifyEach);
+  if (!trained) return trained.takeError();
   CompileOptions options;
   options.passes.verifyEach = verifyEach;
   options.stopAfter = CompileStage::MemoryPlanned;
@@ -65,13 +149,6 @@ llvm::Expected<ModelStatesCheck> planc::checkModelStates(Compilation &c, bool ve
   if (!compiled) return compiled.takeError();
   const Module &m = *compiled->module;
   const memory::MemoryPlan *plan = &*compiled->memory;
-
-  const PrecisionConfig &prec = config.train.precision;
-  const unsigned compute = bytesOf(prec.compute, 4);
-  const bool mixed = prec.compute != "f32" && prec.compute != "f64";
-  const unsigned grads = prec.grads.empty() ? compute : bytesOf(prec.grads, compute);
-  const unsigned master = mixed ? bytesOf(prec.master, 4) : 0;
-  const unsigned states = opt.kind == OptimizerKind::SGD ? (opt.momentum > 0 ? 4 : 0) : 8;
   const int64_t zero = config.parallel.zeroStage, dp = config.parallel.size(MeshAxis::DP);
   const int64_t pp = config.parallel.size(MeshAxis::PP);
 
@@ -127,12 +204,18 @@ llvm::Expected<ModelStatesCheck> planc::checkModelStates(Compilation &c, bool ve
       }
     };
     const Shape block = blockOf(p->type);
-    count(Category::Parameters, mixed ? compute : 4, zero >= 3, block);
+    // A parameter the forward module does not have (one a pass added) is
+    // read as it is.
+    auto declared = trained->find(pathOf(*p));
+    const PerElement e = perElement(declared != trained->end() ? declared->second
+                                                               : TrainedParam{p->type.dtype, p->frozen, {}},
+                                    passes);
+    count(Category::Parameters, e.parameters, zero >= 3, block);
     if (p->frozen) continue;
     const Output *gradient = m.outputFor(OutputRole::ParamGradient, pathOf(*p));
     const Value *g = gradient ? gradient->value : nullptr;
-    count(Category::Gradients, grads, zero >= 2, g ? blockOf(g->type) : block);
-    count(Category::OptimizerState, master + states, zero >= 1, block);
+    count(Category::Gradients, e.gradients, zero >= 2, g ? blockOf(g->type) : block);
+    count(Category::OptimizerState, e.optimizer, zero >= 1, block);
   }
 
   for (const memory::StagePlan &sp : plan->stages)

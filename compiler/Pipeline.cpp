@@ -16,6 +16,7 @@
 #include "ir/PlanError.h"
 #include "passes/Passes.h"
 #include "support/Error.h"
+#include "support/Plural.h"
 
 using namespace planc;
 using namespace planc::ir;
@@ -187,8 +188,7 @@ llvm::Expected<CompileResult> planc::compile(Compilation &c, const CompileOption
     if (options.checkPlan) {
       std::vector<std::string> problems = exec::checkPlan(*built);
       if (!problems.empty()) {
-        std::string text = "the execution plan is not sound (" + std::to_string(problems.size()) + " problem" +
-                           (problems.size() == 1 ? "" : "s") + "):";
+        std::string text = "the execution plan is not sound (" + counted(int64_t(problems.size()), "problem") + "):";
         for (size_t i = 0; i < problems.size() && i < 20; ++i) text += "\n  " + problems[i];
         if (problems.size() > 20) text += "\n  ...";
         return makeError(text);

@@ -7,9 +7,11 @@
 #include "analysis/StageSequence.h"
 #include "compiler/AutoPlan.h"
 #include "compiler/Pipeline.h"
+#include "compiler/ReportCharts.h"
 #include "compiler/StepTime.h"
 #include "ir/MeshLayout.h"
 #include "support/Units.h"
+#include "support/Plural.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -36,47 +38,28 @@ std::string planc::htmlEscape(llvm::StringRef text) {
 
 namespace {
 
-constexpr double kWidth = 1100; // every chart's width in CSS pixels
-
-/// Plain decimals for SVG coordinates (no exponents).
-std::string num(double v) {
-  std::ostringstream os;
-  os.precision(6);
-  os << std::fixed << (std::fabs(v) < 1e-9 ? 0.0 : v);
-  std::string s = os.str();
-  while (s.size() > 1 && s.back() == '0') s.pop_back();
-  if (!s.empty() && s.back() == '.') s.pop_back();
-  return s;
-}
-
-struct Series {
-  std::string name, colour;
-};
-
-/// A legend row of coloured squares.
-std::string legend(const std::vector<Series> &items, double y) {
-  std::string out;
-  double x = 10;
-  for (const Series &s : items) {
-    out += "<rect x=\"" + num(x) + "\" y=\"" + num(y) + "\" width=\"12\" height=\"12\" fill=\"" + s.colour + "\"/>";
-    out += "<text x=\"" + num(x + 16) + "\" y=\"" + num(y + 10) + "\">" + htmlEscape(s.name) + "</text>";
-    x += 28 + 7.0 * double(s.name.size());
-  }
-  return out;
-}
+using namespace planc::chart;
 
 /// Horizontal stacked bars, one row per label; `parts[row][k]` in the units
 /// `format` prints. `limit` > 0 draws a dashed line there (a budget).
 std::string stackedBars(const std::vector<std::string> &labels, const std::vector<std::vector<double>> &parts,
                         const std::vector<Series> &series, double limit, const std::string &limitText,
                         const std::function<std::string(double)> &format, double &height) {
-  const double left = 150, right = 110, rowH = 22, gap = 8, top = 10;
+  // The labels' column is as wide as the widest; the totals after the bars
+  // and the limit's name need the right margin.
+  double labelW = 0;
+  for (const std::string &l : labels) labelW = std::max(labelW, textWidth(l));
+  const double left = std::max(150.0, labelW + 18), rowH = 22, gap = 8, top = 10;
   double most = 0;
+  std::vector<double> sums;
   for (const auto &row : parts) {
     double sum = 0;
     for (double v : row) sum += v;
+    sums.push_back(sum);
     most = std::max(most, sum);
   }
+  double right = 20;
+  for (double sum : sums) right = std::max(right, textWidth(format(sum)) + 16);
   // A limit far beyond the bars would squash them: it is then only named.
   const bool limitOnScale = limit > 0 && limit <= 3 * most;
   if (limitOnScale) most = std::max(most, limit);
@@ -87,17 +70,16 @@ std::string stackedBars(const std::vector<std::string> &labels, const std::vecto
   for (size_t r = 0; r < labels.size(); ++r, y += rowH + gap) {
     out += "<text x=\"" + num(left - 8) + "\" y=\"" + num(y + 15) + "\" text-anchor=\"end\">" + htmlEscape(labels[r]) +
            "</text>";
-    double x = left, sum = 0;
+    double x = left;
     for (size_t k = 0; k < parts[r].size() && k < series.size(); ++k) {
       double w = parts[r][k] * scale;
-      sum += parts[r][k];
       if (w <= 0) continue;
       out += "<rect class=\"bar\" x=\"" + num(x) + "\" y=\"" + num(y) + "\" width=\"" + num(w) + "\" height=\"" +
              num(rowH) + "\" fill=\"" + series[k].colour + "\"><title>" + htmlEscape(series[k].name) + ": " +
              htmlEscape(format(parts[r][k])) + "</title></rect>";
       x += w;
     }
-    out += "<text x=\"" + num(x + 6) + "\" y=\"" + num(y + 15) + "\">" + htmlEscape(format(sum)) + "</text>";
+    out += "<text x=\"" + num(x + 6) + "\" y=\"" + num(y + 15) + "\">" + htmlEscape(format(sums[r])) + "</text>";
   }
   if (limit > 0 && !limitOnScale) {
     out += "<text x=\"" + num(left) + "\" y=\"" + num(y + 12) + "\" fill=\"#d62728\">" +
@@ -107,13 +89,54 @@ std::string stackedBars(const std::vector<std::string> &labels, const std::vecto
     double lx = left + limit * scale;
     out += "<line x1=\"" + num(lx) + "\" y1=\"" + num(top - 6) + "\" x2=\"" + num(lx) + "\" y2=\"" + num(y) +
            "\" stroke=\"#d62728\" stroke-width=\"2\" stroke-dasharray=\"6 4\"/>";
-    out += "<text x=\"" + num(lx + 4) + "\" y=\"" + num(y + 12) + "\" fill=\"#d62728\">" + htmlEscape(limitText) +
-           "</text>";
+    // Its name after the line, or before it where it would leave the chart.
+    const bool before = lx + 4 + textWidth(limitText) > kWidth - 4;
+    out += "<text x=\"" + num(before ? lx - 4 : lx + 4) + "\" y=\"" + num(y + 12) + "\"" +
+           (before ? " text-anchor=\"end\"" : "") + " fill=\"#d62728\">" + htmlEscape(limitText) + "</text>";
     y += 16;
   }
-  out += legend(series, y + 6);
-  height = y + 30;
+  double legendH = 0;
+  out += legend(series, y + 6, legendH);
+  height = y + 6 + legendH + 6;
   return out;
+}
+
+/// A plot's frame, its axes' ticks and titles: x along [left, left + w],
+/// y along [top + h, top] (upwards). Grid lines at the y ticks.
+std::string frame(const Axis &x, const Axis &y, double left, double top, double w, double h,
+                  const std::string &xTitle, const std::string &yTitle) {
+  std::string out = "<rect x=\"" + num(left) + "\" y=\"" + num(top) + "\" width=\"" + num(w) + "\" height=\"" +
+                    num(h) + "\" fill=\"none\" stroke=\"#999\"/>";
+  for (double t : y.ticks) {
+    double py = y.place(t, top + h, top);
+    out += "<line x1=\"" + num(left) + "\" y1=\"" + num(py) + "\" x2=\"" + num(left + w) + "\" y2=\"" + num(py) +
+           "\" stroke=\"#eee\"/>";
+    out += "<text x=\"" + num(left - 6) + "\" y=\"" + num(py + 4) + "\" text-anchor=\"end\">" +
+           htmlEscape(y.tickText(t)) + "</text>";
+  }
+  for (double t : x.ticks) {
+    double px = x.place(t, left, left + w);
+    std::string label = x.tickText(t);
+    // The last tick's text ends at the frame rather than crossing the edge.
+    const char *anchor = px + textWidth(label) / 2 > kWidth - 4 ? "end" : "middle";
+    out += "<line x1=\"" + num(px) + "\" y1=\"" + num(top + h) + "\" x2=\"" + num(px) + "\" y2=\"" + num(top + h + 4) +
+           "\" stroke=\"#999\"/>";
+    out += "<text x=\"" + num(px) + "\" y=\"" + num(top + h + 17) + "\" text-anchor=\"" + anchor + "\">" +
+           htmlEscape(label) + "</text>";
+  }
+  out += "<text x=\"" + num(left + w / 2) + "\" y=\"" + num(top + h + 34) + "\" text-anchor=\"middle\">" +
+         htmlEscape(xTitle) + "</text>";
+  const double ty = top + h / 2;
+  out += "<text x=\"14\" y=\"" + num(ty) + "\" text-anchor=\"middle\" transform=\"rotate(-90 14 " + num(ty) + ")\">" +
+         htmlEscape(yTitle) + "</text>";
+  return out;
+}
+
+/// The left margin a y axis needs for its tick labels and its title.
+double axisMargin(const Axis &y) {
+  double most = 0;
+  for (double t : y.ticks) most = std::max(most, textWidth(y.tickText(t)));
+  return std::max(60.0, 24 + 6 + most + 8);
 }
 
 std::string svg(const std::string &body, double height, const std::string &label) {
@@ -136,7 +159,7 @@ std::string stageLabel(const memory::StagePlan &s, size_t stages) {
 
 /// Every stage's live bytes over its allocations, on one axis.
 std::string memoryOverTime(const memory::MemoryPlan &m, double budget, double &height) {
-  const double left = 80, right = 20, top = 10, plotH = 240;
+  const double top = 10, plotH = 240, right = 20;
   double most = 0;
   size_t longest = 1;
   for (const auto &s : m.stages) {
@@ -145,16 +168,12 @@ std::string memoryOverTime(const memory::MemoryPlan &m, double budget, double &h
   }
   const bool budgetOnScale = budget > 0 && budget <= 3 * most;
   if (budgetOnScale) most = std::max(most, budget);
-  if (most <= 0) most = 1;
-  const double plotW = kWidth - left - right;
-  auto yOf = [&](double v) { return top + plotH - v / most * plotH; };
-  std::string out = "<rect x=\"" + num(left) + "\" y=\"" + num(top) + "\" width=\"" + num(plotW) + "\" height=\"" +
-                    num(plotH) + "\" fill=\"none\" stroke=\"#999\"/>";
-  for (int k = 0; k <= 4; ++k) {
-    double v = most * k / 4;
-    out += "<text x=\"" + num(left - 6) + "\" y=\"" + num(yOf(v) + 4) + "\" text-anchor=\"end\">" +
-           htmlEscape(formatBytes(uint64_t(v))) + "</text>";
-  }
+  const Axis y = linearAxis(most, Measure::Bytes);
+  Axis x; // allocations: no unit, no ticks
+  const double left = axisMargin(y), plotW = kWidth - left - right;
+  auto yOf = [&](double v) { return y.place(v, top + plotH, top); };
+  std::string out = frame(x, y, left, top, plotW, plotH, "allocations in order (each stage's own count, scaled to the longest)",
+                          y.title("live bytes per rank"));
   std::vector<Series> series;
   for (size_t i = 0; i < m.stages.size(); ++i) {
     const auto &s = m.stages[i];
@@ -169,8 +188,8 @@ std::string memoryOverTime(const memory::MemoryPlan &m, double budget, double &h
       size_t from = p * n / points, to = std::max(from + 1, (p + 1) * n / points);
       uint64_t v = 0;
       for (size_t j = from; j < to && j < n; ++j) v = std::max(v, s.timeline[j]);
-      double x = left + (points == 1 ? 0.0 : double(p) / double(points - 1) * plotW * double(n) / double(longest));
-      pts += num(x) + "," + num(yOf(double(v))) + " ";
+      double px = left + (points == 1 ? 0.0 : double(p) / double(points - 1) * plotW * double(n) / double(longest));
+      pts += num(px) + "," + num(yOf(double(v))) + " ";
     }
     out += "<polyline class=\"line\" fill=\"none\" stroke=\"" + std::string(colour) +
            "\" stroke-width=\"3\" points=\"" + pts + "\"/>";
@@ -179,51 +198,39 @@ std::string memoryOverTime(const memory::MemoryPlan &m, double budget, double &h
     out += "<line x1=\"" + num(left) + "\" y1=\"" + num(yOf(budget)) + "\" x2=\"" + num(left + plotW) + "\" y2=\"" +
            num(yOf(budget)) + "\" stroke=\"#d62728\" stroke-width=\"2\" stroke-dasharray=\"6 4\"/>";
   else if (budget > 0)
-    out += "<text x=\"" + num(left + plotW) + "\" y=\"" + num(top + 14) + "\" text-anchor=\"end\" fill=\"#d62728\">budget " +
+    out += "<text x=\"" + num(left + plotW - 4) + "\" y=\"" + num(top + 14) + "\" text-anchor=\"end\" fill=\"#d62728\">budget " +
            htmlEscape(formatBytes(uint64_t(budget))) + " (off the scale)</text>";
-  out += "<text x=\"" + num(left) + "\" y=\"" + num(top + plotH + 16) +
-         "\">allocations in order (each stage's own count, scaled to the longest) →</text>";
-  out += legend(series, top + plotH + 26);
-  height = top + plotH + 50;
+  if (budget > 0) series.push_back({"budget " + formatBytes(uint64_t(budget)), "#d62728"});
+  double legendH = 0;
+  out += legend(series, top + plotH + 44, legendH);
+  height = top + plotH + 44 + legendH + 6;
   return out;
 }
 
-/// Candidates of the search as memory (x) against predicted step (y): every
-/// estimate in grey, the frontier (no other candidate both smaller and
-/// faster) as a line, those analysed in full in orange, the chosen in red.
+/// Candidates of the search as memory (x) against predicted step (y), both
+/// on logarithmic axes so that every candidate shows (from the smallest to
+/// plans many times over budget): every estimate in grey, the frontier (no
+/// other candidate both smaller and faster) as a line, those analysed in
+/// full in orange, the chosen in red.
 std::string frontier(const AutoResult &r, double &height) {
-  const double left = 90, right = 20, top = 10, plotH = 320;
-  const double plotW = kWidth - left - right;
-  double maxMem = 0, maxT = 0, minT = 1e300;
-  for (const auto &e : r.estimates) {
-    maxMem = std::max(maxMem, double(e.peak));
-    maxT = std::max(maxT, e.seconds);
-    minT = std::min(minT, e.seconds);
-  }
+  const double top = 10, plotH = 320, right = 24;
+  double minMem = 1e300, maxMem = 0, maxT = 0, minT = 1e300;
+  auto see = [&](double mem, double t) {
+    if (mem > 0) minMem = std::min(minMem, mem), maxMem = std::max(maxMem, mem);
+    if (t > 0) minT = std::min(minT, t), maxT = std::max(maxT, t);
+  };
+  for (const auto &e : r.estimates) see(double(e.peak), e.seconds);
   for (const AutoCandidate &a : r.analysed)
-    if (a.valid) {
-      maxMem = std::max(maxMem, double(a.peakArena));
-      maxT = std::max(maxT, a.stepSeconds);
-      minT = std::min(minT, a.stepSeconds);
-    }
-  // Candidates far off the scale (a pipeline that cannot be scheduled)
-  // would flatten the rest: the axis stops at 4x the fastest.
-  if (minT > 0 && maxT > 4 * minT) maxT = 4 * minT;
-  maxMem = std::min(maxMem, 4.0 * double(std::max<uint64_t>(r.budget, 1)));
-  const bool budgetOnScale = double(r.budget) <= 3 * maxMem;
-  if (budgetOnScale) maxMem = std::max(maxMem, double(r.budget));
-  if (maxT <= 0) maxT = 1;
-  if (maxMem <= 0) maxMem = 1;
-  auto xOf = [&](double mem) { return left + std::min(mem, maxMem) / maxMem * plotW; };
-  auto yOf = [&](double t) { return top + plotH - std::min(t, maxT) / maxT * plotH; };
-  std::string out = "<rect x=\"" + num(left) + "\" y=\"" + num(top) + "\" width=\"" + num(plotW) + "\" height=\"" +
-                    num(plotH) + "\" fill=\"none\" stroke=\"#999\"/>";
-  for (int k = 0; k <= 4; ++k) {
-    out += "<text x=\"" + num(left - 6) + "\" y=\"" + num(yOf(maxT * k / 4) + 4) + "\" text-anchor=\"end\">" +
-           htmlEscape(formatSeconds(maxT * k / 4)) + "</text>";
-    out += "<text x=\"" + num(xOf(maxMem * k / 4)) + "\" y=\"" + num(top + plotH + 16) + "\" text-anchor=\"middle\">" +
-           htmlEscape(formatBytes(uint64_t(maxMem * k / 4))) + "</text>";
-  }
+    if (a.valid) see(double(a.peakArena), a.stepSeconds);
+  if (r.budget) see(double(r.budget), 0);
+  if (maxMem <= 0) minMem = 1, maxMem = 2;
+  if (maxT <= 0) minT = 1, maxT = 2;
+  const Axis x = logAxis(minMem, maxMem, Measure::Bytes), y = logAxis(minT, maxT, Measure::Seconds);
+  const double left = axisMargin(y), plotW = kWidth - left - right;
+  auto xOf = [&](double mem) { return x.place(mem, left, left + plotW); };
+  auto yOf = [&](double t) { return y.place(t, top + plotH, top); };
+  std::string out = frame(x, y, left, top, plotW, plotH, x.title("peak memory per rank, log scale"),
+                          y.title("predicted step, log scale"));
   for (const auto &e : r.estimates)
     out += "<circle class=\"candidate\" cx=\"" + num(xOf(double(e.peak))) + "\" cy=\"" + num(yOf(e.seconds)) +
            "\" r=\"3\" fill=\"#b8b8b8\"/>";
@@ -241,13 +248,10 @@ std::string frontier(const AutoResult &r, double &height) {
     }
   if (!pts.empty())
     out += "<polyline fill=\"none\" stroke=\"#2b8cbe\" stroke-width=\"3\" points=\"" + pts + "\"/>";
-  if (budgetOnScale)
+  if (r.budget)
     out += "<line x1=\"" + num(xOf(double(r.budget))) + "\" y1=\"" + num(top) + "\" x2=\"" +
            num(xOf(double(r.budget))) + "\" y2=\"" + num(top + plotH) +
            "\" stroke=\"#d62728\" stroke-width=\"2\" stroke-dasharray=\"6 4\"/>";
-  else
-    out += "<text x=\"" + num(left + plotW) + "\" y=\"" + num(top + 14) + "\" text-anchor=\"end\" fill=\"#d62728\">budget " +
-           htmlEscape(formatBytes(r.budget)) + " (off the scale)</text>";
   const AutoCandidate *chosen = r.best();
   for (const AutoCandidate &a : r.analysed) {
     if (!a.valid || &a == chosen) continue;
@@ -258,13 +262,14 @@ std::string frontier(const AutoResult &r, double &height) {
     out += "<circle class=\"chosen\" cx=\"" + num(xOf(double(chosen->peakArena))) + "\" cy=\"" +
            num(yOf(chosen->stepSeconds)) + "\" r=\"10\" fill=\"#e31a1c\"><title>chosen: " +
            htmlEscape(chosen->plan.describe()) + "</title></circle>";
+  double legendH = 0;
   out += legend({{"estimated candidates", "#b8b8b8"},
                  {"frontier of the estimates", "#2b8cbe"},
                  {"analysed in full", "#fdae61"},
                  {"chosen", "#e31a1c"},
-                 {"budget", "#d62728"}},
-                top + plotH + 28);
-  height = top + plotH + 52;
+                 {"budget " + formatBytes(r.budget), "#d62728"}},
+                top + plotH + 44, legendH);
+  height = top + plotH + 44 + legendH + 6;
   return out;
 }
 
@@ -318,7 +323,7 @@ llvm::Error planc::writeReport(Compilation &c, const ReportOptions &options, llv
     row("model", model.name + " (" + file + ")");
     row("parameters", std::to_string(model.totalParams()));
     row("devices", std::to_string(cfg.cluster.worldSize()) + " x " + cfg.cluster.device.name + " (" +
-                       std::to_string(cfg.cluster.nodes) + " node(s) of " + std::to_string(cfg.cluster.gpusPerNode) +
+                       counted(cfg.cluster.nodes, "node") + " of " + std::to_string(cfg.cluster.gpusPerNode) +
                        ")");
     row("plan", currentPlanChoice(c).describe());
     row("memory", formatBytes(peak) + " per rank at the peak stage, " + verdict + " (budget " + formatBytes(budget) +
@@ -437,7 +442,7 @@ llvm::Error planc::writeReport(Compilation &c, const ReportOptions &options, llv
     std::string chosen = searched->best() ? "The chosen plan: " + htmlEscape(searched->best()->plan.describe()) + "."
                                           : "No candidate fits the budget.";
     body += section("frontier", "Memory against time: the candidates of planc auto", "#e31a1c",
-                    "<p>" + std::to_string(searched->candidates) + " candidates estimated, " +
+                    "<p>" + counted(int64_t(searched->candidates), "candidate") + " estimated, " +
                         std::to_string(llvm::count_if(searched->analysed,
                                                       [](const AutoCandidate &a) { return a.analysed; })) +
                         " analysed in full. " + chosen + "</p>" + svg(chart, h, "memory against time"));

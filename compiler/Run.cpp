@@ -8,6 +8,7 @@
 #include "backend/interp/PlanTrainer.h"
 #include "runtime/Data.h"
 #include "support/Error.h"
+#include "support/Plural.h"
 
 using namespace planc;
 
@@ -37,7 +38,7 @@ llvm::Error planc::runOnInterpreter(Compilation &c, const RunOptions &options, l
               ":" + std::to_string(lc.first) + ":" + std::to_string(lc.second) + ": ";
     }
     return makeError(where + "the interpreter does not write checkpoints, and this plan asks for one every " +
-                     std::to_string(ckpt.every) + " steps; run it with --target=cpu (or build it with planc build), "
+                     counted(ckpt.every, "step") + "; run it with --target=cpu (or build it with planc build), "
                      "or remove the 'checkpoint' setting");
   }
   auto shape = stepBatchShape(c);

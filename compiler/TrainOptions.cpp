@@ -24,6 +24,7 @@ PassPipelineOptions planc::passOptionsFromConfig(const PlanConfig &config) {
   opt.beta2 = o.beta2;
   opt.eps = o.eps;
   opt.weightDecay = o.weightDecay;
+  opt.weightDecayParams = o.weightDecayParams;
   opt.momentum = o.momentum;
   opt.nesterov = o.nesterov;
   opt.warmup = o.warmup;

@@ -2,6 +2,7 @@
 
 #include "compiler/VerifyPlan.h"
 #include "compiler/ModelStatesCheck.h"
+#include "support/Plural.h"
 #include "compiler/Pipeline.h"
 #include "passes/Passes.h"
 #include "analysis/Placement.h"
@@ -463,7 +464,7 @@ void planc::printPlanVerifyReport(const PlanVerifyReport &r, llvm::raw_ostream &
   int64_t ranks = 1;
   for (int64_t n : r.mesh) ranks *= n;
   if (ranks == 1) os << " (one device)";
-  os << ", " << r.collectives << " collectives inserted\n";
+  os << ", " << counted(r.collectives, "collective") << " inserted\n";
   if (!r.modelStatesSkipped.empty()) os << "model states not compared with the formula: " << r.modelStatesSkipped << "\n";
   if (r.structureOnly) {
     for (const std::string &p : r.plan) os << "plan: " << p << "\n";
@@ -472,8 +473,10 @@ void planc::printPlanVerifyReport(const PlanVerifyReport &r, llvm::raw_ostream &
       os << "PASS: the structure of the pipeline schedule (numbers not compared)\n";
     } else {
       os << "FAIL:";
-      if (!r.plan.empty()) os << " " << r.plan.size() << " problem(s) of the execution plan" << (r.structure.empty() ? "" : ";");
-      if (!r.structure.empty()) os << " " << r.structure.size() << " structural violation(s) of the pipeline schedule";
+      if (!r.plan.empty())
+        os << " " << counted(int64_t(r.plan.size()), "problem") << " of the execution plan" << (r.structure.empty() ? "" : ";");
+      if (!r.structure.empty())
+        os << " " << counted(int64_t(r.structure.size()), "structural violation") << " of the pipeline schedule";
       os << "\n";
     }
     return;
@@ -493,14 +496,15 @@ void planc::printPlanVerifyReport(const PlanVerifyReport &r, llvm::raw_ostream &
   for (const std::string &p : r.plan) os << "plan: " << p << "\n";
   for (const std::string &v : r.structure) os << "structure: " << v << "\n";
   if (r.noiseElements)
-    os << "not compared: " << r.noiseElements
-       << " element(s) of Adam-updated parameters whose gradient is too close to 0 for its difference "
+    os << "not compared: " << counted(int64_t(r.noiseElements), "element")
+       << " of Adam-updated parameters whose gradient is too close to 0 for its difference "
           "to decide the step\n";
   bool close = r.worstRel <= r.tolerance;
   os << (r.passed() ? "PASS" : "FAIL") << ": largest relative difference "
      << llvm::formatv("{0:e2}", r.worstRel) << " (" << r.worstOutput << ")" << (close ? " <= " : " > ")
      << "tolerance " << llvm::formatv("{0:e0}", r.tolerance);
-  if (!r.plan.empty()) os << "; " << r.plan.size() << " problem(s) of the execution plan";
-  if (!r.structure.empty()) os << "; " << r.structure.size() << " structural violation(s) of the pipeline schedule";
+  if (!r.plan.empty()) os << "; " << counted(int64_t(r.plan.size()), "problem") << " of the execution plan";
+  if (!r.structure.empty())
+    os << "; " << counted(int64_t(r.structure.size()), "structural violation") << " of the pipeline schedule";
   os << "\n";
 }

@@ -11,6 +11,7 @@
 #include "exec/PlanDeadlock.h"
 #include "exec/Groups.h"
 #include "exec/PlanVerifier.h"
+#include "support/Plural.h"
 
 #include <deque>
 #include <map>
@@ -105,10 +106,10 @@ private:
           int64_t tag = intAttr(s, "tag");
           uint64_t bytes = bytesOf(p, s.outputs);
           if (m.tag != tag || m.bytes != bytes)
-            problems.push_back(where(i, pc[i]) + " expects tag " + std::to_string(tag) + " (" + std::to_string(bytes) +
-                               " bytes) from stage " + std::to_string(program(size_t(peer)).stage) +
+            problems.push_back(where(i, pc[i]) + " expects tag " + std::to_string(tag) + " (" + counted(int64_t(bytes), "byte") +
+                               ") from stage " + std::to_string(program(size_t(peer)).stage) +
                                " but takes the message of " + where(size_t(peer), m.step) + ", tag " +
-                               std::to_string(m.tag) + " (" + std::to_string(m.bytes) + " bytes)");
+                               std::to_string(m.tag) + " (" + counted(int64_t(m.bytes), "byte") + ")");
         }
       }
       ++pc[i];
@@ -128,8 +129,8 @@ private:
       const Step &s = program(i).steps[pc[i]];
       uint64_t b = bytesOf(program(i), s.inputs);
       if (s.kind != first.kind || b != bytes)
-        problems.push_back(where(i, pc[i]) + " (" + std::to_string(b) + " bytes) meets " + where(0, pc[0]) + " (" +
-                           std::to_string(bytes) + " bytes) in one collective over pp: they differ");
+        problems.push_back(where(i, pc[i]) + " (" + counted(int64_t(b), "byte") + ") meets " + where(0, pc[0]) + " (" +
+                           counted(int64_t(bytes), "byte") + ") in one collective over pp: they differ");
     }
     for (size_t &step : pc) ++step;
     return true;
@@ -162,7 +163,7 @@ private:
     for (const auto &[ends, channel] : channels)
       for (const Message &m : channel)
         problems.push_back(where(ends.first, m.step) + ": its message, tag " + std::to_string(m.tag) + " (" +
-                           std::to_string(m.bytes) + " bytes), to stage " + std::to_string(program(ends.second).stage) +
+                           counted(int64_t(m.bytes), "byte") + "), to stage " + std::to_string(program(ends.second).stage) +
                            " is never received");
   }
 

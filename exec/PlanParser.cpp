@@ -14,6 +14,7 @@
 #include "ir/MeshLayout.h"
 #include "ir/Parser.h"
 #include "ir/TextParser.h"
+#include "support/Plural.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -127,8 +128,7 @@ bool PlanParser::parseProgram() {
     if (!parseInt(rank, "the rank the program is printed for")) return false;
     MeshLayout layout(plan.mesh);
     if (rank < 0 || rank >= layout.numRanks())
-      return error(rankTok, "rank " + llvm::Twine(rank) + " is not in the mesh of " +
-                                llvm::Twine(layout.numRanks()) + " ranks");
+      return error(rankTok, "rank " + llvm::Twine(rank) + " is not in the mesh of " + counted(layout.numRanks(), "rank"));
     int64_t stage = layout.coordinates(rank)[unsigned(MeshAxis::PP)];
     if (stage != p.stage)
       return error(rankTok, "rank " + llvm::Twine(rank) + " runs stage " + llvm::Twine(stage) + ", not stage " +

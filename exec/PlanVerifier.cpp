@@ -11,6 +11,7 @@
 #include "exec/PlanDeadlock.h"
 #include "ir/MeshLayout.h"
 #include "support/Parallel.h"
+#include "support/Plural.h"
 
 #include "llvm/ADT/Twine.h"
 
@@ -119,10 +120,10 @@ void checkBuffers(const ExecutionPlan &plan, const RankProgram &p, const std::ve
     if (align && b.size % align) r.buffer(i, "size " + llvm::Twine(b.size) + " is not a multiple of the alignment " + llvm::Twine(align));
     if (b.size > p.arenaSize || b.offset > p.arenaSize - b.size)
       r.buffer(i, "bytes [" + llvm::Twine(b.offset) + ", " + llvm::Twine(b.offset + b.size) + ") end past the arena of " +
-                      llvm::Twine(p.arenaSize) + " bytes");
+                      counted(int64_t(p.arenaSize), "byte"));
     uint64_t need = blockBytes(b);
     if (b.size < need)
-      r.buffer(i, "size " + llvm::Twine(b.size) + " is smaller than its local block's " + llvm::Twine(need) + " bytes");
+      r.buffer(i, "size " + llvm::Twine(b.size) + " is smaller than its local block's " + counted(int64_t(need), "byte"));
     if (b.aliasOf != -1) {
       if (!inRange(b.aliasOf, p.buffers.size()) || b.aliasOf == int64_t(i))
         r.buffer(i, "aliases " + r.buf(b.aliasOf) + ", which is not another buffer of the program");
@@ -134,7 +135,7 @@ void checkBuffers(const ExecutionPlan &plan, const RankProgram &p, const std::ve
     }
     if (!validLive(b, p.steps.size()))
       r.buffer(i, "live range [" + liveText(b.firstStep) + ", " + liveText(b.lastStep) + "] is not in order within the " +
-                      llvm::Twine(p.steps.size()) + " steps");
+                      counted(int64_t(p.steps.size()), "step"));
   }
 }
 
@@ -236,8 +237,8 @@ void checkDataflow(const RankProgram &p, Report &r) {
       if (b.lastStep < at) r.step(i, "reads " + r.buf(in) + " after its life ended (at step " + liveText(b.lastStep) + ")");
     }
     if (s.accumulate.size() > s.outputs.size())
-      r.step(i, "has " + std::to_string(s.accumulate.size()) + " accumulate flags for " +
-                    std::to_string(s.outputs.size()) + " outputs");
+      r.step(i, "has " + counted(int64_t(s.accumulate.size()), "accumulate flag") + " for " +
+                    counted(int64_t(s.outputs.size()), "output"));
     for (size_t k = 0; k < s.outputs.size(); ++k) {
       int64_t out = s.outputs[k];
       if (!inRange(out, p.buffers.size())) {

@@ -309,6 +309,26 @@ struct ConfigBlock {
 };
 const char *spelling(ConfigBlock::Kind kind);
 
+/// One rule of a name map: `"model.layers.{i}.self_attn.q_proj.weight" =
+/// transpose("blocks.{i}.*.wq")` -- a file-name pattern, and what the
+/// tensor of that name is in the plan (frontend/NameMaps.h reads it).
+struct NameRule {
+  std::string file; // the pattern, unescaped
+  SMRange fileRange;
+  ExprPtr target;
+  SMRange range;
+};
+
+/// `names hf_llama { rules and settings }`: how the tensors of a file of
+/// other names are the plan's parameters (docs/checkpoints.md).
+struct NamesDecl {
+  std::string name;
+  SMRange nameRange;
+  SMRange range;
+  std::vector<NameRule> rules;
+  std::vector<SettingPtr> settings; // `config = "llama"`, config.json fields
+};
+
 struct ImportDecl {
   std::string path; // `std.transformer` or the quoted file name
   bool isFile = false;
@@ -322,6 +342,7 @@ struct SourceFile {
   std::vector<ImportDecl> imports;
   std::vector<std::unique_ptr<ModelDecl>> models;
   std::vector<std::unique_ptr<LayerDecl>> layers;
+  std::vector<std::unique_ptr<NamesDecl>> nameMaps;
   std::vector<std::unique_ptr<ConfigBlock>> blocks;
 };
 

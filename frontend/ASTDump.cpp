@@ -179,7 +179,7 @@ public:
   void dumpFile(const SourceFile &file) {
     os << "File '" << file.fileName << "'\n";
     Nest nest(depth);
-    // The file keeps imports, models, layers and blocks in separate lists;
+    // The file keeps imports, models, layers, name maps and blocks in separate lists;
     // within one buffer, source order is pointer order, so sorting by start
     // makes the dump read like the file. The sort is stable, so a tree built
     // without positions keeps the order of the lists below.
@@ -192,6 +192,8 @@ public:
       decls.push_back({m->range.Start.getPointer(), [this, d = m.get()] { dumpModel(*d); }});
     for (const auto &b : file.blocks)
       decls.push_back({b->range.Start.getPointer(), [this, d = b.get()] { dumpBlock(*d); }});
+    for (const auto &n : file.nameMaps)
+      decls.push_back({n->range.Start.getPointer(), [this, d = n.get()] { dumpNames(*d); }});
     std::stable_sort(decls.begin(), decls.end(), [](const auto &a, const auto &b) {
       return std::less<const char *>()(a.first, b.first);
     });
@@ -398,6 +400,24 @@ private:
     open("Config", spelling(block.kind), block.range) << '\n';
     Nest nest(depth);
     for (const SettingPtr &s : block.settings) dumpSetting(s.get());
+  }
+
+  /// The rules and settings in source order, as dumpFile orders declarations.
+  void dumpNames(const NamesDecl &names) {
+    open("Names", names.name, names.range) << '\n';
+    Nest nest(depth);
+    std::vector<std::pair<const char *, std::function<void()>>> items;
+    for (const NameRule &r : names.rules)
+      items.push_back({r.range.Start.getPointer(), [this, r = &r] {
+                         printQuoted(open("NameRule") << ' ', r->file);
+                         loc(r->range) << '\n';
+                         exprs({r->target.get()});
+                       }});
+    for (const SettingPtr &s : names.settings)
+      items.push_back({s->range.Start.getPointer(), [this, s = s.get()] { dumpSetting(s); }});
+    std::stable_sort(items.begin(), items.end(),
+                     [](const auto &a, const auto &b) { return std::less<const char *>()(a.first, b.first); });
+    for (auto &item : items) item.second();
   }
 
   /// `Setting 'key' <l:c> form`, then the value, the arguments and the nested

@@ -54,6 +54,19 @@ const BuiltinOp *planc::findBuiltinOp(llvm::StringRef name) {
 
 bool planc::isBuiltinOp(llvm::StringRef name) { return findBuiltinOp(name) != nullptr; }
 
+std::string planc::signatureOf(const BuiltinOp &op) {
+  std::string out;
+  for (const BuiltinParam &p : op.params) {
+    static const char *const kinds[] = {"tensor", "int", "float", "bool", "dtype", "[int]", nullptr}; // the enum's order
+    if (!out.empty()) out += ", ";
+    out += p.name;
+    if (const char *kind = kinds[unsigned(p.kind)]) out += std::string(": ") + kind;
+    if (p.defaultValue) out += std::string(" = ") + p.defaultValue;
+  }
+  if (op.variadicTensors) out = "x, ..." + (out.empty() ? "" : ", " + out); // concat(a, b, c, dim = 0)
+  return out;
+}
+
 llvm::ArrayRef<std::string> planc::dtypeNames() {
   static const std::vector<std::string> names = {"f64", "f32", "bf16", "f16", "fp8_e4m3", "fp8_e5m2",
                                                  "i32", "i64", "u8", "u16", "u32", "bool"};

@@ -31,6 +31,9 @@ struct BuiltinOp {
   const char *summary;
 };
 
+/// "x: tensor, dim: int = -1": the op's parameters, for messages.
+std::string signatureOf(const BuiltinOp &op);
+
 llvm::ArrayRef<BuiltinOp> builtinOps();
 const BuiltinOp *findBuiltinOp(llvm::StringRef name);
 bool isBuiltinOp(llvm::StringRef name);

@@ -11,6 +11,7 @@
 
 #include "frontend/Config.h"
 #include "frontend/ConfigReader.h"
+#include "support/Plural.h"
 
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringExtras.h"
@@ -350,7 +351,7 @@ Bound Reader::bind(StringRef owner, const Structured &s, ArrayRef<StringRef> par
             diags.report(DiagID::err_setting_positional, exprRange(f.value)) << owner << example;
           else
             diags.report(DiagID::err_too_many_args, exprRange(f.value))
-                << owner << int64_t(std::min<size_t>(maxPositional, params.size())) << positionals;
+                << owner << counted(int64_t(std::min<size_t>(maxPositional, params.size())), "argument") << positionals;
         }
         reportedExtra = true;
         continue;

@@ -37,7 +37,7 @@ struct SettingSource {
 // train { }
 //===----------------------------------------------------------------------===//
 
-// OptimizerKind, DecayKind and LossScaling are the passes' own (ir/TrainingKinds.h).
+// OptimizerKind, DecayKind, WeightDecayParams and LossScaling are the passes' own (ir/TrainingKinds.h).
 enum class DataKind { Synthetic, Text, Tokens };
 
 struct OptimizerConfig {
@@ -46,6 +46,7 @@ struct OptimizerConfig {
   double beta1 = 0.9, beta2 = 0.999;
   double eps = 1e-8;
   double weightDecay = 0.0;
+  WeightDecayParams weightDecayParams = WeightDecayParams::Matrices; // which parameters weightDecay applies to
   double momentum = 0.0;  // sgd
   bool nesterov = false;  // sgd
   int64_t warmup = 0;     // steps of linear warm-up
@@ -103,7 +104,10 @@ struct TrainConfig {
   DataConfig data;
   CheckpointConfig checkpoint;
   /// Which ops become one kernel (passes/FuseAttention.h).
-  FusionPolicy fusion = FusionPolicy::None; SettingSource fusionSource;
+  FusionPolicy fusion = kDefaultFusion; SettingSource fusionSource;
+  /// The name map --init-from and `planc convert --to` follow (a `names`
+  /// declaration, frontend/NameMaps.h); empty: the plan's own names only.
+  std::string names; SettingSource namesSource; llvm::SMRange namesRange;
 };
 
 //===----------------------------------------------------------------------===//
@@ -198,7 +202,10 @@ PlanConfig interpretConfig(const ast::ConfigBlock *train, const ast::ConfigBlock
 
 /// Checks that only need the settings: mesh size against the cluster, batch
 /// divisibility, schedule against micro-batches, warnings for suspicious plans.
-void checkConfig(const PlanConfig &config, DiagnosticEngine &diags);
+/// meshReplaced: the mesh is the caller's to replace (FrontendOptions::
+/// meshReplaced); one that does not cover the cluster is then no error, and
+/// nothing is checked against it.
+void checkConfig(const PlanConfig &config, DiagnosticEngine &diags, bool meshReplaced = false);
 
 } // namespace planc
 

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "frontend/ConfigReader.h"
+#include "support/Plural.h"
 
 #include <cstdio>
 
@@ -94,6 +95,15 @@ void readPipeline(const Entry &e, ParallelConfig &p, Reader &r) {
   if (!s) return;
   if (s->scalar || (s->written && s->head.empty())) {
     r.formError(e.key, e.keyRange, key.example);
+    return;
+  }
+  // `pipeline none`: no schedule, as if none were written (what
+  // `--set parallel.pipeline=none` needs to take a plan's pipeline away).
+  if (s->head == "none" && s->fields.empty() && s->overrides.empty()) {
+    p.schedule.reset();
+    p.virtualStages = 1;
+    p.microBatches = 0;
+    p.scheduleSource = SettingSource();
     return;
   }
   // A pipeline setting names a schedule.
@@ -235,7 +245,7 @@ std::string percent(double fraction) {
 
 } // namespace
 
-void planc::checkConfig(const PlanConfig &config, DiagnosticEngine &diags) {
+void planc::checkConfig(const PlanConfig &config, DiagnosticEngine &diags, bool meshReplaced) {
   const TrainConfig &t = config.train;
   const ClusterConfig &c = config.cluster;
   const ParallelConfig &p = config.parallel;
@@ -244,13 +254,17 @@ void planc::checkConfig(const PlanConfig &config, DiagnosticEngine &diags) {
   };
   int64_t dp = p.size(MeshAxis::DP), pp = p.size(MeshAxis::PP), tp = p.size(MeshAxis::TP);
 
-  // The mesh must cover the cluster exactly: every rank holds one mesh coordinate.
+  // The mesh must cover the cluster exactly: every rank holds one mesh
+  // coordinate. A mesh the caller replaces need not (planc auto): then
+  // nothing below is checked against it.
   int64_t world = 0;
   bool worldOverflow = __builtin_mul_overflow(c.nodes, c.gpusPerNode, &world);
-  if (!bad({"parallel.mesh", "cluster.nodes", "cluster.gpus_per_node"}) &&
-      (worldOverflow || p.meshSize() != world)) {
+  const bool meshCovers = !worldOverflow && p.meshSize() == world;
+  const bool meshIgnored = meshReplaced && !meshCovers;
+  if (!meshIgnored && !bad({"parallel.mesh", "cluster.nodes", "cluster.gpus_per_node"}) && !meshCovers) {
     auto d = diags.report(DiagID::err_mesh_size, p.meshSource.range);
-    d << p.meshSize() << describeMesh(p) << world << c.nodes << c.gpusPerNode;
+    d << counted(p.meshSize(), "device") << describeMesh(p) << world << counted(c.nodes, "node")
+      << counted(c.gpusPerNode, "GPU");
     noteSource(d, c.nodesSource, "nodes", c.nodes);
     noteSource(d, c.gpusSource, "gpus_per_node", c.gpusPerNode);
   }
@@ -260,13 +274,13 @@ void planc::checkConfig(const PlanConfig &config, DiagnosticEngine &diags) {
   const OptimizerConfig &opt = t.optimizer;
   if (!bad({"train.optimizer", "train.steps"}) && opt.decay != DecayKind::Constant && opt.warmup >= t.steps) {
     auto d = diags.report(DiagID::err_warmup_steps, opt.source.range);
-    d << opt.warmup << t.steps;
+    d << counted(opt.warmup, "step") << t.steps;
     noteSource(d, t.stepsSource, "steps", t.steps);
   }
 
   // Each data-parallel rank runs whole micro-batches: global = micro x dp x m.
   int64_t perStep = t.microBatch * dp;
-  bool batchOk = !bad({"train.global_batch", "train.micro_batch", "parallel.mesh"});
+  bool batchOk = !meshIgnored && !bad({"train.global_batch", "train.micro_batch", "parallel.mesh"});
   if (batchOk && perStep > 0 && t.globalBatch % perStep != 0) {
     auto d = diags.report(DiagID::err_global_batch_divisible, t.globalBatchSource.range);
     d << t.globalBatch << t.microBatch << dp;
@@ -301,7 +315,7 @@ void planc::checkConfig(const PlanConfig &config, DiagnosticEngine &diags) {
   // only a warning (a `--set parallel.mesh.pp=1` experiment should still
   // compile). Interleaving and zero-bubble split work across stages and mean
   // nothing without them.
-  bool meshOk = !bad({"parallel.mesh"});
+  bool meshOk = !meshIgnored && !bad({"parallel.mesh"});
   if (scheduleOk && meshOk && pp == 1 && !p.scheduleSource.isDefault()) {
     if (p.schedule == ScheduleStyle::Interleaved || p.schedule == ScheduleStyle::ZeroBubble) {
       auto d = diags.report(DiagID::err_schedule_needs_pp, p.scheduleSource.range);
@@ -321,13 +335,13 @@ void planc::checkConfig(const PlanConfig &config, DiagnosticEngine &diags) {
       // GPipe/1F1B bubble: (p - 1) / (m + p - 1) of the step is idle.
       double bubble = double(pp - 1) / double(p.microBatches + pp - 1);
       SMRange at = !p.scheduleSource.isDefault() ? p.scheduleSource.range : p.meshSource.range;
-      diags.report(DiagID::warn_few_micro_batches, at) << pp << p.microBatches << percent(bubble);
+      diags.report(DiagID::warn_few_micro_batches, at) << pp << counted(p.microBatches, "micro-batch") << percent(bubble);
     }
   }
 
   if (meshOk && !bad({"cluster.gpus_per_node"}) && tp > c.gpusPerNode) {
     SMRange at = p.axisSource[unsigned(MeshAxis::TP)].range;
-    diags.report(DiagID::warn_tp_across_nodes, at.isValid() ? at : p.meshSource.range) << tp << c.gpusPerNode;
+    diags.report(DiagID::warn_tp_across_nodes, at.isValid() ? at : p.meshSource.range) << tp << counted(c.gpusPerNode, "GPU");
   }
   if (meshOk && p.sequenceParallel && tp == 1)
     diags.report(DiagID::warn_setting_ignored, p.sequenceParallelSource.range)

@@ -30,6 +30,7 @@ const KeySpec keys[] = {
     {"data", "'data tokens(\"train.bin\", u16)'"},
     {"checkpoint", "'checkpoint(every = 1000, dir = \"ckpt/\", keep = 3)'"},
     {"fusion", "'fusion = aggressive'"},
+    {"names", "'names = hf_llama'"},
 };
 
 const KeySpec &spec(StringRef key) { return keySpec(keys, key); }
@@ -86,7 +87,7 @@ void readOptimizer(const Entry &e, OptimizerConfig &out, Reader &r) {
     params.insert(params.end(), {"momentum", "nesterov"});
   else
     params.insert(params.end(), {"betas", "eps"});
-  params.insert(params.end(), {"weight_decay", "warmup", "decay", "min_lr"});
+  params.insert(params.end(), {"weight_decay", "weight_decay_params", "warmup", "decay", "min_lr"});
   if (o.kind == OptimizerKind::Adam8bit) params.push_back("block_size");
   // Positional: sgd(lr, momentum, nesterov), adam(lr, betas, eps), as in PyTorch.
   Bound args = r.bind(spelling(o.kind), *s, params, 3, key.example);
@@ -102,6 +103,12 @@ void readOptimizer(const Entry &e, OptimizerConfig &out, Reader &r) {
     if (auto v = r.number(f->value, "eps", kPositive)) o.eps = *v;
   if (const Field *f = get(args, "weight_decay"))
     if (auto v = r.number(f->value, "weight_decay", kNonNegative)) o.weightDecay = *v;
+  if (const Field *f = get(args, "weight_decay_params")) {
+    if (auto v = r.choiceOf(f->value, "weight_decay_params", "weight decay rule", kindNames<WeightDecayParams>()))
+      o.weightDecayParams = WeightDecayParams(*v);
+    if (o.weightDecay == 0)
+      r.diags.report(DiagID::warn_setting_ignored, fieldRange(*f)) << "weight_decay_params" << "with weight_decay = 0";
+  }
   if (const Field *f = get(args, "warmup"))
     if (auto v = r.integer(f->value, "warmup", 0, kMaxInt)) o.warmup = *v;
   if (const Field *f = get(args, "decay")) {
@@ -334,6 +341,17 @@ void config::interpretTrain(const Block &block, TrainConfig &t, Reader &r) {
   r.with(block, "adapters", [&](const Entry &e) { readAdapters(e, t.adapters, r); });
   r.with(block, "data", [&](const Entry &e) { readData(e, t.data, r); });
   r.with(block, "checkpoint", [&](const Entry &e) { readCheckpoint(e, t.checkpoint, r); });
+  r.with(block, "names", [&](const Entry &e) {
+    const ast::Expr *x = r.scalar(e, spec("names"));
+    if (!x) return;
+    if (auto *n = llvm::dyn_cast<ast::NameExpr>(x)) {
+      t.names = n->name;
+      t.namesSource.range = e.source;
+      t.namesRange = n->range;
+    } else {
+      r.formError(e.key, e.keyRange, spec("names").example);
+    }
+  });
   r.with(block, "fusion", [&](const Entry &e) {
     const ast::Expr *x = r.scalar(e, spec("fusion"));
     if (x)

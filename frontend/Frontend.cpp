@@ -235,6 +235,15 @@ bool Compilation::registerDecls(const ast::SourceFile &file, bool isMain) {
       ok = false;
     }
   }
+  for (const auto &map : file.nameMaps) {
+    auto [it, inserted] = program.nameMaps.emplace(map->name, map.get());
+    if (!inserted) {
+      diags.report(DiagID::err_redefinition, map->nameRange)
+          .note(DiagID::note_previous_definition, it->second->nameRange)
+          << "name map" << map->name;
+      ok = false;
+    }
+  }
   for (const auto &model : file.models) {
     if (!isMain) {
       diags.report(DiagID::err_model_in_import, model->nameRange) << file.fileName << model->name;
@@ -317,8 +326,10 @@ bool Compilation::check() {
   config.hasTrain = program.train != nullptr;
   config.hasCluster = program.cluster != nullptr;
   config.hasParallel = program.parallel != nullptr;
-  checkConfig(config, diags);
+  checkConfig(config, diags, options.meshReplaced);
   runSema(program, config, diags, model);
+  // The name map is matched against the elaborated model's parameter paths.
+  if (!diags.hasErrors()) checkNameMaps(program, config, model, diags, nameMap);
   return ok && !diags.hasErrors();
 }
 

@@ -16,6 +16,7 @@
 
 #include "frontend/AST.h"
 #include "frontend/Config.h"
+#include "frontend/NameMaps.h"
 #include "support/Diagnostics.h"
 #include "frontend/Parser.h"
 #include "frontend/Program.h"
@@ -38,6 +39,10 @@ struct FrontendOptions {
   std::string stdlibDir;                  // empty: the library built into planc
   bool warningsAsErrors = false;
   bool suppressWarnings = false;
+  /// The mesh is what the caller replaces (planc auto searches the
+  /// cluster's meshes): a written mesh that does not cover the cluster is
+  /// no error, and the batch and schedule are not checked against it.
+  bool meshReplaced = false;
   unsigned errorLimit = 50;
   uint64_t maxFileBytes = 16ull << 20;    // larger files are rejected, not read
   ParseLimits limits;
@@ -64,6 +69,8 @@ public:
   const Program &getProgram() const { return program; }
   const PlanConfig &getConfig() const { return config; }
   const ModelInfo &getModel() const { return model; }
+  /// The name map the plan follows (`names = ...`), resolved; empty if none.
+  const ResolvedNameMap &getNameMap() const { return nameMap; }
   const FrontendOptions &getOptions() const { return options; }
   /// The buffer id of the main file (0 if none was loaded).
   unsigned getMainBuffer() const { return mainBuffer; }
@@ -84,6 +91,7 @@ private:
   Program program;
   PlanConfig config;
   ModelInfo model;
+  ResolvedNameMap nameMap;
   unsigned mainBuffer = 0;
   std::map<std::string, const ast::SourceFile *> loadedByKey;
   std::map<std::string, std::string> displayNames; // key -> the path as the user wrote it

@@ -93,6 +93,7 @@ ir::Value *Elaborator::lowerParam(const ParamInfo &info, SMRange nameRange) {
                                                   : ir::InitKind::Normal;
   v->initStd = info.initStd;
   v->frozen = info.frozen;
+  v->weightDecay = info.weightDecay;
   v->path = info.path;
   stamp(nameRange);
   v->loc = builder->loc;

@@ -62,7 +62,8 @@ std::string describeExpected(const antlr4::misc::IntervalSet &set, const antlr4:
       continue;
     if (nameOk && (t == PlanLexer::SCHEDULE_1F1B || display == "'model'" || display == "'layer'" ||
                    display == "'train'" || display == "'cluster'" || display == "'parallel'" ||
-                   display == "'enum'" || display == "'input'" || display == "'param'"))
+                   display == "'enum'" || display == "'input'" || display == "'param'" ||
+                   display == "'names'"))
       continue;
     if (t == PlanLexer::NUMBER) { names.insert("a number"); continue; }
     if (t == PlanLexer::QUANTITY) { names.insert("a quantity"); continue; }

@@ -69,6 +69,7 @@ public:
     for (auto *top : ctx->topDecl()) {
       if (auto *m = top->modelDecl()) file->models.push_back(buildModel(m));
       else if (auto *l = top->layerDecl()) file->layers.push_back(buildLayer(l));
+      else if (auto *n = top->namesDecl()) file->nameMaps.push_back(buildNames(n));
       else if (auto *b = top->configBlock()) file->blocks.push_back(buildBlock(b));
     }
     return file;
@@ -285,6 +286,26 @@ private:
       return s;
     }
     return nullptr;
+  }
+
+  std::unique_ptr<ast::NamesDecl> buildNames(PlanParser::NamesDeclContext *ctx) {
+    auto n = std::make_unique<ast::NamesDecl>();
+    n->name = textOf(pos, ctx->name());
+    n->nameRange = pos.range(ctx->name());
+    n->range = pos.range(ctx);
+    for (auto *item : ctx->namesItem()) {
+      if (auto *r = dynamic_cast<PlanParser::NameRuleContext *>(item)) {
+        ast::NameRule rule;
+        rule.file = unescape(r->STRING()->getText());
+        rule.fileRange = pos.range(r->STRING());
+        rule.target = buildExpr(r->expr());
+        rule.range = pos.range(r);
+        n->rules.push_back(std::move(rule));
+      } else if (auto *s = dynamic_cast<PlanParser::NamesSettingContext *>(item)) {
+        n->settings.push_back(buildSetting(s->setting()));
+      }
+    }
+    return n;
   }
 
   std::unique_ptr<ast::ConfigBlock> buildBlock(PlanParser::ConfigBlockContext *ctx) {

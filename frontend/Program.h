@@ -23,6 +23,7 @@ public:
   const ast::SourceFile *mainFile = nullptr;
   std::vector<std::unique_ptr<ast::SourceFile>> files;   // main file first
   std::map<std::string, const ast::LayerDecl *> layers;
+  std::map<std::string, const ast::NamesDecl *> nameMaps; // `names` declarations, of every file
   const ast::ModelDecl *model = nullptr;
   const ast::ConfigBlock *train = nullptr, *cluster = nullptr, *parallel = nullptr;
 };

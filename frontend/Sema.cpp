@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "frontend/SemaImpl.h"
+#include "support/Plural.h"
 
 #include "llvm/Support/raw_ostream.h"
 
@@ -209,7 +210,8 @@ void Elaborator::execItem(const ast::Item &item, Scope &scope, bool inLayer, Val
     if (a->names.size() > 1) {
       if (!v.isError() && (v.kind != Value::Kind::Tuple || v.elements.size() != a->names.size())) {
         report(DiagID::err_return_count, a->value->range)
-            << int64_t(a->names.size()) << int64_t(v.kind == Value::Kind::Tuple ? v.elements.size() : 1);
+            << counted(int64_t(a->names.size()), "name")
+            << counted(int64_t(v.kind == Value::Kind::Tuple ? v.elements.size() : 1), "value");
         v = Value::error();
       }
     }
@@ -261,6 +263,8 @@ void Elaborator::execItem(const ast::Item &item, Scope &scope, bool inLayer, Val
     }
     bool frozen = llvm::any_of(r->annotations, [](const ast::Annotation &a) { return a.name == "frozen"; });
     if (frozen) ++frozenDepth;
+    std::optional<bool> decay = weightDecayChoice(annotations);
+    if (decay) weightDecayScopes.push_back(*decay);
     bool wasTop = atModelTopLevel;
     atModelTopLevel = false;
     repeatCounts.push_back(count.i);
@@ -281,6 +285,7 @@ void Elaborator::execItem(const ast::Item &item, Scope &scope, bool inLayer, Val
     repeatCounts.pop_back();
     atModelTopLevel = wasTop;
     if (frozen) --frozenDepth;
+    if (decay) weightDecayScopes.pop_back();
     return;
   }
   if (auto *i = llvm::dyn_cast<ast::IfItem>(&item)) {
@@ -331,7 +336,7 @@ void Elaborator::crossCheck() {
     SMRange at = par.scheduleSource.isDefault() ? par.axisSource[unsigned(MeshAxis::PP)].range : par.scheduleSource.range;
     if (L < chunks) {
       report(DiagID::err_layers_pp, at).note(DiagID::note_declared_here, model.layersRange, {"layers"})
-          << L << pp << par.virtualStages;
+          << counted(L, "layer") << pp << par.virtualStages;
     } else if (L % chunks != 0 && par.balance == StageBalance::Layers) {
       report(DiagID::warn_layers_uneven, at).note(DiagID::note_declared_here, model.layersRange, {"layers"})
           << L << pp << par.virtualStages << L % chunks << L / chunks + 1 << L / chunks;

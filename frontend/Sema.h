@@ -45,7 +45,13 @@ struct ParamInfo {
   InitKind init = InitKind::Normal;
   double initStd = 0.02;   // the effective std (scaled_normal already divided)
   bool frozen = false;
+  /// @weight_decay (true) or @no_weight_decay (false), the parameter's own or
+  /// its innermost enclosing call's or repeat's; none: the optimizer's rule.
+  std::optional<bool> weightDecay;
   std::vector<ShardSpec> shards;
+  /// `@columns(heads, 3, d)`: how the last dim is grouped, outermost factor
+  /// first (a name map reorders columns by them); empty when not declared.
+  std::vector<int64_t> columns;
   llvm::SMRange range;     // the `param` declaration
   llvm::SMRange callRange; // the outermost call in the model that made it
   uint64_t numel() const;

@@ -8,6 +8,7 @@
 
 #include "frontend/SemaImpl.h"
 #include "frontend/StdlibLayers.h"
+#include "support/Plural.h"
 
 #include <cmath>
 #include <set>
@@ -56,7 +57,8 @@ Value Elaborator::callBuiltin(const BuiltinOp &op, const ast::CallExpr &call, Sc
         continue;
       }
       if (positional >= op.params.size()) {
-        report(DiagID::err_too_many_args, arg.value->range) << name << int64_t(op.params.size()) << int64_t(call.args.size());
+        report(DiagID::err_too_many_args, arg.value->range)
+            << name << counted(int64_t(op.params.size()), "argument") << int64_t(call.args.size());
         ok = false;
         break;
       }
@@ -73,6 +75,7 @@ Value Elaborator::callBuiltin(const BuiltinOp &op, const ast::CallExpr &call, Sc
         auto d = report(DiagID::err_unknown_named_arg, arg.nameRange);
         d << name << arg.name;
         d.suggest(arg.name, names, arg.nameRange);
+        d.note(DiagID::note_builtin_signature, SMRange(), {name, signatureOf(op)});
         ok = false;
         continue;
       }
@@ -326,15 +329,17 @@ Value Elaborator::callBuiltin(const BuiltinOp &op, const ast::CallExpr &call, Sc
         if (known == 0 || total % known != 0) {
           // Show the shape as written, with its -1: "[-1, 3] (a multiple of 3 elements)".
           target[inferred] = -1;
-          report(DiagID::err_reshape_elements, call.range) << formatShape(args[0].shape) << total << formatShape(target)
-                                                           << ("a multiple of " + std::to_string(known));
+          report(DiagID::err_reshape_elements, call.range)
+              << formatShape(args[0].shape) << counted(total, "element") << formatShape(target)
+              << ("a multiple of " + std::to_string(known) + " elements");
           return Value::error();
         }
         target[inferred] = total / known;
         known = total;
       }
       if (known != total) {
-        report(DiagID::err_reshape_elements, call.range) << formatShape(args[0].shape) << total << formatShape(target) << known;
+        report(DiagID::err_reshape_elements, call.range)
+            << formatShape(args[0].shape) << counted(total, "element") << formatShape(target) << counted(known, "element");
         return Value::error();
       }
       Value out = Value::tensor(target, args[0].dtype, call.range);

@@ -8,7 +8,10 @@
 
 #include "frontend/SemaImpl.h"
 #include "frontend/StdlibLayers.h"
+#include "support/Plural.h"
 
+#include <algorithm>
+#include <cctype>
 #include <set>
 
 using namespace planc;
@@ -16,6 +19,30 @@ using namespace planc::sema;
 
 namespace {
 constexpr unsigned kMaxCallDepth = 64;
+
+/// "x: [b, s, h], heads: int, causal: bool = true": the layer's parameters
+/// as written (each one's text, spaces and line breaks run together).
+std::string layerSignature(const ast::LayerDecl &layer) {
+  std::string out;
+  for (const ast::LayerParam &p : layer.params) {
+    const char *begin = p.nameRange.Start.getPointer(), *end = p.nameRange.End.getPointer();
+    if (!begin || !end) return "...";
+    if (p.typeRange.isValid()) end = std::max(end, p.typeRange.End.getPointer());
+    if (p.defaultValue && p.defaultValue->range.isValid()) end = std::max(end, p.defaultValue->range.End.getPointer());
+    if (!out.empty()) out += ", ";
+    bool space = false;
+    for (const char *c = begin; c < end; ++c) {
+      if (std::isspace(static_cast<unsigned char>(*c))) {
+        space = true;
+        continue;
+      }
+      if (space && !out.empty() && out.back() != ' ') out += ' ';
+      space = false;
+      out += *c;
+    }
+  }
+  return out;
+}
 } // namespace
 
 bool Elaborator::bindTensorPattern(const ast::LayerParam &param, const Value &arg, SMRange argRange,
@@ -108,7 +135,7 @@ Value Elaborator::instantiateLayer(const ast::LayerDecl &layer, const ast::CallE
       if (positional >= layer.params.size()) {
         report(DiagID::err_too_many_args, arg.value->range)
             .note(DiagID::note_declared_here, layer.nameRange, {layer.name})
-            << layer.name << int64_t(layer.params.size()) << int64_t(call.args.size());
+            << layer.name << counted(int64_t(layer.params.size()), "argument") << int64_t(call.args.size());
         ok = false;
         break;
       }
@@ -125,6 +152,7 @@ Value Elaborator::instantiateLayer(const ast::LayerDecl &layer, const ast::CallE
       auto d = report(DiagID::err_unknown_named_arg, arg.nameRange);
       d << layer.name << arg.name;
       d.suggest(arg.name, names, arg.nameRange);
+      d.noteAt(DiagID::note_layer_signature, layer.nameRange, {layer.name, layerSignature(layer)});
       ok = false;
       continue;
     }
@@ -231,6 +259,8 @@ Value Elaborator::instantiateLayer(const ast::LayerDecl &layer, const ast::CallE
   size_t firstParam = model.params.size();
   bool frozen = llvm::any_of(annotations.list, [](const ast::Annotation *a) { return a->name == "frozen"; });
   if (frozen) ++frozenDepth;
+  std::optional<bool> decay = weightDecayChoice(annotations);
+  if (decay) weightDecayScopes.push_back(*decay);
   bool wasTop = atModelTopLevel;
   atModelTopLevel = false;
 
@@ -243,6 +273,7 @@ Value Elaborator::instantiateLayer(const ast::LayerDecl &layer, const ast::CallE
 
   atModelTopLevel = wasTop;
   if (frozen) --frozenDepth;
+  if (decay) weightDecayScopes.pop_back();
   std::string prefix = instance->path + ".";
   for (size_t i = firstParam; i < model.params.size(); ++i) {
     const std::string &path = model.params[i].path;
@@ -253,6 +284,16 @@ Value Elaborator::instantiateLayer(const ast::LayerDecl &layer, const ast::CallE
   pathStack.pop_back();
   callStack.pop_back();
   return didReturn ? returned : Value::error();
+}
+
+std::optional<bool> Elaborator::weightDecayChoice(const CallAnnotations &annotations) {
+  bool on = false, off = false;
+  for (const ast::Annotation *a : annotations.list) {
+    on |= a->name == "weight_decay";
+    off |= a->name == "no_weight_decay";
+  }
+  if (on == off) return std::nullopt; // neither, or both: an error
+  return on;
 }
 
 void Elaborator::applyCallAnnotations(const CallAnnotations &annotations, SMRange callRange, Scope *scope) {
@@ -303,14 +344,20 @@ void Elaborator::applyCallAnnotations(const CallAnnotations &annotations, SMRang
         report(DiagID::err_stage_out_of_range, a->fullRange)
             .noteAt(DiagID::note_axis_size_here, config.parallel.axisSource[unsigned(MeshAxis::PP)].range,
                   {"pp", std::to_string(config.parallel.size(MeshAxis::PP))})
-            << k.i << stages;
+            << k.i << counted(stages, "stage");
         continue;
       }
       model.stages.push_back({k.i, a->fullRange});
     } else if (a->name == "frozen") {
       if (!a->args.empty()) report(DiagID::err_annotation_args, a->fullRange) << a->name << "no arguments";
+    } else if (isWeightDecayAnnotation(a->name)) {
+      if (!a->args.empty()) report(DiagID::err_annotation_args, a->fullRange) << a->name << "no arguments";
+      if (seen.count(oppositeWeightDecay(a->name)))
+        report(DiagID::err_conflicting_annotations, a->range) << oppositeWeightDecay(a->name) << a->name;
     } else if (a->name == "shard") {
       report(DiagID::err_annotation_target, a->range) << a->name << "a layer call or a repeat; annotate its parameters or its result";
+    } else if (a->name == "columns") {
+      report(DiagID::err_annotation_target, a->range) << a->name << "a layer call or a repeat; annotate a parameter";
     } else {
       reportUnknownAnnotation(*a, scope);
     }
@@ -327,13 +374,15 @@ Value Elaborator::evalCall(const ast::CallExpr &call, Scope &scope, const std::s
     if (const BuiltinOp *op = findBuiltinOp(call.callee)) {
       if (!instanceName.empty()) report(DiagID::err_as_on_non_call, call.range);
       Value v = callBuiltin(*op, call, scope);
-      // On a primitive, @shard constrains the result; @stage and @frozen need a layer.
+      // On a primitive, @shard constrains the result; @stage, @frozen and
+      // @(no_)weight_decay need a layer (a built-in has no parameters).
       CallAnnotations rest;
       for (const ast::Annotation *a : annotations.list) {
         if (a->name == "shard") {
           if (!v.isError() && !checkShard(*a, v, "the result of '" + call.callee + "'", scope)) v = Value::error();
           else if (lowering() && v.ir) constrainSharding(v, *a, scope);
-        } else if (a->name == "stage" || a->name == "frozen") {
+        } else if (a->name == "stage" || a->name == "frozen" || a->name == "columns" ||
+                   isWeightDecayAnnotation(a->name)) {
           report(DiagID::err_annotation_target, a->range) << a->name << ("the built-in operation '" + call.callee + "'");
         } else {
           rest.list.push_back(a);

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "frontend/SemaImpl.h"
+#include "support/Plural.h"
 
 #include <cmath>
 
@@ -86,6 +87,32 @@ void Elaborator::declareInput(const ast::InputItem &in, Scope &scope) {
   scope.define(in.name, {v, in.nameRange, true});
 }
 
+std::vector<int64_t> Elaborator::evalColumns(const ast::Annotation &a, const Shape &shape, Scope &scope) {
+  if (a.args.size() < 2) {
+    report(DiagID::err_annotation_args, a.fullRange) << a.name << "two or more integer factors of the last dim";
+    return {};
+  }
+  std::vector<int64_t> factors;
+  int64_t product = 1;
+  for (const ast::Arg &arg : a.args) {
+    Value f = eval(arg.value.get(), scope);
+    if (f.isError()) return {};
+    if (!arg.name.empty() || f.kind != Value::Kind::Int || f.i < 1) {
+      report(DiagID::err_annotation_args, arg.value->range) << a.name << "positive integer factors of the last dim";
+      return {};
+    }
+    factors.push_back(f.i);
+    product = f.i > 0 && product > INT64_MAX / f.i ? 0 : product * f.i;
+  }
+  if (shape.empty() || product != shape.back()) {
+    std::string dims;
+    for (int64_t f : factors) dims += (dims.empty() ? "" : " x ") + std::to_string(f);
+    report(DiagID::err_columns_product, a.fullRange) << dims << formatShape(shape);
+    return {};
+  }
+  return factors;
+}
+
 void Elaborator::declareParam(const ast::ParamItem &p, Scope &scope) {
   if (Binding *prev = scope.lookupLocal(p.name); prev && !prev->undeclared) {
     report(DiagID::err_redeclared_name, p.nameRange).noteAt(DiagID::note_previous_definition, prev->declRange) << p.name;
@@ -108,6 +135,7 @@ void Elaborator::declareParam(const ast::ParamItem &p, Scope &scope) {
   info.layerKind = callStack.empty() ? model.name : callStack.back().layer;
   info.range = p.range;
   info.frozen = frozenDepth > 0;
+  if (!weightDecayScopes.empty()) info.weightDecay = weightDecayScopes.back();
   if (!callStack.empty()) info.callRange = callStack.front().callRange;
   // The initialiser: normal(std), scaled_normal(std), zeros, ones.
   if (const ast::Expr *init = p.init.get()) {
@@ -122,12 +150,12 @@ void Elaborator::declareParam(const ast::ParamItem &p, Scope &scope) {
       ok = false;
     } else if (name == "zeros" || name == "ones") {
       info.init = name == "zeros" ? InitKind::Zeros : InitKind::Ones;
-      if (call && !call->args.empty()) report(DiagID::err_too_many_args, call->range) << name << 0 << int64_t(call->args.size());
+      if (call && !call->args.empty()) report(DiagID::err_too_many_args, call->range) << name << counted(0, "argument") << int64_t(call->args.size());
     } else if (call && (name == "normal" || name == "scaled_normal")) {
       info.init = name == "normal" ? InitKind::Normal : InitKind::ScaledNormal;
       Value stdv = call->args.size() == 1 ? eval(call->args[0].value.get(), scope) : Value::error();
       if (call->args.size() != 1) {
-        report(DiagID::err_arg_kind, call->range) << "std" << name << "one positive number" << (std::to_string(call->args.size()) + " arguments");
+        report(DiagID::err_arg_kind, call->range) << "std" << name << "one positive number" << counted(int64_t(call->args.size()), "argument");
         ok = false;
       } else if (!stdv.isError() && (!stdv.isNumber() || stdv.f <= 0)) {
         report(DiagID::err_arg_kind, call->args[0].value->range) << "std" << name << "a positive number" << describe(stdv);
@@ -162,6 +190,14 @@ void Elaborator::declareParam(const ast::ParamItem &p, Scope &scope) {
     } else if (a.name == "frozen") {
       if (!a.args.empty()) report(DiagID::err_annotation_args, a.fullRange) << a.name << "no arguments";
       info.frozen = true;
+    } else if (a.name == "columns") {
+      if (ok) info.columns = evalColumns(a, shape, scope);
+    } else if (isWeightDecayAnnotation(a.name)) {
+      if (!a.args.empty()) report(DiagID::err_annotation_args, a.fullRange) << a.name << "no arguments";
+      if (seenAnnotations.count(oppositeWeightDecay(a.name)))
+        report(DiagID::err_conflicting_annotations, a.range) << oppositeWeightDecay(a.name) << a.name;
+      else
+        info.weightDecay = a.name == "weight_decay"; // the parameter's own choice beats its calls'
     } else if (a.name == "precision") {
       report(DiagID::err_annotation_target, a.range) << a.name << "a parameter; set its dtype in its type";
     } else {

@@ -102,8 +102,18 @@ private:
 
 /// Whether `name` is a tensor in `scope` (so `x @name` was likely meant as `x @ name`).
 inline const std::vector<std::string> &knownAnnotations() {
-  static const std::vector<std::string> names{"shard", "recompute", "precision", "stage", "frozen"};
+  static const std::vector<std::string> names{"shard",        "recompute",       "precision", "stage", "frozen",
+                                              "weight_decay", "no_weight_decay", "columns"};
   return names;
+}
+
+/// `@weight_decay` and `@no_weight_decay`: a parameter's, call's or repeat's
+/// choice to be decayed or not, whatever the optimizer's rule.
+inline bool isWeightDecayAnnotation(llvm::StringRef name) {
+  return name == "weight_decay" || name == "no_weight_decay";
+}
+inline const char *oppositeWeightDecay(llvm::StringRef name) {
+  return name == "weight_decay" ? "no_weight_decay" : "weight_decay";
 }
 
 inline bool isTensorName(Scope &scope, const std::string &name) {
@@ -161,6 +171,9 @@ public:
   std::optional<int64_t> normalizeDim(int64_t dim, size_t rank, SMRange r);
   void reportUnknownAnnotation(const ast::Annotation &a, Scope *scope);
   bool checkShard(const ast::Annotation &a, Value &target, const std::string &what, Scope &scope);
+  /// `@columns(f1, f2, ...)` on a parameter: its last dim's factors, outermost
+  /// first, whose product is that dim; empty after an error.
+  std::vector<int64_t> evalColumns(const ast::Annotation &a, const Shape &shape, Scope &scope);
 
   const Program &program;
   const PlanConfig &config;
@@ -204,6 +217,13 @@ private:
   std::vector<std::string> pathStack;
   std::vector<int64_t> repeatCounts; // enclosing repeat counts, for scaled_normal
   unsigned frozenDepth = 0;
+  /// The @weight_decay (true) / @no_weight_decay (false) of the enclosing
+  /// calls and repeats that write one, innermost last: the innermost decides
+  /// for a parameter that writes neither.
+  std::vector<bool> weightDecayScopes;
+  /// The choice `annotations` write, if one (both is an error reported by
+  /// applyCallAnnotations, and no choice).
+  static std::optional<bool> weightDecayChoice(const CallAnnotations &annotations);
   /// Statements executed so far: the bound on elaboration work (see execBody).
   int64_t steps = 0;
   bool outOfSteps = false;

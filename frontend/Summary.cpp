@@ -2,6 +2,7 @@
 
 #include "frontend/Frontend.h"
 #include "support/Units.h"
+#include "support/Plural.h"
 
 #include "llvm/Support/Format.h"
 
@@ -43,7 +44,7 @@ void planc::printSummary(const Compilation &c, llvm::raw_ostream &os) {
   std::string file = p.mainFile ? p.mainFile->fileName : "";
   if (!p.model) {
     size_t own = p.mainFile ? p.mainFile->layers.size() : 0;
-    os << file << ": " << own << " layer definition(s) checked, no model\n";
+    os << file << ": " << counted(int64_t(own), "layer definition") << " checked, no model\n";
     return;
   }
   os << "model " << m.name << " (" << file << ")\n";
@@ -70,25 +71,25 @@ void planc::printSummary(const Compilation &c, llvm::raw_ostream &os) {
     os << "  tokens/step   " << grouped(uint64_t(t.globalBatch) * perSample) << " (global_batch " << t.globalBatch
        << " x " << perSample << ")\n";
   }
-  os << "train: " << t.steps << " steps, micro_batch " << t.microBatch << ", optimizer " << spelling(t.optimizer.kind)
+  os << "train: " << counted(t.steps, "step") << ", micro_batch " << t.microBatch << ", optimizer " << spelling(t.optimizer.kind)
      << " (lr " << llvm::format("%g", t.optimizer.lr) << "), precision " << t.precision.compute << " (master " << t.precision.master << ")";
   if (t.adapters.kind == AdapterKind::LoRA)
     os << ", adapters lora(rank " << t.adapters.rank << ", alpha " << llvm::format("%g", t.adapters.alpha) << ")";
-  if (t.fusion != FusionPolicy::None) os << ", fusion " << spelling(t.fusion);
+  if (t.fusion != kDefaultFusion) os << ", fusion " << spelling(t.fusion);
   os << "\n";
   const ClusterConfig &cl = cfg.cluster;
-  os << "cluster: " << cl.nodes << " node(s) x " << cl.gpusPerNode << " " << cl.device.name << " = " << cl.worldSize()
-     << " device(s), " << formatBytes(cl.device.memoryBytes) << " each\n";
+  os << "cluster: " << counted(cl.nodes, "node") << " x " << cl.gpusPerNode << " " << cl.device.name << " = "
+     << counted(cl.worldSize(), "device") << ", " << formatBytes(cl.device.memoryBytes) << " each\n";
   const ParallelConfig &par = cfg.parallel;
   os << "mesh:";
   for (MeshAxis a : {MeshAxis::DP, MeshAxis::PP, MeshAxis::TP, MeshAxis::CP, MeshAxis::EP})
     if (par.size(a) > 1 || a == MeshAxis::DP) os << " " << spelling(a) << "=" << par.size(a);
-  os << " (" << par.meshSize() << " devices), zero " << par.zeroStage;
+  os << " (" << counted(par.meshSize(), "device") << "), zero " << par.zeroStage;
   if (par.sequenceParallel) os << ", sequence parallel";
   if (par.schedule) {
     os << ", pipeline " << spelling(*par.schedule);
     if (par.schedule == ScheduleStyle::Interleaved) os << "(v=" << par.virtualStages << ")";
-    os << " with " << par.microBatches << (par.microBatches == 1 ? " micro-batch" : " micro-batches");
+    os << " with " << counted(par.microBatches, "micro-batch");
   }
   os << ", recompute " << spelling(par.recompute) << "\n";
 }

@@ -11,7 +11,7 @@ importPath  : name ('.' name)*                                  # dottedImport
             | STRING                                            # fileImport
             ;
 
-topDecl     : modelDecl | layerDecl | configBlock ;
+topDecl     : modelDecl | layerDecl | namesDecl | configBlock ;
 
 // ---------------------------------------------------------------- models and layers
 modelDecl   : 'model' name '{' bodyItem* '}' ;
@@ -73,6 +73,16 @@ primary     : name '(' (arg (',' arg)* ','?)? ')'               # callExpr
             ;
 arg         : (name '=')? expr ;
 
+// ---------------------------------------------------------------- name maps
+// `names hf_llama { "model.layers.{i}.self_attn.q_proj.weight" = transpose("blocks.{i}.*.wq") ... }`:
+// how the tensors of a file of other names (Hugging Face's) are the plan's parameters. A rule is a
+// file-name pattern and an expression over a parameter-path pattern; a setting (`config = "llama"`)
+// says what else the map carries.
+namesDecl   : 'names' name '{' namesItem* '}' ;
+namesItem   : STRING '=' expr ','?                              # nameRule
+            | setting                                           # namesSetting
+            ;
+
 // ---------------------------------------------------------------- train / cluster / parallel
 // Every block is a list of settings; `key = value` and `key value` mean the same, so the
 // command line's --set block.key=value can override either form.
@@ -86,7 +96,7 @@ setting     : name '=' expr ','?                                # assignSetting
 // ---------------------------------------------------------------- lexer
 // Names that are keywords elsewhere stay usable as names where no keyword fits.
 name        : IDENT | 'model' | 'layer' | 'train' | 'cluster' | 'parallel' | 'enum'
-            | 'input' | 'param' | SCHEDULE_1F1B ;
+            | 'input' | 'param' | 'names' | SCHEDULE_1F1B ;
 
 SCHEDULE_1F1B : '1f1b' ;
 // A number with a unit is one token, so `s`, `B` or `to` after a number stay names.

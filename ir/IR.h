@@ -67,6 +67,9 @@ public:
   InitKind init = InitKind::Normal;
   double initStd = 0.02;   // the effective std of Normal and ScaledNormal
   bool frozen = false;
+  /// The plan's @weight_decay (true) or @no_weight_decay (false); none: the
+  /// optimizer's rule (OptimizerOptions::weightDecayParams) decides.
+  std::optional<bool> weightDecay;
   std::string path;        // blocks.3.attention.w_qkv (also for inputs: their name)
   Location loc;
 };

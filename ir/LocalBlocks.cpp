@@ -2,6 +2,7 @@
 
 #include "ir/LocalBlocks.h"
 #include "support/Error.h"
+#include "support/Plural.h"
 
 #include <algorithm>
 
@@ -162,8 +163,7 @@ std::vector<Tensor> ir::splitToRanks(const Tensor &global, const TensorType &t, 
 llvm::Expected<Tensor> ir::assembleFromRanks(llvm::ArrayRef<Tensor> blocks, const TensorType &t,
                                              const MeshLayout &mesh) {
   if (int64_t(blocks.size()) != mesh.numRanks())
-    return makeError(std::to_string(blocks.size()) + " blocks for a mesh of " + std::to_string(mesh.numRanks()) +
-                " ranks");
+    return makeError(counted(int64_t(blocks.size()), "block") + " for a mesh of " + counted(mesh.numRanks(), "rank"));
   Shape local = localShape(t, mesh);
   Tensor global(t.shape, t.dtype);
   for (int64_t r = 0; r < mesh.numRanks(); ++r) {

@@ -1,6 +1,7 @@
 //===- ir/MeshLayout.cpp - ranks <-> mesh coordinates ---------------------===//
 
 #include "ir/MeshLayout.h"
+#include "support/Plural.h"
 
 #include <cassert>
 
@@ -51,7 +52,7 @@ void planc::printMeshLayout(const MeshLayout &layout, llvm::raw_ostream &os) {
   std::array<MeshAxis, kNumMeshAxes> slowestFirst;
   for (unsigned i = 0; i < kNumMeshAxes; ++i) slowestFirst[i] = MeshLayout::kFastestFirst[kNumMeshAxes - 1 - i];
 
-  os << "mesh: " << layout.numRanks() << (layout.numRanks() == 1 ? " rank" : " ranks") << " =";
+  os << "mesh: " << counted(layout.numRanks(), "rank") << " =";
   for (unsigned i = 0; i < kNumMeshAxes; ++i)
     os << (i ? " x " : " ") << spelling(slowestFirst[i]) << " " << layout.size(slowestFirst[i]);
   os << "\nlayout: tp fastest-varying, then cp, ep, pp; dp slowest\n";

@@ -11,6 +11,7 @@
 
 #include "ir/OpDef.h"
 #include "ir/ops/OpSupport.h"
+#include "support/Plural.h"
 
 #include "llvm/Support/ErrorHandling.h"
 
@@ -103,8 +104,7 @@ std::string ir::inferResultTypes(OpKind kind, llvm::ArrayRef<Value *> operands, 
   if (kind >= OpKind::NumOps) return "not an op kind";
   int expected = operandCount(kind);
   if (expected >= 0 && operands.size() != size_t(expected))
-    return "expects " + std::to_string(expected) + " operand" + (expected == 1 ? "" : "s") + ", got " +
-           std::to_string(operands.size());
+    return "expects " + counted(expected, "operand") + ", got " + std::to_string(operands.size());
   std::vector<TensorType> types;
   types.reserve(operands.size());
   for (size_t i = 0; i < operands.size(); ++i) {

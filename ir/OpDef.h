@@ -83,6 +83,10 @@ struct OpDef {
                std::vector<Value *> &dOperands) = nullptr;
   /// Floating-point operations of one execution (multiply-add = 2).
   double (*flops)(const Op &op) = nullptr;
+  /// The part of `flops` that repeats work of the forward pass (flash
+  /// attention's backward computes the scores again): hardware FLOPs, not
+  /// the model's, as a recomputed op's are. Null: none.
+  double (*recomputedFlops)(const Op &op) = nullptr;
 
   /// OpTrait bits.
   uint32_t traits = 0;

@@ -10,6 +10,7 @@
 #include "ir/Parser.h"
 #include "ir/StepOutputs.h"
 #include "ir/TextParser.h"
+#include "support/Plural.h"
 
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -129,7 +130,7 @@ bool Parser::parseParam() {
   if (!expect(Token::Colon) || !parseType(type)) return false;
   Value *p = module->addParam(nameTok.text, std::move(type));
   // Clauses in any order, each at most once.
-  bool seenInit = false, seenFrozen = false, seenPath = false, seenLoc = false;
+  bool seenInit = false, seenFrozen = false, seenDecay = false, seenPath = false, seenLoc = false;
   auto once = [&](bool &seen) {
     if (seen) return error(tok, "'" + tok.spelling + "' given twice");
     seen = true;
@@ -162,6 +163,11 @@ bool Parser::parseParam() {
     } else if (tok.isWord("frozen")) {
       if (!once(seenFrozen)) return false;
       p->frozen = true;
+      consume();
+    } else if (tok.isWord("weight_decay") || tok.isWord("no_weight_decay")) {
+      if (seenDecay) return error(tok, "'weight_decay' or 'no_weight_decay' given twice");
+      seenDecay = true;
+      p->weightDecay = tok.isWord("weight_decay");
       consume();
     } else if (tok.isWord("path")) {
       if (!once(seenPath)) return false;
@@ -265,7 +271,7 @@ bool Parser::parseOp() {
       if (!parseType(types.back())) return false;
     } while (consumeIf(Token::Comma));
     if (types.size() != resultToks.size())
-      return expected("a type for each of the " + llvm::Twine(resultToks.size()) + " results");
+      return expected("a type for each of the " + counted(int64_t(resultToks.size()), "result"));
   }
 
   Location loc;

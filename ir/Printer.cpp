@@ -49,6 +49,7 @@ void printParam(const Value &v, llvm::raw_ostream &os) {
   os << "param " << valueRef(v) << " : " << toString(v.type) << " init " << initSpelling(v.init);
   if (v.init == InitKind::Normal || v.init == InitKind::ScaledNormal) os << "(" << formatFloat(v.initStd) << ")";
   if (v.frozen) os << " frozen";
+  if (v.weightDecay) os << (*v.weightDecay ? " weight_decay" : " no_weight_decay");
   printPath(v.path, os);
   printLocation(v.loc, os);
 }

@@ -1,7 +1,8 @@
 //===- ir/TrainingKinds.h - the named choices of a training plan -*- C++ -*-===//
 //
 // The enums a plan's settings choose among (optimizer, learning-rate decay,
-// loss scaling, recompute policy, pipeline schedule), in one place for the
+// which parameters weight decay applies to, loss scaling, recompute policy,
+// pipeline schedule), in one place for the
 // frontend that reads them from a plan and the passes that act on them, each
 // with one table of spellings: a plan, a pass option and every printout
 // spell a choice the same way. Stage balance has its own header
@@ -23,13 +24,26 @@ namespace planc {
 
 enum class OptimizerKind { SGD, Adam, AdamW, Adam8bit };
 enum class DecayKind { Constant, Linear, Cosine };
+/// Which parameters the optimizer's weight decay applies to, unless a
+/// parameter says otherwise (@weight_decay, @no_weight_decay): `matrices`,
+/// those of 2 or more dims (weight matrices and embedding tables, not biases
+/// or norm weights: nanoGPT's, Megatron-LM's and Hugging Face's Trainer's
+/// rule), or `all`.
+enum class WeightDecayParams { Matrices, All };
 enum class LossScaling { None, Static, Dynamic };
 // No `auto` yet: choosing per layer from the memory budget is not written.
 enum class RecomputePolicy { None, Selective, Full };
 /// Which ops fusion puts into one kernel: `elementwise` fuses chains of
-/// elementwise ops (passes/FuseElementwise.h), `aggressive` those and each
-/// attention into flash_attention (passes/FuseAttention.h).
+/// elementwise ops (passes/FuseElementwise.h), `aggressive` those, each
+/// attention into flash_attention (passes/FuseAttention.h) and weight-
+/// gradient sums and transposes into their matmuls (passes/FoldIntoMatMul.cpp).
+/// Every policy computes the same step up to rounding (the interpreter
+/// checks it); they differ in what is written to memory.
 enum class FusionPolicy { None, Elementwise, Aggressive };
+/// A plan that does not say: every fusion, as every large training run
+/// uses flash attention. `none` stays for the published activation formulas
+/// that count the s x s scores (docs/fusion.md).
+constexpr FusionPolicy kDefaultFusion = FusionPolicy::Aggressive;
 /// How a pipeline orders its micro-batches (analysis/PipelineSchedule.h).
 enum class ScheduleStyle { GPipe, OneFOneB, Interleaved, ZeroBubble };
 
@@ -52,6 +66,10 @@ template <> inline llvm::ArrayRef<llvm::StringRef> kindNames<OptimizerKind>() {
 }
 template <> inline llvm::ArrayRef<llvm::StringRef> kindNames<DecayKind>() {
   static const llvm::StringRef names[] = {"constant", "linear", "cosine"};
+  return names;
+}
+template <> inline llvm::ArrayRef<llvm::StringRef> kindNames<WeightDecayParams>() {
+  static const llvm::StringRef names[] = {"matrices", "all"};
   return names;
 }
 template <> inline llvm::ArrayRef<llvm::StringRef> kindNames<LossScaling>() {
@@ -95,6 +113,7 @@ template <class Kind> std::string kindList(llvm::StringRef separator = ", ", llv
 
 inline const char *spelling(OptimizerKind k) { return kindNames<OptimizerKind>()[unsigned(k)].data(); }
 inline const char *spelling(DecayKind k) { return kindNames<DecayKind>()[unsigned(k)].data(); }
+inline const char *spelling(WeightDecayParams k) { return kindNames<WeightDecayParams>()[unsigned(k)].data(); }
 inline const char *spelling(LossScaling k) { return kindNames<LossScaling>()[unsigned(k)].data(); }
 inline const char *spelling(RecomputePolicy k) { return kindNames<RecomputePolicy>()[unsigned(k)].data(); }
 inline const char *spelling(FusionPolicy k) { return kindNames<FusionPolicy>()[unsigned(k)].data(); }

@@ -15,6 +15,7 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/Twine.h"
 #include "support/Error.h"
+#include "support/Plural.h"
 
 #include <map>
 #include <set>
@@ -29,10 +30,6 @@ namespace {
 /// How a message names the op being checked, made only when one is.
 using Who = llvm::function_ref<std::string()>;
 
-
-std::string plural(size_t n, llvm::StringRef word) {
-  return std::to_string(n) + " " + word.str() + (n == 1 ? "" : "s");
-}
 
 /// `'matmul' defining %y`, `'send'`: how messages name an op.
 std::string describe(const Op &op) {
@@ -126,7 +123,7 @@ private:
     for (int64_t d : t.shape)
       if (d < 0) return problem(loc, who() + " has a negative dimension");
     if (s.dims.size() != t.rank())
-      return problem(loc, who() + " has a sharding for " + plural(s.dims.size(), "dimension") + " but rank " +
+      return problem(loc, who() + " has a sharding for " + counted(int64_t(s.dims.size()), "dimension") + " but rank " +
                               std::to_string(t.rank()));
     bool used[kNumMeshAxes] = {};
     auto useAxis = [&](MeshAxis a) {
@@ -156,7 +153,7 @@ private:
         for (MeshAxis a : s.dims[d]) axes += (axes.empty() ? "" : "+") + std::string(spelling(a));
         problem(loc, who() + ": dimension " + std::to_string(d) + " (" + std::to_string(t.shape[d]) +
                          ") does not divide evenly over " + axes + " (" +
-                         (overflow ? std::string("too many") : std::to_string(devices)) + " devices)");
+                         (overflow ? std::string("too many devices") : counted(devices, "device")) + ")");
       }
     }
     for (MeshAxis a : s.partial)
@@ -171,7 +168,7 @@ private:
     bool operandsOk = true;
     int wantOperands = operandCount(op.kind);
     if (wantOperands >= 0 && op.operands.size() != size_t(wantOperands)) {
-      problem(loc, who() + " has " + plural(op.operands.size(), "operand") + "; it takes " + std::to_string(wantOperands));
+      problem(loc, who() + " has " + counted(int64_t(op.operands.size()), "operand") + "; it takes " + std::to_string(wantOperands));
       operandsOk = false;
     }
     for (size_t i = 0; i < op.operands.size(); ++i) {
@@ -188,7 +185,7 @@ private:
     bool resultsOk = true;
     unsigned wantResults = resultCount(op.kind);
     if (op.results.size() != wantResults) {
-      problem(loc, who() + " has " + plural(op.results.size(), "result") + "; it gives " + std::to_string(wantResults));
+      problem(loc, who() + " has " + counted(int64_t(op.results.size()), "result") + "; it gives " + std::to_string(wantResults));
       resultsOk = false;
     }
     for (size_t i = 0; i < op.results.size(); ++i) {
@@ -218,7 +215,7 @@ private:
     std::string error = inferResultTypes(op.kind, op.operands, op.attrs, inferred);
     if (!error.empty()) return problem(op.loc, who() + ": " + error);
     if (inferred.size() != op.results.size())
-      return problem(op.loc, who() + ": its type rule gives " + plural(inferred.size(), "result") + " for " +
+      return problem(op.loc, who() + ": its type rule gives " + counted(int64_t(inferred.size()), "result") + " for " +
                                  std::to_string(op.results.size()));
     // Shardings are the partitioner's to choose, so only shape and dtype
     // must match the rule (checkType() judges the sharding on its own) --
@@ -311,6 +308,6 @@ llvm::Error ir::verify(const Module &m) {
   constexpr size_t kShown = 20;
   std::string text;
   for (size_t i = 0; i < problems.size() && i < kShown; ++i) text += (i ? "\n" : "") + problems[i].render();
-  if (problems.size() > kShown) text += "\n(" + plural(problems.size() - kShown, "more problem") + ")";
+  if (problems.size() > kShown) text += "\n(" + counted(int64_t(problems.size() - kShown), "more problem") + ")";
   return makeError(text);
 }

@@ -60,48 +60,61 @@ ElementwiseFusionAnalysis planc::findElementwiseFusions(const Module &m) {
   for (const Output &o : m.outputs) outputs.insert(o.value);
 
   ElementwiseFusionAnalysis a;
-  // The group of each fusable op, by index into `members`.
+  // Groups are the sets of a union-find over the fusable ops (each op's
+  // index in `parent`), so that joining a long chain costs its length, not
+  // its square; `size` is a root's member count.
   std::unordered_map<const Op *, size_t> groupOf;
-  std::vector<std::vector<const Op *>> members;
+  std::vector<size_t> parent, size;
+  auto find = [&](size_t x) {
+    while (parent[x] != x) x = parent[x] = parent[parent[x]];
+    return x;
+  };
   for (const auto &opPtr : m.ops) {
     const Op &op = *opPtr;
     if (!fusable(op)) continue;
-    size_t g = members.size();
-    members.push_back({});
+    const size_t g = parent.size();
+    parent.push_back(g);
+    size.push_back(1);
+    groupOf[&op] = g;
     std::vector<const Op *> joined;
     for (const Value *v : op.operands) {
       const Op *p = v->def;
       if (!p || !fusable(*p) || std::find(joined.begin(), joined.end(), p) != joined.end()) continue;
+      const size_t from = find(groupOf.at(p));
       std::string why;
       if (outputs.count(v)) why = "the intermediate is an output of the step";
       else if (readers[v] > 1) why = "the intermediate has other readers (kept for backward, or shared)";
       else if (v->type.shape != op.results[0]->type.shape) why = "the intermediate is broadcast into a larger result";
       else if (!(v->type == op.results[0]->type)) why = "the intermediate and the result differ in dtype or layout";
       else if (annotationsOf(*p) != annotationsOf(op)) why = "the ops differ in phase, stage or annotations";
+      else if (size[from] + size[g] > kMaxFusedOps)
+        why = "the fused op would hold more than " + std::to_string(kMaxFusedOps) + " ops";
       if (!why.empty()) {
         a.refused.push_back({p, &op, why});
         continue;
       }
       joined.push_back(p);
-      size_t from = groupOf.at(p);
-      for (const Op *x : members[from]) groupOf[x] = g;
-      members[g].insert(members[g].end(), members[from].begin(), members[from].end());
-      members[from].clear();
+      parent[from] = g;
+      size[g] += size[from];
     }
-    members[g].push_back(&op);
-    groupOf[&op] = g;
+  }
+  // The members of each group in step order: the ops are visited in order.
+  std::unordered_map<size_t, size_t> groupIndex; // root -> index into a.groups
+  for (const auto &opPtr : m.ops) {
+    auto it = groupOf.find(opPtr.get());
+    if (it == groupOf.end()) continue;
+    const size_t root = find(it->second);
+    if (size[root] < 2) continue;
+    auto [slot, added] = groupIndex.emplace(root, a.groups.size());
+    if (added) a.groups.emplace_back();
+    ElementwiseFusion &f = a.groups[slot->second];
+    if (!f.ops.empty())
+      f.intermediateBytes +=
+          double(f.ops.back()->results[0]->type.numel()) * double(byteSize(f.ops.back()->results[0]->type.dtype));
+    f.ops.push_back(opPtr.get());
   }
   std::unordered_map<const Op *, size_t> order;
   for (size_t i = 0; i < m.ops.size(); ++i) order[m.ops[i].get()] = i;
-  for (std::vector<const Op *> &g : members) {
-    if (g.size() < 2) continue;
-    std::sort(g.begin(), g.end(), [&](const Op *x, const Op *y) { return order[x] < order[y]; });
-    ElementwiseFusion f;
-    f.ops = g;
-    for (size_t i = 0; i + 1 < g.size(); ++i)
-      f.intermediateBytes += double(g[i]->results[0]->type.numel()) * double(byteSize(g[i]->results[0]->type.dtype));
-    a.groups.push_back(std::move(f));
-  }
   std::sort(a.groups.begin(), a.groups.end(), [&](const ElementwiseFusion &x, const ElementwiseFusion &y) {
     return order[x.ops.back()] < order[y.ops.back()];
   });

@@ -10,7 +10,9 @@
 // An edge producer -> consumer fuses when the producer's result is read by
 // the consumer alone, is no output of the step, has the consumer's result
 // type (shape, dtype, layout: nothing broadcasts inside the kernel) and both
-// ops carry the same annotations (phase, stage, recompute). The rest are
+// ops carry the same annotations (phase, stage, recompute), and the group
+// stays within kMaxFusedOps ops (a kernel's formula is one expression: a
+// chain of thousands would make one unbounded expression). The rest are
 // refused with the reason; findElementwiseFusions says which, for
 // `planc emit --emit=fusion`.
 //
@@ -24,6 +26,9 @@
 #include <vector>
 
 namespace planc {
+
+/// The most ops one fused_elementwise op holds.
+constexpr size_t kMaxFusedOps = 64;
 
 struct ElementwiseFusion {
   /// The ops of one group in step order; the last is the root, whose value

@@ -25,7 +25,8 @@
 //  - each linear weight W : [in, out] (path P) has two new trainable
 //    parameters right after it, P.lora_a : [in, r] init normal(0.02) and
 //    P.lora_b : [r, out] init zeros (std.lora's inits, so training starts from
-//    the base model's output exactly), replicated, at W's location;
+//    the base model's output exactly), replicated, at W's location, with
+//    W's own weight-decay choice (@weight_decay, @no_weight_decay), if any;
 //  - each matmul y = x @ W becomes, right where it was,
 //        y0 = x @ W;  u = x @ P.lora_a;  v = u @ P.lora_b;
 //        w = scale(v, s);  y = add(y0, w)
@@ -104,6 +105,7 @@ llvm::Error LoraAdaptersPass::run(Module &m) {
       v->initStd = 0.02;
       v->path = path + suffix;
       v->loc = p->loc;
+      v->weightDecay = p->weightDecay; // the weight's own choice goes to the adapters that train in its place
       params.push_back(v);
       return v;
     };

@@ -23,8 +23,11 @@
 //    so the trainer's ones-initialisation starts at loss_scale_init;
 //    static: a constant. Output "loss_scale" is S as this step used it;
 //  - right after the seed, %grad.loss.scaled = %grad.loss * S replaces the
-//    seed everywhere: the backward graph computes S * gradient;
-//  - before the first optimizer op, each gradient is multiplied by 1 / S (in
+//    seed everywhere (S made there as %loss_scale.seed): the backward graph
+//    computes S * gradient;
+//  - before the first optimizer op, S is made again (%loss_scale, the
+//    output: made once per step, not summed over micro-batches as a backward
+//    value the optimizer read would be), and each gradient is multiplied by 1 / S (in
 //    f32 when the gradient is narrower, as GradScaler unscales into f32), and
 //    that unscaled value replaces it in the optimizer ops and in its output
 //    "grad.<path>"; %grads_finite = all_finite(%unscaled_grad_norm), the
@@ -115,15 +118,17 @@ llvm::Error LossScalingPass::run(Module &m) {
 
   // The scale, and the seed scaled right after it is made.
   size_t mark = m.ops.size();
-  Value *ratio = nullptr, *goodSteps = nullptr, *scale;
+  Value *ratio = nullptr, *goodSteps = nullptr;
   if (s.lossScaling == LossScaling::Dynamic) {
     ratio = addState(m, "loss_scale_ratio", InitKind::Ones);
     goodSteps = addState(m, "loss_scale_good_steps", InitKind::Zeros);
-    scale = b.value(OpKind::Scale, {ratio}, {{"factor", s.lossScaleInit}}, "loss_scale");
-  } else {
-    scale = b.value(OpKind::Fill, {}, {{"value", s.lossScaleInit}, {"shape", Shape{}}, {"dtype", std::string("f32")}},
-                    "loss_scale");
   }
+  auto makeScale = [&](const std::string &name) {
+    if (ratio) return b.value(OpKind::Scale, {ratio}, {{"factor", s.lossScaleInit}}, name);
+    return b.value(OpKind::Fill, {}, {{"value", s.lossScaleInit}, {"shape", Shape{}}, {"dtype", std::string("f32")}},
+                   name);
+  };
+  Value *scale = makeScale("loss_scale.seed");
   Value *seedScale = scale;
   if (seed->type.dtype != DType::F32)
     seedScale = b.value(OpKind::Cast, {scale}, {{"dtype", std::string(spelling(seed->type.dtype))}});
@@ -132,7 +137,6 @@ llvm::Error LossScalingPass::run(Module &m) {
   size_t added = m.ops.size() - mark;
   moveAppended(m, mark, seedIndex + 1, Phase::Backward);
   replaceUses(m, seedIndex + 1 + added, m.ops.size(), {{seed, scaledSeed}});
-  m.outputs.push_back({"loss_scale", scale});
 
   // Unscale the gradients where the optimizer starts (or at the end).
   size_t firstOptimizer = m.ops.size();
@@ -144,7 +148,10 @@ llvm::Error LossScalingPass::run(Module &m) {
   mark = m.ops.size();
   b.loc = Location();
   b.path = "";
-  Value *inverse = b.value(OpKind::Pow, {scale}, {{"exponent", -1.0}}, "loss_scale_inv");
+  // The scale made again, once per step: a backward value the optimizer
+  // reads is a gradient to a partitioned step, summed over its micro-batches.
+  Value *stepScale = makeScale("loss_scale");
+  Value *inverse = b.value(OpKind::Pow, {stepScale}, {{"exponent", -1.0}}, "loss_scale_inv");
   std::map<Value *, Value *> unscaled;
   std::vector<Value *> checked;
   for (const Output &out : m.outputs) {
@@ -187,6 +194,7 @@ llvm::Error LossScalingPass::run(Module &m) {
       m.rename(it->second, name);
       v = it->second;
     }
+  m.outputs.push_back({"loss_scale", stepScale});
   m.outputs.push_back({"found_inf", foundInf});
 
   // A step that overflowed keeps every parameter and state as it was.

@@ -27,8 +27,16 @@
 //      adam8bit  adam8bit_update {decoupled = true, block}: bitsandbytes'
 //                AdamW8bit, moments as u8 codes "<p>.adam_m_q", "<p>.adam_v_q"
 //                with one scale per block, "<p>.adam_m_scale", "<p>.adam_v_scale"
-//    Weight decay applies to every trainable parameter, as torch.optim with
-//    one parameter group. Adam's moments are "<p>.adam_m" and "<p>.adam_v".
+//    Weight decay applies to the parameters the rule of weightDecayParams
+//    picks, as nanoGPT's, Megatron-LM's and Hugging Face Trainer's two
+//    torch.optim parameter groups: `matrices` decays a parameter of 2 or
+//    more dims (weight matrices, embedding tables, LoRA's adapters) and not
+//    a bias or a norm weight (1-D) or a scalar; `all` decays every one. A
+//    parameter's own choice (Value::weightDecay, from @weight_decay or
+//    @no_weight_decay) overrides the rule. The shape is the one-device
+//    shape, so every layout decays the same parameters; one not decayed has
+//    `weight_decay = 0` on its update.
+//    Adam's moments are "<p>.adam_m" and "<p>.adam_v".
 //  - optimizer state is module params: init zeros (a zero state is the first
 //    step's, as torch's), frozen (no gradient, no update of its own), with the
 //    parameter's sharding (the scales of 8-bit Adam, one per block of the
@@ -84,6 +92,12 @@ std::string layerOf(const Value &p) {
 }
 
 std::string pathOf(const Value &p) { return p.path.empty() ? p.name : p.path; }
+
+/// Whether `p`'s update applies the weight decay (see the header).
+bool decays(const Value &p, WeightDecayParams rule) {
+  if (p.weightDecay) return *p.weightDecay;
+  return rule == WeightDecayParams::All || p.type.rank() >= 2;
+}
 
 class OptimizerLoweringPass : public Pass {
 public:
@@ -221,13 +235,14 @@ llvm::Error OptimizerLoweringPass::run(Module &m) {
     if (clipFactor) g = b.mul(g, as(clipFactor, g->type.dtype));
     const std::string name = p->name, path = pathOf(*p);
     TensorType like = p->type; // state has the parameter's shape and sharding
+    const double weightDecay = decays(*p, s.weightDecayParams) ? s.weightDecay : 0.0;
     if (s.kind == OptimizerKind::SGD && s.momentum == 0) {
-      Value *d = s.weightDecay > 0 ? b.add(g, b.scale(p, s.weightDecay)) : g;
+      Value *d = weightDecay > 0 ? b.add(g, b.scale(p, weightDecay)) : g;
       output(m, b.sub(p, b.mul(d, as(lr, p->type.dtype))), name, paramUpdateOutput(path));
     } else if (s.kind == OptimizerKind::SGD) {
       Value *buf = addState(m, *p, "momentum", like);
       Op *op = b.create(OpKind::SgdUpdate, {p, g, buf, lr},
-                        {{"momentum", s.momentum}, {"nesterov", s.nesterov}, {"weight_decay", s.weightDecay}});
+                        {{"momentum", s.momentum}, {"nesterov", s.nesterov}, {"weight_decay", weightDecay}});
       output(m, op->results[0], name, paramUpdateOutput(path));
       output(m, op->results[1], buf->name, stateUpdateOutput(buf->path, path));
     } else if (s.kind == OptimizerKind::Adam || s.kind == OptimizerKind::AdamW) {
@@ -236,7 +251,7 @@ llvm::Error OptimizerLoweringPass::run(Module &m) {
                         {{"beta1", s.beta1},
                          {"beta2", s.beta2},
                          {"eps", s.eps},
-                         {"weight_decay", s.weightDecay},
+                         {"weight_decay", weightDecay},
                          {"decoupled", s.kind == OptimizerKind::AdamW}});
       output(m, op->results[0], name, paramUpdateOutput(path));
       output(m, op->results[1], mom->name, stateUpdateOutput(mom->path, path));
@@ -252,7 +267,7 @@ llvm::Error OptimizerLoweringPass::run(Module &m) {
                         {{"beta1", s.beta1},
                          {"beta2", s.beta2},
                          {"eps", s.eps},
-                         {"weight_decay", s.weightDecay},
+                         {"weight_decay", weightDecay},
                          {"decoupled", true},
                          {"block", s.blockSize}});
       output(m, op->results[0], name, paramUpdateOutput(path));

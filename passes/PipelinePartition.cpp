@@ -52,6 +52,7 @@
 
 #include "llvm/ADT/STLExtras.h"
 #include "support/Error.h"
+#include "support/Plural.h"
 
 #include <functional>
 #include <map>
@@ -80,8 +81,8 @@ public:
     // Each stage holds at least one op; more stages than ops is a malformed
     // mesh, refused before the schedule's replay (whose cost grows with them).
     if (so.stages > int64_t(m.ops.size()))
-      return makeError("pp = " + std::to_string(so.stages) + " stages, but the step has " +
-                       std::to_string(m.ops.size()) + " ops to place on them");
+      return makeError("pp = " + counted(so.stages, "stage") + ", but the step has " +
+                       counted(int64_t(m.ops.size()), "op") + " to place on them");
     if (llvm::Error e = times.build(so)) return e;
     if (llvm::Error e = assignStages()) return e;
     copyParameterValues();

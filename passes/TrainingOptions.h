@@ -27,6 +27,9 @@ struct OptimizerOptions {
   double beta1 = 0.9, beta2 = 0.999;
   double eps = 1e-8;
   double weightDecay = 0.0;    // Adam: L2 in the gradient; AdamW: decoupled
+  /// The parameters weightDecay applies to, a parameter's own choice
+  /// (ir::Value::weightDecay) aside.
+  WeightDecayParams weightDecayParams = WeightDecayParams::Matrices;
   double momentum = 0.0;       // SGD
   bool nesterov = false;       // SGD
   int64_t warmup = 0;          // steps of linear warm-up
@@ -62,7 +65,7 @@ struct LoraOptions {
 
 /// The `fuse-attention` and `fuse-elementwise` passes.
 struct FusionOptions {
-  FusionPolicy policy = FusionPolicy::None;
+  FusionPolicy policy = kDefaultFusion;
   /// False: fuse-elementwise leaves the step as it is whatever the policy
   /// (`planc emit --emit=fusion` analyses the step it would fuse).
   bool elementwise = true;

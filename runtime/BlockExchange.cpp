@@ -2,6 +2,7 @@
 
 #include "runtime/BlockExchange.h"
 #include "runtime/ElementBits.h"
+#include "runtime/Plural.h"
 
 #include <algorithm>
 #include <cstring>
@@ -189,7 +190,7 @@ std::string planc::runtime::describeCollectiveCall(const CollectiveCall &c) {
   std::string s = std::string(spelling(c.kind)) + " " + spelling(c.type) + shapeText(c.shape);
   if (c.kind == CollectiveKind::AllReduce && c.op == ReduceOp::Max) s += " max";
   if (usesDim(c.kind)) s += " dim " + std::to_string(c.dim);
-  if (c.kind == CollectiveKind::AllGather) s += " (" + std::to_string(c.gatheredRows) + " rows)";
+  if (c.kind == CollectiveKind::AllGather) s += " (" + counted(c.gatheredRows, "row") + ")";
   if (c.kind == CollectiveKind::AllToAll)
     s += " split_dim " + std::to_string(c.splitDim) + " concat_dim " + std::to_string(c.concatDim);
   if (c.kind == CollectiveKind::Broadcast) s += " root " + std::to_string(c.root);
@@ -221,7 +222,7 @@ std::string planc::runtime::checkCollectiveCall(const CollectiveCall &c, int64_t
     if (!dimOk(c.dim)) return what + "dim " + std::to_string(c.dim) + " is not a dim of the block";
     int64_t most = n * c.shape[size_t(c.dim)];
     if (c.gatheredRows > most || c.gatheredRows < (most > 0 ? 1 : 0))
-      return what + "the result's " + std::to_string(c.gatheredRows) + " rows are not 1 to the " +
+      return what + "the result's " + counted(c.gatheredRows, "row") + " are not 1 to the " +
              std::to_string(most) + " the members' blocks hold";
     break;
   }

@@ -4,7 +4,9 @@
 #include "runtime/AtomicFile.h"
 #include "runtime/BlockCopy.h"
 #include "runtime/CheckpointIndex.h"
+#include "runtime/Plural.h"
 #include "runtime/ElementBits.h"
+#include "runtime/NameMap.h"
 #include "runtime/ReadFile.h"
 #include "runtime/Safetensors.h"
 
@@ -15,7 +17,8 @@
 #include <cstring>
 #include <filesystem>
 #include <iterator>
-#include <regex>
+#include <optional>
+#include <set>
 #include <system_error>
 
 using namespace planc::runtime;
@@ -113,6 +116,8 @@ Status planc::runtime::saveCheckpoint(const ExecutableModel &model, const uint8_
     nlohmann::json index = {{"format", "planc-checkpoint-2"}, {"plan", model.plan}, {"build", model.buildId},
                             {"step", stepsDone}, {"seed", seed}, {"ranks", model.ranks},
                             {"mesh", model.mesh}, {"tensors", tensorIndex(model)}};
+    // The name map the plan follows: `planc convert --to` writes its names.
+    if (!model.nameMap.empty()) index["names"] = nlohmann::json::parse(model.nameMap);
     indexed = writeFileAtomically((fs::path(folder) / kIndex).string(), index.dump(2) + "\n");
     if (!indexed.ok()) indexed = errorStatus(indexed.message() + keptNote);
   }
@@ -151,30 +156,18 @@ Block blockOf(const ExecParam &p) {
   return b;
 }
 
-/// Copies `t`, the whole tensor (or its transpose, with `transpose`), into
-/// the buffer of `p`: the rank's block of it, the padding of an uneven
-/// split zero; the dtype converted.
+/// Copies `t`, the whole tensor, into the buffer of `p`: the rank's block
+/// of it, the padding of an uneven split zero; the dtype converted.
 Status placeTensor(const ExecParam &p, const HostTensor &t, uint8_t *arena, const std::string &file,
-                   const std::string &name, bool transpose = false) {
+                   const std::string &name) {
   const std::vector<int64_t> &global = p.globalShape.empty() ? p.shape : p.globalShape;
-  std::vector<int64_t> want = global;
-  if (transpose && want.size() == 2) std::swap(want[0], want[1]);
-  if (t.shape != want || (transpose && want.size() != 2))
+  if (t.shape != global)
     return errorStatus("'" + file + "': tensor '" + name + "' has shape " + shapeText(t.shape) + ", but the plan's '" +
-                       p.name + "' is " + shapeText(global) + (transpose ? " (transposed: " + shapeText(want) + ")" : ""));
-  if ((!isFloat(t.type) || !isFloat(p.type)) && (t.type != p.type || transpose))
+                       p.name + "' is " + shapeText(global));
+  if ((!isFloat(t.type) || !isFloat(p.type)) && t.type != p.type)
     return errorStatus("'" + file + "': tensor '" + name + "' is " + spelling(t.type) + ", but the plan's '" + p.name +
                        "' is " + spelling(p.type));
   HostTensor whole = convertedTo(t, p.type);
-  if (transpose) {
-    const int64_t rows = t.shape[0], cols = t.shape[1];
-    const unsigned w = byteSize(p.type);
-    HostTensor turned{p.type, global, std::vector<uint8_t>(whole.bytes.size())};
-    for (int64_t r = 0; r < rows; ++r)
-      for (int64_t c = 0; c < cols; ++c)
-        std::memcpy(turned.bytes.data() + size_t(c * rows + r) * w, whole.bytes.data() + size_t(r * cols + c) * w, w);
-    whole = std::move(turned);
-  }
   uint8_t *dst = arena + p.offset;
   const Block to = blockOf(p);
   if (to.shape == global) {
@@ -220,161 +213,90 @@ Result<Resumed> planc::runtime::loadCheckpoint(const ExecutableModel &model, uin
 
 namespace {
 
-/// How a Hugging Face tensor becomes the plan's parameter.
-enum class HfTransform {
-  None,
-  Transpose,  // nn.Linear's [out, in] to the plan's [in, out]
-  QkvColumns, // GPT-2's c_attn columns [3, heads, d] to std.gpt's [heads, 3, d]
-  CropRows,   // GPT-2's position table [1024, h] to the plan's [seq, h]: its first rows
-};
-
-/// A Hugging Face name and the plan's parameters it may be
-/// (runtime/Checkpoint.h): `to` is a regular expression formatted with the
-/// name's groups ($1: the layer).
-struct HfRule {
-  const char *from, *to;
-  HfTransform transform;
-};
-const HfRule kLlamaRules[] = {
-    {R"(model\.embed_tokens\.weight)", R"((.*\.)?tok_embeddings\.weight)", HfTransform::None},
-    {R"(model\.layers\.(\d+)\.input_layernorm\.weight)", R"(blocks\.$1\.(.*\.)?attention_norm\.weight)", HfTransform::None},
-    {R"(model\.layers\.(\d+)\.post_attention_layernorm\.weight)", R"(blocks\.$1\.(.*\.)?ffn_norm\.weight)",
-     HfTransform::None},
-    {R"(model\.layers\.(\d+)\.self_attn\.([qkvo])_proj\.weight)", R"(blocks\.$1\.(.*\.)?w$2(\.weight)?)",
-     HfTransform::Transpose},
-    {R"(model\.layers\.(\d+)\.mlp\.gate_proj\.weight)", R"(blocks\.$1\.(.*\.)?w1(\.weight)?)", HfTransform::Transpose},
-    {R"(model\.layers\.(\d+)\.mlp\.up_proj\.weight)", R"(blocks\.$1\.(.*\.)?w3(\.weight)?)", HfTransform::Transpose},
-    {R"(model\.layers\.(\d+)\.mlp\.down_proj\.weight)", R"(blocks\.$1\.(.*\.)?w2(\.weight)?)", HfTransform::Transpose},
-    {R"(model\.norm\.weight)", R"(norm\.weight)", HfTransform::None},
-    {R"(lm_head\.weight)", R"(output\.weight)", HfTransform::Transpose},
-};
-// GPT-2 (GPT2LMHeadModel's names, with or without `transformer.`). Its
-// Conv1D weights are [in, out] as the plan's; lm_head is the tied wte and
-// is skipped, as the causal-mask buffers (attn.bias, attn.masked_bias) are.
-const HfRule kGpt2Rules[] = {
-    {R"((?:transformer\.)?wte\.weight)", R"((.*\.)?wte\.weight)", HfTransform::None},
-    {R"((?:transformer\.)?wpe\.weight)", R"((.*\.)?wpe\.weight)", HfTransform::CropRows},
-    {R"((?:transformer\.)?h\.(\d+)\.ln_([12])\.(weight|bias))", R"(blocks\.$1\.(.*\.)?ln_$2\.$3)", HfTransform::None},
-    {R"((?:transformer\.)?h\.(\d+)\.attn\.c_attn\.weight)", R"(blocks\.$1\.(.*\.)?w_qkv)", HfTransform::QkvColumns},
-    {R"((?:transformer\.)?h\.(\d+)\.attn\.c_attn\.bias)", R"(blocks\.$1\.(.*\.)?b_qkv)", HfTransform::QkvColumns},
-    {R"((?:transformer\.)?h\.(\d+)\.attn\.c_proj\.weight)", R"(blocks\.$1\.(.*\.)?w_o)", HfTransform::None},
-    {R"((?:transformer\.)?h\.(\d+)\.attn\.c_proj\.bias)", R"(blocks\.$1\.(.*\.)?b_o)", HfTransform::None},
-    {R"((?:transformer\.)?h\.(\d+)\.mlp\.c_fc\.weight)", R"(blocks\.$1\.(.*\.)?w_in)", HfTransform::None},
-    {R"((?:transformer\.)?h\.(\d+)\.mlp\.c_fc\.bias)", R"(blocks\.$1\.(.*\.)?b_in)", HfTransform::None},
-    {R"((?:transformer\.)?h\.(\d+)\.mlp\.c_proj\.weight)", R"(blocks\.$1\.(.*\.)?w_out)", HfTransform::None},
-    {R"((?:transformer\.)?h\.(\d+)\.mlp\.c_proj\.bias)", R"(blocks\.$1\.(.*\.)?b_out)", HfTransform::None},
-    {R"((?:transformer\.)?ln_f\.(weight|bias))", R"((.*\.)?ln_f\.$1)", HfTransform::None},
-};
-
-struct HfFamily {
-  const char *name;
-  const HfRule *rules;
-  size_t count;
-};
-const HfFamily kLlama{"Hugging Face Llama", kLlamaRules, std::size(kLlamaRules)};
-const HfFamily kGpt2{"Hugging Face GPT-2", kGpt2Rules, std::size(kGpt2Rules)};
-
-/// The family whose names the file has: Llama's model.layers.N, GPT-2's
-/// h.N (the plan's own names are blocks.N); none for the plan's names.
-const HfFamily *huggingFaceFamilyOf(const SafetensorsContents &c) {
-  static const std::regex gpt2(R"((transformer\.)?h\.\d+\..*)");
-  for (const auto &[name, t] : c.tensors) {
-    if (name.rfind("model.layers.", 0) == 0 || name == "model.embed_tokens.weight") return &kLlama;
-    if (std::regex_match(name, gpt2)) return &kGpt2;
-  }
+/// The first of `names` the file holds, or null.
+const HostTensor *findAny(const SafetensorsContents &c, const std::vector<std::string> &names, std::string *found) {
+  for (const std::string &n : names)
+    if (auto it = c.tensors.find(n); it != c.tensors.end()) {
+      if (found) *found = n;
+      return &it->second;
+    }
   return nullptr;
 }
 
-/// `t` as the rule makes it for `p` (a transpose is placeTensor's); an
-/// error when it cannot be made. `note` says what was cropped.
-Result<HostTensor> transformed(const HostTensor &t, const ExecParam &p, HfTransform how, const std::string &file,
-                               const std::string &name, std::string &note) {
-  const std::vector<int64_t> &global = p.globalShape.empty() ? p.shape : p.globalShape;
-  if (how == HfTransform::CropRows && t.shape.size() == 2 && global.size() == 2 && t.shape[1] == global[1] &&
-      t.shape[0] > global[0]) {
-    // The plan's context is shorter than the checkpoint's: its first rows,
-    // as nanoGPT's crop_block_size.
-    HostTensor out;
-    out.type = t.type;
-    out.shape = global;
-    out.bytes.assign(t.bytes.begin(), t.bytes.begin() + long(out.numel() * int64_t(byteSize(t.type))));
-    note += "; '" + name + "': its first " + std::to_string(global[0]) + " of " + std::to_string(t.shape[0]) + " rows";
-    return out;
-  }
-  if (how != HfTransform::QkvColumns) return t;
-  if (p.qkvHeads <= 0)
-    return errorStatus("'" + file + "': tensor '" + name + "' is GPT-2's c_attn ([3, heads, d] columns), but the plan's '" +
-                       p.name + "' is not std.gpt's attention weight of [heads, 3, d] columns (its head count is unknown)");
-  const int64_t cols = t.shape.empty() ? 0 : t.shape.back(), heads = p.qkvHeads;
-  if (t.shape != global || cols % (3 * heads) != 0 || !isFloat(t.type))
-    return errorStatus("'" + file + "': tensor '" + name + "' has shape " + shapeText(t.shape) + " (" +
-                       spelling(t.type) + "), but the plan's '" + p.name + "' is " + shapeText(global) + " with " +
-                       std::to_string(heads) + " heads");
-  const int64_t d = cols / (3 * heads), rows = t.numel() / std::max<int64_t>(cols, 1);
-  std::vector<double> in(size_t(t.numel())), out(in.size());
-  decodeBuffer(t.type, t.bytes.data(), in.size(), in.data());
-  for (int64_t r = 0; r < rows; ++r)
-    for (int64_t part = 0; part < 3; ++part)
-      for (int64_t n = 0; n < heads; ++n)
-        for (int64_t i = 0; i < d; ++i)
-          out[size_t(r * cols + (n * 3 + part) * d + i)] = in[size_t(r * cols + (part * heads + n) * d + i)];
-  HostTensor result;
-  result.type = ElementType::F64;
-  result.shape = t.shape;
-  result.bytes.resize(out.size() * sizeof(double));
-  encodeBuffer(ElementType::F64, out.data(), out.size(), result.bytes.data());
-  return result;
-}
+/// Loads a file by the plan's name map: each tensor the map names, onto
+/// this rank's parameter of that name if it has one.
+Status loadByNameMap(const ExecutableModel &model, const NameMap &map, const SafetensorsContents &c,
+                     uint8_t *arena, const std::string &file, std::string &summary) {
+  const std::string in = "--init-from: '" + file + "': ";
+  std::map<std::string, const NamedTensor *> byFile;
+  for (const NamedTensor &n : map.tensors)
+    for (const std::string &f : n.files) byFile[f] = &n;
+  std::map<std::string, const TiedTensor *> tiedByFile;
+  for (const TiedTensor &t : map.tied)
+    for (const std::string &f : t.files) tiedByFile[f] = &t;
+  std::set<std::string> ignored(map.ignored.begin(), map.ignored.end());
+  std::map<std::string, const ExecParam *> mine;
+  for (const ExecParam &p : model.params)
+    if (p.modelParam) mine[p.name] = &p;
 
-/// Loads a file of Hugging Face names by the family's map: every tensor the
-/// map knows onto the one model parameter it names; the others (rotary
-/// tables, mask buffers, a tied head) are skipped. Parameters it does not
-/// cover keep their values (LoRA's adapters); the log line says how many.
-Status loadHuggingFace(const ExecutableModel &model, const SafetensorsContents &c, const HfFamily &family,
-                       uint8_t *arena, const std::string &file, std::string &summary) {
-  std::vector<bool> loaded(model.params.size(), false);
-  size_t used = 0, skipped = 0;
+  // Names first: a file of another model says so by a name this map does
+  // not know, which is a clearer error than the shape it fails on first.
+  for (const auto &[name, t] : c.tensors)
+    if (!ignored.count(name) && !tiedByFile.count(name) && !byFile.count(name))
+      return errorStatus(in + "tensor '" + name + "' has no name in the plan's name map '" + map.name +
+                         "' (a tensor the map does not know is an error, not passed over: the file may be of "
+                         "another model, one with biases or layers this plan does not have)");
+
+  size_t used = 0, elsewhere = 0, skipped = 0;
   std::string notes;
+  std::set<std::string> loaded;
   for (const auto &[name, t] : c.tensors) {
-    const HfRule *rule = nullptr;
-    std::smatch m;
-    for (size_t r = 0; r < family.count; ++r)
-      if (std::regex_match(name, m, std::regex(family.rules[r].from))) {
-        rule = &family.rules[r];
-        break;
-      }
-    if (!rule) {
+    if (ignored.count(name)) {
       ++skipped;
       continue;
     }
-    const std::regex to(m.format(rule->to));
-    const ExecParam *target = nullptr;
-    size_t index = 0;
-    for (size_t i = 0; i < model.params.size(); ++i) {
-      const ExecParam &p = model.params[i];
-      if (!p.modelParam || !std::regex_match(p.name, to)) continue;
-      if (target)
-        return errorStatus("--init-from: '" + file + "': tensor '" + name + "' could be '" + target->name + "' or '" +
-                           p.name + "' of the plan");
-      target = &p;
-      index = i;
+    if (auto tied = tiedByFile.find(name); tied != tiedByFile.end()) {
+      // The plan has no parameter of its own for it: it must be the tensor
+      // it is tied to, or the plan would silently train another model.
+      const NamedTensor *to = nullptr;
+      for (const NamedTensor &n : map.tensors)
+        if (n.files[0] == tied->second->sameAs) to = &n;
+      std::string other;
+      const HostTensor *same = to ? findAny(c, to->files, &other) : nullptr;
+      if (same && (same->type != t.type || same->shape != t.shape || same->bytes != t.bytes))
+        return errorStatus(in + "tensor '" + name + "' differs from '" + other + "', but the plan ties it to '" +
+                           to->param + "' (declare a parameter of its own for it, an untied head)");
+      ++skipped;
+      continue;
     }
-    if (!target)
-      return errorStatus("--init-from: '" + file + "': tensor '" + name + "' (" + family.name +
-                         " names) has no parameter of the plan to go to (looked for one named like '" +
-                         m.format(rule->to) + "')");
-    Result<HostTensor> ready = transformed(t, *target, rule->transform, file, name, notes);
-    if (!ready.ok()) return errorStatus("--init-from: " + ready.error());
-    if (Status s = placeTensor(*target, *ready, arena, file, name, rule->transform == HfTransform::Transpose); !s.ok())
-      return errorStatus("--init-from: " + s.message());
-    loaded[index] = true;
+    auto named = byFile.find(name);
+    auto p = mine.find(named->second->param);
+    if (p == mine.end()) {
+      ++elsewhere; // a parameter of another pipeline stage
+      continue;
+    }
+    const ExecParam &param = *p->second;
+    const std::vector<int64_t> &global = param.globalShape.empty() ? param.shape : param.globalShape;
+    Result<HostTensor> ready = fromFileTensor(t, name, *named->second, global, notes);
+    if (!ready.ok()) return errorStatus(in + ready.error());
+    if (Status s = placeTensor(param, *ready, arena, file, name); !s.ok()) return errorStatus("--init-from: " + s.message());
+    loaded.insert(param.name);
     ++used;
   }
-  size_t kept = 0;
-  for (size_t i = 0; i < model.params.size(); ++i) kept += model.params[i].modelParam && !loaded[i];
-  summary = "loaded " + std::to_string(used) + " tensors of '" + file + "' by " + family.name + " names (" +
-            std::to_string(skipped) + " skipped" + notes + "); " + std::to_string(kept) +
-            " parameters keep their initial values";
+  // Every parameter of this rank the map names must have come from the file.
+  for (const NamedTensor &n : map.tensors)
+    if (mine.count(n.param) && !loaded.count(n.param))
+      return errorStatus(in + "no tensor '" + n.files[0] + "' (the plan's '" + n.param + "')");
+  std::string kept;
+  size_t keptCount = 0;
+  for (const auto &[name, p] : mine)
+    if (!loaded.count(name) && ++keptCount <= 3) kept += (kept.empty() ? " (" : ", ") + name;
+  if (keptCount > 3) kept += ", ...";
+  if (keptCount) kept += ")";
+  summary = "loaded " + counted(int64_t(used), "tensor") + " of '" + file + "' by the name map '" + map.name + "'" +
+            (elsewhere ? ", " + std::to_string(elsewhere) + " for the other pipeline stages" : "") +
+            (skipped ? ", " + std::to_string(skipped) + " passed over as tied or ignored" : "") + notes + "; " + counted(int64_t(keptCount), "parameter") +
+            (keptCount == 1 ? " keeps its initial values" : " keep their initial values") + kept;
   return Status::success();
 }
 
@@ -384,8 +306,40 @@ Status planc::runtime::loadInitialWeights(const ExecutableModel &model, uint8_t 
                                           std::string &summary) {
   Result<SafetensorsContents> contents = readSafetensors(file);
   if (!contents.ok()) return errorStatus("--init-from: " + contents.error());
-  if (const HfFamily *family = huggingFaceFamilyOf(*contents))
-    return loadHuggingFace(model, *contents, *family, arena, file, summary);
+  // The plan's own names (a file planc convert wrote), or the name map's:
+  // whichever names more of the file (GPT-2's wte.weight is both).
+  std::optional<NameMap> map;
+  if (!model.nameMap.empty()) {
+    Result<NameMap> read = nameMapFromJson(nlohmann::json::parse(model.nameMap));
+    if (!read.ok()) return errorStatus("--init-from: " + read.error());
+    map = std::move(*read);
+  }
+  // Counted over the whole model, so that every rank decides alike.
+  size_t own = 0, mapped = 0;
+  std::set<std::string> params;
+  for (const ExecProgram &program : model.programs)
+    for (const ExecParam &p : program.params)
+      if (p.modelParam) params.insert(p.name);
+  for (const ExecParam &p : model.params)
+    if (p.modelParam) params.insert(p.name);
+  for (const std::string &name : params) own += contents->tensors.count(name);
+  if (map) {
+    std::set<std::string> known(map->ignored.begin(), map->ignored.end());
+    for (const NamedTensor &n : map->tensors) known.insert(n.files.begin(), n.files.end());
+    for (const TiedTensor &t : map->tied) known.insert(t.files.begin(), t.files.end());
+    for (const auto &[name, t] : contents->tensors) mapped += known.count(name);
+  }
+  if (map && mapped > own) return loadByNameMap(model, *map, *contents, arena, file, summary);
+  const bool ownNames = own > 0;
+  if (!ownNames) {
+    std::string first = contents->tensors.empty() ? "" : contents->tensors.begin()->first;
+    return errorStatus("--init-from: '" + file + "' has no tensor named as a parameter of the plan (its first is '" +
+                       first + "')" +
+                       (model.nameMap.empty() ? "; a file of Hugging Face names loads through a name map the plan "
+                                                "follows: add `names = hf_llama` (or hf_qwen2, hf_gpt2, hf_neox) to "
+                                                "its train block and import std.hf"
+                                              : ""));
+  }
   summary = "loaded the parameters of '" + file + "'";
   for (const ExecParam &p : model.params) {
     if (!p.modelParam) continue;

@@ -72,43 +72,18 @@ struct Resumed {
 /// file.
 Result<Resumed> loadCheckpoint(const ExecutableModel &model, uint8_t *arena, const std::string &path);
 
-/// Loads the model parameters of a safetensors file (--init-from): by the
-/// plan's paths, every model parameter there with its shape; or, for a file
-/// of Hugging Face names (Llama's model.layers.N..., GPT-2's h.N...), by the
-/// name maps below. A dtype other than the buffer's is converted. Names the
-/// file and the tensor on errors; `summary` says what was loaded.
-///
-/// The Llama map (a plan built from std.nn and std.llama, named as
-/// examples/llama2-7b.plan; `*` any instance path), nn.Linear's [out, in]
-/// weights transposed:
-///
-///   model.embed_tokens.weight                        *tok_embeddings.weight
-///   model.layers.N.input_layernorm.weight            blocks.N.*attention_norm.weight
-///   model.layers.N.self_attn.{q,k,v,o}_proj.weight   blocks.N.*w{q,k,v,o}[.weight]   transposed
-///   model.layers.N.post_attention_layernorm.weight   blocks.N.*ffn_norm.weight
-///   model.layers.N.mlp.{gate,up,down}_proj.weight    blocks.N.*w{1,3,2}[.weight]     transposed
-///   model.norm.weight, lm_head.weight                norm.weight, output.weight (transposed)
-///
-/// The GPT-2 map (std.gpt, named as examples/gpt2-124m.plan; a
-/// `transformer.` prefix optional), Conv1D's [in, out] weights as they are:
-///
-///   wte.weight, wpe.weight                  *wte.weight, *wpe.weight (its first seq rows)
-///   h.N.ln_{1,2}.{weight,bias}              blocks.N.*ln_{1,2}.{weight,bias}
-///   h.N.attn.c_attn.{weight,bias}           blocks.N.*{w,b}_qkv   columns [3, heads, d] -> [heads, 3, d]
-///   h.N.attn.c_proj.{weight,bias}           blocks.N.*{w,b}_o
-///   h.N.mlp.c_fc.{weight,bias}              blocks.N.*{w,b}_in
-///   h.N.mlp.c_proj.{weight,bias}            blocks.N.*{w,b}_out
-///   ln_f.{weight,bias}                      *ln_f.{weight,bias}
-///
-/// c_attn's reordering needs the head count: the compiler reads it from the
-/// reshape std.gpt's attention splits the product with (ExecParam::qkvHeads);
-/// a parameter without one is an error, not a silent misordering.
-///
-/// Each must match exactly one parameter; tensors the maps do not know
-/// (rotary tables, GPT-2's mask buffers and tied lm_head) are skipped,
-/// parameters they do not reach (LoRA's adapters) keep their initial values.
-/// Rotary weights need no permutation: planc's rope turns the pairs
-/// (i, i + d/2), as the Hugging Face Llama checkpoints expect.
+/// Loads the model parameters of a safetensors file (--init-from) into
+/// this rank's blocks: by the plan's paths (a file `planc convert` wrote),
+/// every model parameter there with its shape; or by the name map the plan
+/// follows (`names = hf_llama`, ExecutableModel::nameMap), a file of
+/// Hugging Face names. Under a name map every rank takes the tensors of its
+/// own parameters and passes over the others' (another pipeline stage's);
+/// a tensor the map gives no parameter of the whole plan, and one it does
+/// not know at all, is an error, as is a named parameter of this rank
+/// missing from the file; a tied tensor (a head tied to the embedding) must
+/// equal the one it is tied to. A dtype other than the buffer's is
+/// converted. Errors name the file and the tensor; `summary` says what was
+/// loaded and which parameters keep their initial values (LoRA's adapters).
 Status loadInitialWeights(const ExecutableModel &model, uint8_t *arena, const std::string &file,
                           std::string &summary);
 

@@ -4,7 +4,9 @@
 #include "runtime/AtomicFile.h"
 #include "runtime/Checkpoint.h"
 #include "runtime/CheckpointIndex.h"
+#include "runtime/ReadFile.h"
 #include "runtime/Safetensors.h"
+#include "runtime/Plural.h"
 
 #include <nlohmann/json.hpp>
 
@@ -33,9 +35,10 @@ Status planc::runtime::exportCheckpoint(const std::string &checkpoint, const std
                                              {"build", index->build},
                                              {"step", std::to_string(index->step)},
                                              {"seed", std::to_string(index->seed)}};
+  if (!index->names.empty()) meta["names"] = nameMapJson(index->names).dump();
   if (Status s = writeSafetensors(file, tensors, meta); !s.ok()) return s;
-  summary = "wrote " + file + ": " + std::to_string(tensors.size()) + " tensors of plan '" + index->plan + "' after " +
-            std::to_string(index->step) + " steps, from " + index->folder;
+  summary = "wrote " + file + ": " + counted(int64_t(tensors.size()), "tensor") + " of plan '" + index->plan +
+            "' after " + counted(index->step, "step") + ", from " + index->folder;
   return Status::success();
 }
 
@@ -75,8 +78,59 @@ Status planc::runtime::importCheckpoint(const std::string &file, const std::stri
   nlohmann::json index = {{"format", "planc-checkpoint-2"}, {"plan", field("plan")}, {"build", field("build")},
                           {"step", step}, {"seed", seed}, {"ranks", 1}, {"mesh", {1, 1, 1, 1, 1}},
                           {"tensors", tensors}};
+  if (!field("names").empty()) {
+    nlohmann::json names = nlohmann::json::parse(field("names"), nullptr, /*allow_exceptions=*/false);
+    Result<NameMap> map = names.is_discarded() ? Result<NameMap>(errorStatus("not JSON")) : nameMapFromJson(names);
+    if (!map.ok()) return errorStatus("'" + file + "': its metadata's name map: " + map.error());
+    index["names"] = names;
+  }
   if (Status s = writeFileAtomically((fs::path(folder) / "index.json").string(), index.dump(2) + "\n"); !s.ok()) return s;
-  summary = "wrote " + folder + ": " + std::to_string(contents->tensors.size()) + " tensors of plan '" + field("plan") +
-            "' after " + std::to_string(step) + " steps, as one rank's checkpoint";
+  summary = "wrote " + folder + ": " + counted(int64_t(contents->tensors.size()), "tensor") + " of plan '" +
+            field("plan") + "' after " + counted(step, "step") + ", as one rank's checkpoint";
+  return Status::success();
+}
+
+Status planc::runtime::exportNamed(const std::string &checkpoint, const std::string &mapName, const std::string &file,
+                                   std::string &summary) {
+  Result<CheckpointIndex> index = readCheckpointIndex(checkpoint);
+  if (!index.ok()) return errorStatus(index.error());
+  const NameMap &map = index->names;
+  if (map.empty())
+    return errorStatus("'" + index->indexPath + "': plan '" + index->plan +
+                       "' follows no name map, so its checkpoints have no other names; add `names = " + mapName +
+                       "` to its train block (import std.hf), build it again and resume from this checkpoint");
+  if (!sameMapName(map.name, mapName))
+    return errorStatus("'" + index->indexPath + "': plan '" + index->plan + "' follows the name map '" + map.name +
+                       "', not '" + mapName + "'");
+  // config.json goes beside the file; one there already must be the same.
+  const fs::path config = fs::path(file).parent_path() / "config.json";
+  std::error_code ec;
+  if (!map.config.empty() && fs::exists(config, ec)) {
+    Result<std::string> old = readWholeFile(config.string());
+    if (!old.ok() || *old != map.config)
+      return errorStatus("'" + config.string() + "' exists and is another model's config; write into another folder");
+  }
+  CheckpointReader reader(*index);
+  HostTensorMap tensors;
+  for (const NamedTensor &n : map.tensors) {
+    auto t = index->tensors.find(n.param);
+    if (t == index->tensors.end())
+      return errorStatus("'" + index->indexPath + "' has no tensor '" + n.param + "' the name map names");
+    HostTensor whole = HostTensor::zeros(t->second.type, t->second.shape);
+    Block all{std::vector<int64_t>(t->second.shape.size(), 0), t->second.shape};
+    if (Status s = reader.read(n.param, all, t->second.type, 0, whole.bytes.data()); !s.ok()) return s;
+    Result<HostTensor> out = toFileTensor(whole, n);
+    if (!out.ok()) return errorStatus(out.error());
+    tensors.emplace(n.files[0], std::move(*out));
+  }
+  // transformers reads safetensors files whose metadata says "pt".
+  std::map<std::string, std::string> meta = {{"format", "pt"}, {"planc.plan", index->plan},
+                                             {"planc.step", std::to_string(index->step)}};
+  if (Status s = writeSafetensors(file, tensors, meta); !s.ok()) return s;
+  if (!map.config.empty())
+    if (Status s = writeFileAtomically(config.string(), map.config); !s.ok()) return s;
+  summary = "wrote " + file + ": " + std::to_string(tensors.size()) + " tensors of plan '" + index->plan + "' after " +
+            std::to_string(index->step) + " steps by the name map '" + map.name + "'" +
+            (map.config.empty() ? " (it declares no config family: no config.json)" : ", and " + config.string());
   return Status::success();
 }

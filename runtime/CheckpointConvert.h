@@ -26,6 +26,15 @@ Status exportCheckpoint(const std::string &checkpoint, const std::string &file, 
 /// DIR/step-<N> of one rank; `summary` says what.
 Status importCheckpoint(const std::string &file, const std::string &dir, std::string &summary);
 
+/// Writes the checkpoint at `checkpoint` into `file` under the names of the
+/// name map its plan follows (`mapName`, "hf-llama" or "hf_llama": the index
+/// records the map): every tensor the map names, whole, the map's steps
+/// applied (nn.Linear's transposes, GPT-2's column order), in the
+/// parameter's dtype, with the "pt" metadata transformers reads; and the
+/// map's config.json beside `file`. Optimizer states are left out.
+Status exportNamed(const std::string &checkpoint, const std::string &mapName, const std::string &file,
+                   std::string &summary);
+
 } // namespace planc::runtime
 
 #endif

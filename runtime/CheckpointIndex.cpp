@@ -2,6 +2,7 @@
 
 #include "runtime/CheckpointIndex.h"
 #include "runtime/ReadFile.h"
+#include "runtime/Plural.h"
 
 #include <nlohmann/json.hpp>
 
@@ -72,6 +73,11 @@ Result<CheckpointIndex> planc::runtime::readCheckpointIndex(const std::string &p
   index.step = j["step"].get<int64_t>();
   index.seed = j["seed"].get<uint64_t>();
   if (!j.contains("tensors") || !j["tensors"].is_object()) return bad("no tensors");
+  if (j.contains("names")) {
+    Result<NameMap> names = nameMapFromJson(j["names"]);
+    if (!names.ok()) return bad(names.error());
+    index.names = std::move(*names);
+  }
   static const std::regex kFileName(R"(rank-[0-9]{1,9}\.safetensors)");
   for (const auto &[name, t] : j["tensors"].items()) {
     CheckpointIndex::Tensor tensor;
@@ -163,6 +169,6 @@ Status CheckpointReader::read(const std::string &name, const Block &to, ElementT
   }
   if (have < need)
     return errorStatus("the files of '" + index.folder + "' hold " + std::to_string(have) + " of the " +
-                       std::to_string(need) + " elements of tensor '" + name + "' needed");
+                       counted(int64_t(need), "element") + " of tensor '" + name + "' needed");
   return Status::success();
 }

@@ -13,6 +13,7 @@
 
 #include "runtime/BlockCopy.h"
 #include "runtime/ElementType.h"
+#include "runtime/NameMap.h"
 #include "runtime/Safetensors.h"
 #include "runtime/Status.h"
 
@@ -41,6 +42,7 @@ struct CheckpointIndex {
   int64_t step = 0;
   uint64_t seed = 0;
   std::map<std::string, Tensor> tensors;
+  NameMap names; // the name map of the plan that wrote it (empty: none)
 };
 
 /// The index of the checkpoint at `path`: a step folder, or a checkpoint

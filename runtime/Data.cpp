@@ -4,6 +4,7 @@
 #include "runtime/ElementBits.h"
 #include "runtime/Philox.h"
 #include "runtime/ReadFile.h"
+#include "runtime/Plural.h"
 
 #include <algorithm>
 #include <array>
@@ -142,11 +143,11 @@ public:
     if (!bytes.ok()) return bytes.status();
     uint64_t size = bytes->size();
     if (size % width != 0)
-      return errorStatus(what + " is " + std::to_string(size) + " bytes, not a whole number of " +
+      return errorStatus(what + " is " + counted(int64_t(size), "byte") + ", not a whole number of " +
                          spelling(spec.tokenDType) + " tokens (truncated?)");
     uint64_t tokens = size / width;
     if (tokens < uint64_t(shape.seq) + 1)
-      return errorStatus(what + " has " + std::to_string(tokens) + " tokens; a sequence of " +
+      return errorStatus(what + " has " + counted(int64_t(tokens), "token") + "; a sequence of " +
                          std::to_string(shape.seq) + " with its shifted targets needs at least " +
                          std::to_string(shape.seq + 1));
     auto source = std::unique_ptr<FileSource>(new FileSource(shape, seed));

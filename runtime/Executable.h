@@ -5,7 +5,7 @@
 // one arena, and a description of that arena -- this file's ExecutableModel
 // -- passed to runExecutable(), which is the whole program around the step:
 //
-//   parse the options (`./model --help`)
+//   parse the options (`./model --help`, ExecutableOptions.h)
 //   allocate the arena: one block of exactly arenaBytes (the ledger's
 //     figure for this rank, printed beside it)
 //   initialise every parameter and optimizer state as the interpreter does
@@ -56,10 +56,6 @@ struct ExecParam {
   ParamInit init = ParamInit::Zeros;
   double stddev = 0;
   bool modelParam = true;      // a parameter of the model, frozen or not (false: optimizer state)
-  /// A fused q, k, v weight or bias of std.gpt's attention (columns laid
-  /// out [heads, 3, d]): its head count, which --init-from needs to reorder
-  /// a Hugging Face GPT-2 c_attn ([3, heads, d]); 0 for any other.
-  int64_t qkvHeads = 0;
   /// Where each rank of the program holds its block in the global tensor
   /// (per dim, the first global index), in the order of ExecProgram::ranks;
   /// a block may reach past the global shape (the zero padding of an uneven
@@ -170,8 +166,16 @@ struct ExecutableModel {
   int64_t checkpointEvery = 0; // 0: none
   std::string checkpointDir = "ckpt";
   int64_t checkpointKeep = 0;  // 0: all
+  /// The name map the plan follows (runtime/NameMap.h) as JSON; "" when it
+  /// follows none. --init-from reads files of its names, checkpoints record it.
+  std::string nameMap;
   double flopsPerStep = 0;     // the model's FLOPs of one step (forward, backward, update)
   double peakFlops = 0;        // the device's, for MFU; 0: not known
+  /// The cost model's step at build time (docs/cost.md) and what it assumed
+  /// ("defaults for CPUs"); 0: none (a plan for another device). A run far
+  /// slower says so and why (SlowStep.h).
+  double predictedStepSeconds = 0;
+  std::string predictionBasis;
   /// Runs the training step on the arena; `drawSeed` keys dropout's masks.
   StepFunction step = nullptr;
   /// Sets the threads of the kernels (OpenMP, BLAS); null: not settable.

@@ -2,6 +2,7 @@
 
 #include "runtime/InProcessCommunicator.h"
 #include "runtime/BlockExchange.h"
+#include "runtime/Plural.h"
 
 #include <algorithm>
 #include <cstring>
@@ -125,11 +126,11 @@ struct InProcessWorld::State {
   /// of its channel, or queues it.
   Request startMessage(int64_t rank, bool isSend, int64_t peer, int64_t tag, const void *send, void *recv,
                        uint64_t bytes, std::string &error) {
-    std::string what = std::string(isSend ? "send of " : "recv of ") + std::to_string(bytes) + " bytes " +
+    std::string what = std::string(isSend ? "send of " : "recv of ") + counted(int64_t(bytes), "byte") + " " +
                        (isSend ? "to" : "from") + " rank " + std::to_string(peer) + ", tag " + std::to_string(tag);
     if (peer < 0 || peer >= ranks) {
       error = "rank " + std::to_string(rank) + " starts a " + what + ", which is not one of the world's " +
-              std::to_string(ranks) + " ranks";
+              counted(ranks, "rank");
       return 0;
     }
     if (bytes > 0 && !(isSend ? send : recv)) {
@@ -161,8 +162,8 @@ struct InProcessWorld::State {
     Request sendRequest = isSend ? r : half.request, recvRequest = isSend ? half.request : r;
     std::string failure;
     if (sent != expected)
-      failure = "rank " + std::to_string(std::get<0>(channel)) + " sends " + std::to_string(sent) +
-                " bytes to rank " + std::to_string(std::get<1>(channel)) + " with tag " + std::to_string(tag) +
+      failure = "rank " + std::to_string(std::get<0>(channel)) + " sends " + counted(int64_t(sent), "byte") +
+                " to rank " + std::to_string(std::get<1>(channel)) + " with tag " + std::to_string(tag) +
                 ", which receives " + std::to_string(expected);
     else if (sent > 0)
       std::memmove(to, from, size_t(sent));
@@ -238,7 +239,7 @@ int64_t InProcessWorld::size() const { return state->ranks; }
 Communicator &InProcessWorld::rank(int64_t r) {
   if (r < 0 || r >= state->ranks)
     throw std::out_of_range("rank " + std::to_string(r) + " of an in-process world of " +
-                            std::to_string(state->ranks) + " ranks");
+                            counted(state->ranks, "rank"));
   return *state->communicators[size_t(r)];
 }
 

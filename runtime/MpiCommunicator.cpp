@@ -2,6 +2,7 @@
 
 #include "runtime/MpiCommunicator.h"
 #include "runtime/BlockExchange.h"
+#include "runtime/Plural.h"
 
 // The C interface only: MPI's deprecated C++ bindings would need their own library.
 #define OMPI_SKIP_MPICXX 1
@@ -115,7 +116,7 @@ struct MpiCommunicator::State {
       int count = 0;
       MPI_Get_count(&status, MPI_BYTE, &count);
       if (uint64_t(count) != p.bytes) {
-        error = p.description + ": the message has " + std::to_string(count) + " bytes";
+        error = p.description + ": the message has " + counted(count, "byte");
         return false;
       }
       return true;
@@ -184,8 +185,8 @@ Result<std::unique_ptr<MpiCommunicator>> MpiCommunicator::create(const MeshRanks
   s->rank = r;
   s->size = n;
   if (n != mesh.ranks())
-    return errorStatus("the plan's mesh (" + mesh.describe() + ") has " + std::to_string(mesh.ranks()) +
-                       " ranks, but MPI started " + std::to_string(n) + "; launch it with mpirun -np " +
+    return errorStatus("the plan's mesh (" + mesh.describe() + ") has " + counted(mesh.ranks(), "rank") +
+                       ", but MPI started " + std::to_string(n) + "; launch it with mpirun -np " +
                        std::to_string(mesh.ranks()));
   int *ub = nullptr, found = 0;
   MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &found);
@@ -251,7 +252,7 @@ Request MpiCommunicator::start(const CollectiveCall &call, const void *send, voi
 
 Request MpiCommunicator::send(int64_t peer, int64_t tag, const void *data, uint64_t bytes, std::string &error) {
   if (peer < 0 || peer >= state->size || tag < 0 || tag > state->tagUpperBound || bytes > uint64_t(INT32_MAX)) {
-    error = "send of " + std::to_string(bytes) + " bytes to rank " + std::to_string(peer) + ", tag " +
+    error = "send of " + counted(int64_t(bytes), "byte") + " to rank " + std::to_string(peer) + ", tag " +
             std::to_string(tag) + ": the peer, the tag or the size is out of MPI's range";
     return 0;
   }
@@ -260,7 +261,7 @@ Request MpiCommunicator::send(int64_t peer, int64_t tag, const void *data, uint6
   t.data.assign(static_cast<const uint8_t *>(data), static_cast<const uint8_t *>(data) + bytes);
   int rc = MPI_Isend(t.data.data(), int(bytes), MPI_BYTE, int(peer), int(tag), MPI_COMM_WORLD, &t.request);
   if (rc != MPI_SUCCESS) {
-    error = "send of " + std::to_string(bytes) + " bytes to rank " + std::to_string(peer) + ": " + mpiError(rc);
+    error = "send of " + counted(int64_t(bytes), "byte") + " to rank " + std::to_string(peer) + ": " + mpiError(rc);
     return 0;
   }
   state->sends.push_back(std::move(t));
@@ -272,7 +273,7 @@ Request MpiCommunicator::recv(int64_t peer, int64_t tag, void *data, uint64_t by
   Pending p;
   p.kind = Pending::Kind::Recv;
   p.bytes = bytes;
-  p.description = "recv of " + std::to_string(bytes) + " bytes from rank " + std::to_string(peer) + ", tag " +
+  p.description = "recv of " + counted(int64_t(bytes), "byte") + " from rank " + std::to_string(peer) + ", tag " +
                   std::to_string(tag);
   if (peer < 0 || peer >= state->size || tag < 0 || tag > state->tagUpperBound || bytes > uint64_t(INT32_MAX)) {
     error = p.description + ": the peer, the tag or the size is out of MPI's range";

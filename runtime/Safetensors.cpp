@@ -11,6 +11,7 @@
 #include "runtime/Safetensors.h"
 #include "runtime/AtomicFile.h"
 #include "runtime/ReadFile.h"
+#include "runtime/Plural.h"
 
 #include <nlohmann/json.hpp>
 
@@ -84,7 +85,7 @@ Status planc::runtime::serializeSafetensors(std::ostream &os, const HostTensorMa
   for (const auto &[name, t] : tensors) {
     uint64_t bytes = t.byteSize();
     if (t.bytes.size() != bytes)
-      return errorStatus("tensor '" + name + "' holds " + std::to_string(t.bytes.size()) + " bytes, but " +
+      return errorStatus("tensor '" + name + "' holds " + counted(int64_t(t.bytes.size()), "byte") + ", but " +
                          spelling(t.type) + shapeText(t.shape) + " takes " + std::to_string(bytes));
     header[name] = {{"dtype", safetensorsDTypeName(t.type)},
                     {"shape", t.shape},
@@ -128,14 +129,14 @@ public:
 
   Result<SafetensorsContents> read() {
     if (bytes.size() < 8)
-      return bad("the file is " + std::to_string(bytes.size()) +
-                 " bytes, too short for the 8-byte header length (truncated?)");
+      return bad("the file is " + counted(int64_t(bytes.size()), "byte") +
+                 ", too short for the 8-byte header length (truncated?)");
     uint64_t headerLength = readLittleEndian(reinterpret_cast<const unsigned char *>(bytes.data()), 8);
     if (headerLength > kMaxSafetensorsHeader)
       return bad("the header length " + std::to_string(headerLength) + " is over the limit of " +
                  std::to_string(kMaxSafetensorsHeader) + " bytes (corrupt?)");
     if (headerLength > bytes.size() - 8)
-      return bad("the header is " + std::to_string(headerLength) + " bytes but the file has only " +
+      return bad("the header is " + counted(int64_t(headerLength), "byte") + " but the file has only " +
                  std::to_string(bytes.size() - 8) + " after the length (truncated?)");
     std::string_view headerText = bytes.substr(8, headerLength);
     data = bytes.substr(8 + headerLength);
@@ -228,8 +229,8 @@ private:
     e.end = (*offsets)[1].get<uint64_t>();
     if (e.begin > e.end) return bad(what + " has data_offsets that end before they begin");
     if (e.end - e.begin != expected)
-      return bad(what + " is " + safetensorsDTypeName(e.type) + shapeText(e.shape) + ", " + std::to_string(expected) +
-                 " bytes, but its data_offsets span " + std::to_string(e.end - e.begin));
+      return bad(what + " is " + safetensorsDTypeName(e.type) + shapeText(e.shape) + ", " + counted(int64_t(expected), "byte") +
+                 ", but its data_offsets span " + std::to_string(e.end - e.begin));
     if (e.end > data.size())
       return bad(what + " ends at byte " + std::to_string(e.end) + " of the data, which has only " +
                  std::to_string(data.size()) + " (truncated?)");
@@ -250,7 +251,7 @@ private:
       at = e.end;
     }
     if (at != data.size())
-      return bad("the file has " + std::to_string(data.size() - at) + " bytes after the last tensor's data");
+      return bad("the file has " + counted(int64_t(data.size() - at), "byte") + " after the last tensor's data");
     return Status::success();
   }
 

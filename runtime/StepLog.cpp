@@ -1,6 +1,7 @@
 //===- runtime/StepLog.cpp - formatting the per-step line ----------------===//
 
 #include "runtime/StepLog.h"
+#include "runtime/Plural.h"
 
 #include <cstdio>
 
@@ -15,5 +16,5 @@ std::string planc::runtime::formatStepLine(const StepRecord &r) {
   }
   std::snprintf(buf, sizeof buf, "  %.2f s", r.seconds);
   line += buf;
-  return line + "  " + std::to_string(r.tokens) + " tokens";
+  return line + "  " + counted(r.tokens, "token");
 }

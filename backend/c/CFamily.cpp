@@ -4,6 +4,7 @@
 
 #include "ir/Printer.h"
 #include "ir/ops/OpSupport.h"
+#include "support/Plural.h"
 
 #include <cmath>
 #include <cstdio>
@@ -264,8 +265,8 @@ std::string backend::makeElementwiseKernel(OpKind kind, const AttrMap &attrs, co
     f = owned.get();
   }
   if (!f) return "no formula";
-  if (inputs.size() != f->inputs) return "takes " + std::to_string(f->inputs) + " operands";
-  if (extraOutputs.size() + 1 != f->results.size()) return "gives " + std::to_string(f->results.size()) + " results";
+  if (inputs.size() != f->inputs) return "takes " + counted(int64_t(f->inputs), "operand");
+  if (extraOutputs.size() + 1 != f->results.size()) return "gives " + counted(int64_t(f->results.size()), "result");
   for (const KernelBuffer &b : extraOutputs) {
     if (!hasGeneratedStores(b.dtype)) return std::string("dtype ") + spelling(b.dtype) + " has no generated stores yet";
     if (b.shape != output.shape) return "results of different shapes";

@@ -8,6 +8,9 @@
 #include "ir/Mesh.h"
 #include "ir/MeshLayout.h"
 #include "support/Error.h"
+#include "support/Plural.h"
+
+#include <nlohmann/json.hpp>
 
 #include "llvm/Support/Format.h"
 #include "llvm/Support/SHA1.h"
@@ -93,7 +96,7 @@ std::string dataKind(runtime::DataSpec::Kind k) {
 
 /// "pipeline stage 0 (rank 0)" / "pipeline stage 1 (ranks 2, 3)".
 std::string rankClassOf(const exec::RankProgram &p) {
-  std::string s = "pipeline stage " + std::to_string(p.stage) + (p.ranks.size() == 1 ? " (rank " : " (ranks ");
+  std::string s = "pipeline stage " + std::to_string(p.stage) + " (" + pluralOf(int64_t(p.ranks.size()), "rank") + " ";
   for (size_t i = 0; i < p.ranks.size(); ++i) s += (i ? ", " : "") + std::to_string(p.ranks[i]);
   return s + ")";
 }
@@ -275,42 +278,7 @@ std::string missingKernels(const exec::RankProgram &program, const std::vector<b
                  "): " + chosen[i].reason;
   }
   if (!count) return "";
-  return std::to_string(count) + " step" + (count == 1 ? "" : "s") + ":" + missing + (count > 10 ? "\n  ..." : "");
-}
-
-/// std.gpt's fused q, k, v parameter (`w_qkv` [h, 3h], `b_qkv` [3h], columns
-/// [heads, 3, d]): its head count, read from the reshape that splits its
-/// product into [.., heads, 3d] (through a cast, the matmul, the bias add
-/// or a fused chain of adds, and LoRA's branch); 0 for any other
-/// parameter, or when no such reshape is found. --init-from needs it to
-/// reorder GPT-2's c_attn (runtime/Checkpoint.h).
-int64_t qkvHeadsOf(const ir::Value *param, const std::map<const ir::Value *, std::vector<const ir::Op *>> &users) {
-  llvm::StringRef name = param->path.empty() ? llvm::StringRef(param->name) : llvm::StringRef(param->path);
-  if (!name.endswith("w_qkv") && !name.endswith("b_qkv")) return 0;
-  if (param->type.shape.empty()) return 0;
-  const int64_t cols = param->type.shape.back();
-  std::vector<const ir::Value *> frontier{param};
-  for (int depth = 0; depth < 6 && !frontier.empty(); ++depth) {
-    std::vector<const ir::Value *> next;
-    for (const ir::Value *v : frontier) {
-      auto it = users.find(v);
-      if (it == users.end()) continue;
-      for (const ir::Op *op : it->second) {
-        if (op->kind == ir::OpKind::Reshape) {
-          const Shape &r = op->results[0]->type.shape;
-          if (r.size() >= 2 && r[r.size() - 2] * r.back() == cols && r.back() % 3 == 0) return r[r.size() - 2];
-          continue;
-        }
-        bool passes = op->kind == ir::OpKind::Cast || op->kind == ir::OpKind::MatMul || op->kind == ir::OpKind::Add ||
-                      op->kind == ir::OpKind::FusedElementwise;
-        if (passes && op->results.size() == 1 && !op->results[0]->type.shape.empty() &&
-            op->results[0]->type.shape.back() == cols)
-          next.push_back(op->results[0]);
-      }
-    }
-    frontier = std::move(next);
-  }
-  return 0;
+  return counted(int64_t(count), "step") + ":" + missing + (count > 10 ? "\n  ..." : "");
 }
 
 /// The parameters, inputs and outputs of `program` as statements filling
@@ -323,9 +291,6 @@ llvm::Error renderProgramModel(const ir::Module &placed, const exec::ExecutionPl
   const MeshLayout mesh(plan.mesh);
   std::map<std::string, const ir::Value *> paramsByName;
   for (const ir::Value *p : placed.params) paramsByName[p->name] = p;
-  std::map<const ir::Value *, std::vector<const ir::Op *>> users;
-  for (const auto &op : placed.ops)
-    for (const ir::Value *v : op->operands) users[v].push_back(op.get());
   std::map<std::string, bool> updated; // paths with an update output: their frozen params are optimizer state
   for (const ir::Output &o : placed.outputs)
     if (o.isUpdate()) updated[o.path] = true;
@@ -362,8 +327,7 @@ llvm::Error renderProgramModel(const ir::Module &placed, const exec::ExecutionPl
       os << "    p.params.push_back({" << cString(b.path.empty() ? initKey : b.path) << ", " << cString(initKey)
          << ", " << b.offset << "ull, ElementType::" << elementTypeName(b.type().dtype) << ", " << ints(b.local())
          << ", " << ints(b.type().shape) << ", " << cString(toString(b.type().sharding)) << ", ParamInit::" << init
-         << ", " << backend::floatLiteral(p->initStd, true) << ", " << (state ? "false" : "true") << ", "
-         << (state ? 0 : qkvHeadsOf(p, users)) << ", " << offsets << "});\n";
+         << ", " << backend::floatLiteral(p->initStd, true) << ", " << (state ? "false" : "true") << ", " << offsets << "});\n";
       paramIndexByPath[b.path.empty() ? initKey : b.path] = paramCount++;
     } else if (b.role == exec::BufferRole::Input) {
       const std::string &v = b.value();
@@ -488,7 +452,7 @@ llvm::Error cpu::emitCpuProgram(const ir::Module &placed, const exec::ExecutionP
   for (unsigned a = 0; a < kNumMeshAxes; ++a)
     if (plan.mesh[size_t(a)] > 1) os << " " << spelling(MeshAxis(a)) << "=" << plan.mesh[size_t(a)];
   if (oneRank) os << " one device";
-  else os << " (" << mesh.numRanks() << " ranks, one process each under MPI)";
+  else os << " (" << counted(mesh.numRanks(), "rank") << ", one process each under MPI)";
   os << ".\n";
   for (const exec::RankProgram &program : plan.programs) {
     os << "// Rank class: " << rankClassOf(program);
@@ -498,8 +462,9 @@ llvm::Error cpu::emitCpuProgram(const ir::Module &placed, const exec::ExecutionP
       for (unsigned a = 0; a < kNumMeshAxes; ++a)
         if (plan.mesh[size_t(a)] > 1) os << " " << spelling(MeshAxis(a)) << "=" << c[size_t(a)];
     }
-    os << ".\n//   Arena: " << program.arenaSize << " bytes, every buffer at a fixed offset in it; "
-       << program.steps.size() << " steps, " << program.buffers.size() << " buffers.\n";
+    os << ".\n//   Arena: " << counted(int64_t(program.arenaSize), "byte") << ", every buffer at a fixed offset in it; "
+       << counted(int64_t(program.steps.size()), "step") << ", " << counted(int64_t(program.buffers.size()), "buffer")
+       << ".\n";
   }
   os << "// Build: c++ -std=c++17 -O3 -fopenmp with the planc runtime, OpenBLAS and MPI (planc build does it).\n\n";
   os << kernelsText;
@@ -577,8 +542,15 @@ llvm::Error cpu::emitCpuProgram(const ir::Module &placed, const exec::ExecutionP
   os << "  m.checkpointEvery = " << settings.checkpointEvery << ";\n";
   os << "  m.checkpointDir = " << cString(settings.checkpointDir) << ";\n";
   os << "  m.checkpointKeep = " << settings.checkpointKeep << ";\n";
+  if (!settings.names.empty()) os << "  m.nameMap = " << cString(runtime::nameMapJson(settings.names).dump()) << ";\n";
   os << "  m.flopsPerStep = " << backend::floatLiteral(settings.flopsPerStep, true) << ";\n";
   os << "  m.peakFlops = " << backend::floatLiteral(settings.peakFlops, true) << ";\n";
+  os << "  m.predictedStepSeconds = " << backend::floatLiteral(settings.predictedStepSeconds, true) << "; // ";
+  if (settings.predictedStepSeconds > 0)
+    os << llvm::format("%g", settings.predictedStepSeconds) << " s, the step planc check predicts\n";
+  else
+    os << "none: the plan's device is not a CPU\n";
+  os << "  m.predictionBasis = " << cString(settings.predictionBasis) << ";\n";
   if (inference) renderInferenceModel(*inference, os);
   os << "  m.setThreads = planc_set_threads;\n";
   os << "  m.setCoordinates = planc_set_coordinates;\n";

@@ -36,6 +36,7 @@
 #include "exec/ExecutionPlan.h"
 #include "ir/IR.h"
 #include "runtime/Data.h"
+#include "runtime/NameMap.h"
 
 #include "llvm/Support/Error.h"
 #include "llvm/Support/raw_ostream.h"
@@ -56,10 +57,15 @@ struct CpuProgramSettings {
   int64_t checkpointKeep = 0;
   double flopsPerStep = 0;         // the model's, for MFU
   double peakFlops = 0;            // the device's for the compute dtype; 0: unknown
+  double predictedStepSeconds = 0; // the cost model's step on the plan's CPU; 0: none (another device)
+  std::string predictionBasis;     // its calibration ("defaults for CPUs")
   std::vector<uint64_t> ledgerBytes; // the memory plan's arena of each stage (what `planc check` prints)
   /// backend::RenderOptions::foldProducers: a plan with a fusion policy
   /// other than `none`.
   bool foldProducers = false;
+  /// The name map the plan follows (train.names), resolved against the
+  /// model: --init-from and the checkpoints' index use it.
+  runtime::NameMap names;
 };
 
 /// Writes the translation unit of every program of `plan`.

@@ -11,6 +11,7 @@
 #include "runtime/ElementBits.h"
 #include "runtime/InProcessCommunicator.h"
 #include "support/Error.h"
+#include "support/Plural.h"
 
 #include <algorithm>
 #include <cstring>
@@ -342,7 +343,7 @@ struct PlanInterpreter::State {
 
   llvm::Error load(const RankTensorMaps &feeds, exec::BufferRole role) {
     if (int64_t(feeds.size()) != mesh.numRanks())
-      return makeError("feeds for " + std::to_string(feeds.size()) + " ranks, but the mesh has " +
+      return makeError("feeds for " + counted(int64_t(feeds.size()), "rank") + ", but the mesh has " +
                        std::to_string(mesh.numRanks()));
     for (RankRun &r : ranks) {
       if (!r.program) continue;

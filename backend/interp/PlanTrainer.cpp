@@ -15,6 +15,7 @@
 #include "llvm/Support/Format.h"
 #include "llvm/Support/Path.h"
 #include "support/Error.h"
+#include "support/Plural.h"
 
 #include <nlohmann/json.hpp>
 
@@ -115,7 +116,7 @@ std::string describeMesh(const MeshLayout &mesh) {
   std::string s = "mesh";
   for (MeshAxis a : {MeshAxis::DP, MeshAxis::PP, MeshAxis::TP, MeshAxis::CP, MeshAxis::EP})
     if (mesh.size(a) > 1) s += " " + std::string(spelling(a)) + "=" + std::to_string(mesh.size(a));
-  return s + " (" + std::to_string(mesh.numRanks()) + " ranks)";
+  return s + " (" + counted(mesh.numRanks(), "rank") + ")";
 }
 
 } // namespace
@@ -175,16 +176,16 @@ llvm::Expected<TrainLoopResult> interp::trainPlan(const Module &placed, const ex
   if (log) {
     const int64_t dp = mesh.size(MeshAxis::DP), rows = io.tokens->type.shape[0] / dp;
     *log << "training " << placed.name << " on the interpreter (" << spelling(floatType) << "): " << numParams
-         << " parameters, " << describeMesh(mesh) << ", " << microBatches
-         << (microBatches == 1 ? " micro-batch of " : " micro-batches of ") << rows << (rows == 1 ? " row" : " rows")
-         << (dp > 1 ? " per dp rank, " : ", ") << data.describe() << ", " << options.steps
-         << (options.steps == 1 ? " step\n" : " steps\n");
+         << " parameters, " << describeMesh(mesh) << ", " << counted(microBatches, "micro-batch") << " of "
+         << counted(rows, "row") << (dp > 1 ? " per dp rank, " : ", ") << data.describe() << ", "
+         << counted(options.steps, "step") << "\n";
     log->flush();
   }
 
   nlohmann::json record = {{"model", placed.name}, {"dtype", spelling(floatType)}, {"seed", options.seed},
                            {"steps", options.steps}, {"tokens_per_step", result.tokensPerStep},
                            {"loss", nlohmann::json::array()}, {"lr", nlohmann::json::array()}};
+  ir::RankTensorMaps lastOutputs; // the dump's final parameters are the last step's updates
   for (int64_t step = 0; step < options.steps; ++step) {
     auto start = std::chrono::steady_clock::now();
     runtime::Result<runtime::Batch> batch = data.batch(step);
@@ -235,6 +236,7 @@ llvm::Expected<TrainLoopResult> interp::trainPlan(const Module &placed, const ex
       record["loss"].push_back(loss);
       record["lr"].push_back(io.hasLr ? nlohmann::json(lr) : nlohmann::json());
       if (llvm::Error e = dump.text("losses.json", record.dump(2) + "\n")) return e;
+      lastOutputs = std::move(*outputs);
     }
     if (log) {
       double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -245,6 +247,23 @@ llvm::Expected<TrainLoopResult> interp::trainPlan(const Module &placed, const ex
     }
     if (!std::isfinite(loss))
       return makeError("the loss is " + number(loss) + " at step " + std::to_string(step) + "; training stopped");
+  }
+  if (dump.enabled() && !lastOutputs.empty()) {
+    // A parameter without an update (frozen) keeps its initial value.
+    TensorMap final;
+    for (const Value *p : io.modelParams) {
+      const Output *update = placed.outputFor(OutputRole::ParamUpdate, pathOf(p));
+      if (!update) {
+        final[pathOf(p)] = initial.at(p->name);
+        continue;
+      }
+      std::vector<Tensor> blocks;
+      for (const TensorMap &rank : lastOutputs) blocks.push_back(rank.at(update->name));
+      auto whole = assembleFromRanks(blocks, update->value->type, mesh);
+      if (!whole) return llvm::joinErrors(makeError("update '" + update->name + "':"), whole.takeError());
+      final[pathOf(p)] = std::move(*whole);
+    }
+    if (llvm::Error e = dump.tensors("final.safetensors", final, meta)) return e;
   }
   return result;
 }

@@ -30,6 +30,8 @@
 //                             blocks, before clipping)
 //   losses.json               {"model", "dtype", "seed", "steps", "loss": [...], "lr": [...]}
 //                             rewritten after every step
+//   final.safetensors         the model's parameters after the last step, by
+//                             path (assembled from the ranks' updates)
 //
 // The dump needs the gradients kept to the end of the step
 // (CompileOptions::reportGradients), which the plan must have been built with.

@@ -8,8 +8,10 @@ row (the large budget keeps the fixes out: only the plan's own ledger and cost
 are wanted), printed as a markdown table: the model states of the largest
 stage, the activations and the arena at the peak, whether that fits the
 device, the bytes the busiest rank sends per step, the FLOPs recompute adds
-and the pipeline bubble. The rows run side by side. scripts/gen-docs.py runs
-it; the planc on PATH answers.
+and the pipeline bubble. The rows run side by side. They are the unfused
+layer the notes count (`--fusion=none`: the s x s scores stored, selective
+recompute recomputing them), but for the last, planc's default: flash
+attention. scripts/gen-docs.py runs it; the planc on PATH answers.
 """
 import concurrent.futures
 import json
@@ -33,10 +35,15 @@ ROWS += [
     ('dp = 2 × pp = 4, zero 1, 1F1B, recompute selective', ['parallel.mesh=mesh(dp = 2, pp = 4)', 'parallel.zero=1']),
 ]
 THE_PLAN = 'dp = 8, zero 3, recompute selective'
+FLASH = 'dp = 8, zero 3, flash attention (the default fusion), recompute none'
+ROWS += [(FLASH, ['parallel.recompute=none'])]
 
 
-def measure(sets):
-    args = ['planc', 'check', PLAN, '--json', '--budget', '100000GiB']
+def measure(label_sets):
+    label, sets = label_sets
+    args = ['planc', 'check', PLAN, '--json', '--budget', '100000GiB', '-w']
+    if label != FLASH:
+        args += ['--fusion=none']
     for s in sets:
         args += ['--set', s]
     return json.loads(subprocess.run(args, check=True, stdout=subprocess.PIPE, text=True).stdout)
@@ -59,7 +66,7 @@ def row(label, j):
 
 def main():
     with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
-        results = list(pool.map(measure, [sets for _, sets in ROWS]))
+        results = list(pool.map(measure, ROWS))
     print('| plan | model states GiB | activations GiB | arena GiB | fits %d GiB | sent GiB/step '
           '| recompute PFLOP | bubble |' % DEVICE_GIB)
     print('|---|---|---|---|---|---|---|---|')

@@ -6,8 +6,10 @@
 
 Each measurement is one `planc check --json` of the plan on one device with
 ZeRO and data parallelism off and a budget large enough that no fixes are
-searched (ONE_DEVICE below). scripts/gen-docs.py runs it; the planc on PATH
-answers.
+searched (ONE_DEVICE below). The recompute columns are the unfused layer the
+notes count (`--fusion=none`: the s x s scores stored); the last column is
+planc's default, flash attention. scripts/gen-docs.py runs it; the planc on
+PATH answers.
 """
 import concurrent.futures
 import json
@@ -20,8 +22,8 @@ ONE_DEVICE = ['cluster.nodes=1', 'cluster.gpus_per_node=1', 'parallel.mesh=mesh(
 GIB = 2**30
 
 
-def measure(sets, dims=()):
-    args = ['planc', 'check', PLAN, '--json', '--budget', '1000GiB']
+def measure(sets, dims=(), fusion='none'):
+    args = ['planc', 'check', PLAN, '--json', '--budget', '1000GiB', '-w', '--fusion=' + fusion]
     for s in ONE_DEVICE + sets:
         args += ['--set', s]
     for d in dims:
@@ -46,20 +48,23 @@ def states():
 
 
 def activations():
-    cases = [(s, b, r) for s in (1024, 2048, 4096) for b in (1, 4) for r in ('none', 'selective', 'full')]
+    # (recompute, fusion) per column: the unfused layer's three, then flash
+    # attention without recompute.
+    columns = [('none', 'none'), ('selective', 'none'), ('full', 'none'), ('none', 'aggressive')]
+    cases = [(s, b, c) for s in (1024, 2048, 4096) for b in (1, 4) for c in columns]
     with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
         results = list(pool.map(lambda c: measure(['train.micro_batch=%d' % c[1], 'train.global_batch=%d' % c[1],
-                                                   'parallel.recompute=%s' % c[2]], ['seq=%d' % c[0]]), cases))
+                                                   'parallel.recompute=%s' % c[2][0]], ['seq=%d' % c[0]],
+                                                  fusion=c[2][1]), cases))
     cell = {}
-    for (s, b, r), j in zip(cases, results):
+    for (s, b, c), j in zip(cases, results):
         peak = j['stages'][j['peak_stage']]
-        cell[s, b, r] = (peak['at_peak']['activations'] / GIB, j['peak_arena_bytes'] / GIB)
-    print('| s × b | none: activations / arena | selective | full |')
-    print('|---|---|---|---|')
+        cell[s, b, c] = (peak['at_peak']['activations'] / GIB, j['peak_arena_bytes'] / GIB)
+    print('| s × b | none: activations / arena | selective | full | flash attention (the default), none |')
+    print('|---|---|---|---|---|')
     for s in (1024, 2048, 4096):
         for b in (1, 4):
-            print('| %d × %d | %s |' % (s, b, ' | '.join('%.1f / %.1f' % cell[s, b, r]
-                                                       for r in ('none', 'selective', 'full'))))
+            print('| %d × %d | %s |' % (s, b, ' | '.join('%.1f / %.1f' % cell[s, b, c] for c in columns)))
 
 
 if __name__ == '__main__':

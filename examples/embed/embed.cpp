@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "frontend/Frontend.h"
+#include "support/Plural.h"
 
 #include "llvm/Support/raw_ostream.h"
 
@@ -34,12 +35,12 @@ int main(int argc, char **argv) {
   planc::Compilation c(options);
   c.setDiagnosticOutput(llvm::errs(), /*json=*/false, /*colors=*/false);
   if (!c.loadString("inline.plan", kPlan) || !c.check()) {
-    llvm::errs() << "the plan has " << c.getDiagnostics().getNumErrors() << " error(s)\n";
+    llvm::errs() << "the plan has " << planc::counted(c.getDiagnostics().getNumErrors(), "error") << "\n";
     return 1;
   }
   const planc::ModelInfo &m = c.getModel();
-  llvm::outs() << "model " << m.name << ": " << m.totalParams() << " parameters in " << m.params.size()
-               << " tensors\n";
+  llvm::outs() << "model " << m.name << ": " << planc::counted(int64_t(m.totalParams()), "parameter") << " in "
+               << planc::counted(int64_t(m.params.size()), "tensor") << "\n";
   for (const planc::ParamInfo &p : m.params)
     llvm::outs() << "  " << p.path << " " << p.dtype << planc::formatShape(p.shape) << "\n";
   return 0;

@@ -248,20 +248,38 @@ FlashDims dimsOf(const Op &op) {
   return f;
 }
 
-// Every score is computed (masked ones too, as the unfused matmuls count
-// them: the FLOPs of the model, not of a kernel that skips the masked
-// half): q k^T and P v, 2 FLOPs a multiply-add, and softmax's 5 per score.
-double flopsFlash(const Op &op) {
-  FlashDims f = dimsOf(op);
-  double scores = double(f.rows()) * double(f.s) * double(f.t);
-  return scores * (2.0 * double(f.d) + 2.0 * double(f.e) + 5.0);
+// The FLOPs of the chain the op replaces, so that fusing attention leaves
+// the model's FLOPs (and MFU) as they were: every score is computed (masked
+// ones too, as the unfused matmuls count them: the FLOPs of the model, not of
+// a kernel that skips the masked half), 2 FLOPs a multiply-add. Per score,
+// forward: q k^T (2d), the scale (1, when not 1) and the mask (1) as the
+// elementwise ops count them, softmax (5), the dropout (3, when p > 0) and
+// P v (2e).
+double chainFlopsPerScore(const Op &op) {
+  FlashAttrs a = readAttrs(op.attrs);
+  return (a.scale != 1 ? 1.0 : 0.0) + (a.causal ? 1.0 : 0.0) + (a.p > 0 ? 3.0 : 0.0);
 }
 
-// Backward recomputes q k^T and the probabilities, then dv, dP, dq and dk.
+double scoresOf(const FlashDims &f) { return double(f.rows()) * double(f.s) * double(f.t); }
+
+double flopsFlash(const Op &op) {
+  FlashDims f = dimsOf(op);
+  return scoresOf(f) * (2.0 * double(f.d) + 2.0 * double(f.e) + 5.0 + chainFlopsPerScore(op));
+}
+
+// Backward recomputes the forward up to the probabilities (q k^T, scale,
+// mask, softmax, dropout), then computes what the unfused backward does:
+// dv and dP (2e each), softmax's gradient (4), the gradients of the dropout,
+// mask and scale, dq and dk (2d each).
+double recomputedFlopsFlashGrad(const Op &op) {
+  FlashDims f = dimsOf(op);
+  return scoresOf(f) * (2.0 * double(f.d) + 5.0 + chainFlopsPerScore(op));
+}
+
 double flopsFlashGrad(const Op &op) {
   FlashDims f = dimsOf(op);
-  double scores = double(f.rows()) * double(f.s) * double(f.t);
-  return scores * (2.0 * double(f.d) * 3.0 + 2.0 * double(f.e) * 2.0 + 5.0);
+  double gradients = 4.0 * double(f.e) + 4.0 + chainFlopsPerScore(op) + 4.0 * double(f.d);
+  return scoresOf(f) * gradients + recomputedFlopsFlashGrad(op);
 }
 
 /// Batch dims are one label across every operand and result (heads split
@@ -300,6 +318,7 @@ std::optional<DimLabels> labelsFlash(const Op &op) {
 void ir::registerFlashAttentionOps(OpDef *t) {
   define(t, OpKind::FlashAttention, inferFlash, evalFlash, gradFlash, flopsFlash);
   define(t, OpKind::FlashAttentionGrad, inferFlashGrad, evalFlashGrad, nullptr, flopsFlashGrad);
+  t[unsigned(OpKind::FlashAttentionGrad)].recomputedFlops = recomputedFlopsFlashGrad;
   declare(t, OpKind::FlashAttention, 0, labelsFlash);
   declare(t, OpKind::FlashAttentionGrad, 0, labelsFlash);
 }

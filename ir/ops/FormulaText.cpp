@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ir/ops/Formula.h"
+#include "support/Plural.h"
 
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringExtras.h"
@@ -97,7 +98,7 @@ std::string ir::parseFormulaText(llvm::StringRef text, Formula &out) {
     }
     unsigned want = *op == FormulaOp::Input ? 1 : arity(*op);
     if (words.size() != want + 1)
-      return where + ": " + spelling(*op) + " takes " + std::to_string(want) + " operand" + (want == 1 ? "" : "s");
+      return where + ": " + spelling(*op) + " takes " + counted(want, "operand");
     std::vector<int> args;
     for (size_t k = 1; k < words.size(); ++k) {
       unsigned long long v;

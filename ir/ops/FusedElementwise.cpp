@@ -16,6 +16,7 @@
 #include "ir/ops/DimRule.h"
 #include "ir/ops/Formula.h"
 #include "ir/ops/OpSupport.h"
+#include "support/Plural.h"
 
 using namespace planc;
 using namespace planc::ir;
@@ -35,7 +36,7 @@ std::string inferFused(llvm::ArrayRef<TensorType> ops, const AttrMap &attrs, std
   Formula f;
   if (std::string e = readFormula(attrs, f); !e.empty()) return e;
   if (ops.size() != f.inputs)
-    return "the formula reads " + std::to_string(f.inputs) + " operands, the op has " + std::to_string(ops.size());
+    return "the formula reads " + counted(int64_t(f.inputs), "operand") + ", the op has " + std::to_string(ops.size());
   AttrReader at(attrs);
   DType dtype = at.getDType("dtype");
   if (!at.ok()) return at.error;
@@ -56,8 +57,30 @@ void evalFused(EvalContext &, const Op &op, llvm::ArrayRef<const Tensor *> in, l
   evalFormula(f, {}, in, out[0]);
 }
 
-// One FLOP per arithmetic node and element (inputs and constants are free).
+// What its members count (`ops`, written by fuse-elementwise), so that
+// fusing a chain leaves the step's FLOPs, and MFU, as they were: every
+// member's result has the group's type, so each member's count is its count
+// for the fused op's elements. Without `ops` (written by hand): one FLOP per
+// arithmetic node and element (inputs and constants are free).
 double flopsFused(const Op &op) {
+  auto ops = op.attrs.find("ops");
+  const std::string *names = ops == op.attrs.end() ? nullptr : std::get_if<std::string>(&ops->second);
+  if (names && !names->empty()) {
+    double sum = 0;
+    bool known = true;
+    llvm::SmallVector<llvm::StringRef, 8> parts;
+    llvm::StringRef(*names).split(parts, ',');
+    for (llvm::StringRef name : parts) {
+      std::optional<OpKind> kind = parseOpKind(name.trim());
+      const OpDef *def = kind && *kind != OpKind::FusedElementwise ? &opDef(*kind) : nullptr;
+      if (!def || !def->flops) {
+        known = false;
+        break;
+      }
+      sum += def->flops(op);
+    }
+    if (known) return sum;
+  }
   Formula f;
   readFormula(op.attrs, f);
   double nodes = 0;

@@ -1,6 +1,7 @@
 //===- ir/ops/OpSupport.cpp - what the op families share ------------------===//
 
 #include "ir/ops/OpSupport.h"
+#include "support/Plural.h"
 
 #include <numeric>
 
@@ -75,7 +76,7 @@ DType AttrReader::getDType(llvm::StringRef name, std::optional<DType> otherwise)
 
 std::string ir::checkArity(llvm::ArrayRef<TensorType> operands, size_t n) {
   if (operands.size() == n) return "";
-  return "expects " + std::to_string(n) + " operand" + (n == 1 ? "" : "s") + ", got " + std::to_string(operands.size());
+  return "expects " + counted(int64_t(n), "operand") + ", got " + std::to_string(operands.size());
 }
 
 std::string ir::checkFloat(llvm::ArrayRef<TensorType> operands, size_t i) {

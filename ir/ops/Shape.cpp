@@ -12,6 +12,7 @@
 
 #include "ir/ops/DimRule.h"
 #include "ir/ops/OpSupport.h"
+#include "support/Plural.h"
 
 #include <algorithm>
 
@@ -60,8 +61,8 @@ std::string inferReshape(llvm::ArrayRef<TensorType> ops, const AttrMap &attrs, s
     if (known == 0 || n % known) return "cannot reshape " + toString(ops[0].shape) + " to " + toString(shape);
     shape[inferred] = n / known;
   } else if (known != n) {
-    return "cannot reshape " + toString(ops[0].shape) + " (" + std::to_string(n) + " elements) to " + toString(shape) +
-           " (" + std::to_string(known) + ")";
+    return "cannot reshape " + toString(ops[0].shape) + " (" + counted(n, "element") + ") to " + toString(shape) +
+           " (" + counted(known, "element") + ")";
   }
   res = {TensorType(shape, ops[0].dtype)};
   return "";
@@ -87,7 +88,7 @@ std::string permOf(const AttrMap &attrs, size_t rank, std::vector<int64_t> &perm
   perm = at.getInts("perm");
   if (!at.ok()) return at.error;
   if (perm.size() != rank)
-    return "perm has " + std::to_string(perm.size()) + " entries for an operand of rank " + std::to_string(rank);
+    return "perm has " + counted(int64_t(perm.size()), "entry") + " for an operand of rank " + std::to_string(rank);
   std::vector<bool> seen(rank, false);
   for (int64_t &p : perm) {
     std::optional<int64_t> n = normalizeDim(p, rank);

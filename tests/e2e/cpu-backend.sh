@@ -195,9 +195,10 @@ expect 2 "option --temperature takes a number >= 0" ./gpt --temperature -1
 expect 2 "build needs an output file" "$PLANC" build "$ROOT/examples/tiny-gpt.plan"
 
 echo "=== init-from"
-# The same numbers under the plan's names and under Hugging Face Llama's (nn.Linear's weights
-# transposed, a rotary table the map skips) start the same run, and likewise for GPT-2's names;
-# a tensor of the wrong shape is an error naming it. One script writes both families' files.
+# The same numbers under the plan's names and under Hugging Face Llama's (the plan follows std.hf's
+# hf_llama: nn.Linear's weights transposed, a rotary table the map ignores) start the same run,
+# and likewise for GPT-2's names (hf_gpt2); a tensor of the wrong shape is an error naming it.
+# One script writes both families' files. (tests/e2e/hf-weights.sh: every layout, the way back.)
 "$PY" - <<'PY' || fail "init-from: the script that writes the safetensors files failed"
 import json, struct
 import numpy as np
@@ -277,18 +278,18 @@ PY
 ./llama --init-from hf-names.safetensors --steps 3 --metrics hf.jsonl >init-hf.log 2>&1 ||
   fail "init-from: $(tail -3 init-hf.log)"
 cmp -s <(cut -d, -f1-2 ours.jsonl) <(cut -d, -f1-2 hf.jsonl) || fail "init-from: Hugging Face names train another model"
-grep -q "loaded 21 tensors of 'hf-names.safetensors' by Hugging Face Llama names (1 skipped); 0 parameters keep" \
+grep -q "loaded 21 tensors of 'hf-names.safetensors' by the name map 'hf_llama', 1 passed over as tied or ignored; 0 parameters keep" \
   init-hf.log || fail "init-from: $(grep loaded init-hf.log)"
-expect 1 "tensor 'model.layers.1.self_attn.k_proj.weight' has shape [64, 64], but the plan's 'blocks.1.llama_attention.wk'" \
+expect 1 "tensor 'model.layers.1.self_attn.k_proj.weight' has shape [64, 64], but the plan's 'blocks.1.llama_attention.wk' is [64, 32] (the file's [32, 64], transposed)" \
   ./llama --init-from hf-bad.safetensors --steps 1
 ./gpt --init-from gpt-ours.safetensors --steps 3 --sample 0 --metrics gpt-ours.jsonl >init-gpt-ours.log 2>&1 ||
   fail "init-from: $(tail -3 init-gpt-ours.log)"
 ./gpt --init-from gpt-hf.safetensors --steps 3 --sample 0 --metrics gpt-hf.jsonl >init-gpt-hf.log 2>&1 ||
   fail "init-from: $(tail -3 init-gpt-hf.log)"
 cmp -s <(cut -d, -f1-2 gpt-ours.jsonl) <(cut -d, -f1-2 gpt-hf.jsonl) || fail "init-from: GPT-2 names train another model"
-grep -q "loaded 28 tensors of 'gpt-hf.safetensors' by Hugging Face GPT-2 names (3 skipped; 'transformer.wpe.weight': its first 64 of 128 rows); 0 parameters keep" \
+grep -q "loaded 28 tensors of 'gpt-hf.safetensors' by the name map 'hf_gpt2', 3 passed over as tied or ignored; 'transformer.wpe.weight': its first 64 of 128 rows; 0 parameters keep" \
   init-gpt-hf.log || fail "init-from: $(grep loaded init-gpt-hf.log)"
-expect 1 "tensor 'transformer.h.1.attn.c_attn.weight' has shape [64, 128] (f32), but the plan's 'blocks.1.attention.w_qkv' is [64, 192] with 4 heads" \
+expect 1 "tensor 'transformer.h.1.attn.c_attn.weight' has shape [64, 128], but the plan's 'blocks.1.attention.w_qkv' is [64, 192]" \
   ./gpt --init-from gpt-hf-bad.safetensors --steps 1
 
 echo "=== hostile"

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # The interpreter's training step on tiny-gpt equals PyTorch's in f64 (see torch_reference.py): the
-# step-0 loss and every gradient within 1e-6 relative, and 5 AdamW steps of losses within 1e-6,
-# in three cases of the same model, and the compiled executable (compiled, below) within 1e-4:
+# step-0 loss and every gradient within 1e-6 relative, and 5 AdamW steps of losses and the
+# parameters after them within 1e-6, in four cases of the same model, and the compiled executable
+# (compiled, below: its losses and the parameters of its last checkpoint) within 1e-4:
 #
-#   plan          the plan as written: one micro-batch of 4 rows per step, one device
+#   plan          the plan as written: one micro-batch of 4 rows per step, one device; weight decay
+#                 on the tensors of 2 or more dims only (planc's default, nanoGPT's parameter groups)
+#   decay-all     the same with weight_decay_params = all: weight decay on every tensor, one group
 #   accumulate    global_batch 16 in micro-batches of 4 on dp = 1: 4 micro-batches accumulated
 #   dp2-pp2       the same batch on mesh(dp = 2, pp = 2) (4 devices): 2 micro-batches per dp rank
 #                 through a 2-stage pipeline, the dp ranks' gradients all-reduced
@@ -51,6 +54,7 @@ run_case() {
 
 batch=(--set train.global_batch=16 --set train.micro_batch=4)
 run_case plan
+run_case decay-all --set train.optimizer.weight_decay_params=all
 run_case accumulate "${batch[@]}"
 run_case dp2-pp2 "${batch[@]}" --set 'parallel.mesh=mesh(dp = 2, pp = 2)' --set cluster.gpus_per_node=4
 # The executable planc build makes (f32) against torch (f64): 50 AdamW steps.

@@ -16,11 +16,23 @@ way the plan's schedule does, and checks:
             and decay as planc's lr_schedule documents them, global-norm
             clipping as torch.nn.utils.clip_grad_norm_): every loss within
             1e-6 and every step's learning rate within 1e-12
+  the end   every parameter after the N steps (planc's final.safetensors)
+            within 1e-6, relative as above
+
+The weight decay goes where the plan's weight_decay_params says, as nanoGPT's
+configure_optimizers groups the parameters: `matrices` (planc's default), one
+group of the tensors of 2 or more dims with the plan's weight_decay and one of
+the rest (biases, layernorm weights) with none; `all`, every tensor in one
+group with the weight decay. Over a few steps the choice moves the losses
+less than their tolerance, but the layernorm weights (ones, and shrunk by
+lr x weight_decay per step where decayed) by far more than theirs: the final
+parameters are what tells the two rules apart.
 
 With --compiled, the executable `planc build` made of the same plan (f32)
 trains the same steps on the same batches from the same seed, and its losses
 must equal torch's within 1e-4 relative (COMPILED_TOL: f32 against f64 over
-the run).
+the run); so must every parameter of the checkpoint it writes after the last
+step.
 
 One step is the whole global batch (train.global_batch rows, the rows of the
 dumped batch-<step>.safetensors) cut into m = global_batch / (micro_batch x dp)
@@ -61,6 +73,7 @@ import torch.nn.functional as F
 
 GRAD_TOL = 1e-6
 LOSS_TOL = 1e-6
+PARAM_TOL = 1e-6
 LR_TOL = 1e-12
 COMPILED_TOL = 1e-4
 LAYERNORM_EPS = 1e-5  # std.nn's layernorm default
@@ -102,6 +115,7 @@ def read_safetensors(path):
 # ---------------------------------------------------------------------------
 
 MESH_AXES = ('dp', 'tp', 'pp', 'cp', 'ep')
+WEIGHT_DECAY_PARAMS = ('matrices', 'all')
 
 
 class CannotRun(Exception):
@@ -164,6 +178,10 @@ def apply_override(s, option):
         s['micro_batches'] = int(m.group(1)) if m else 0
     elif key == 'train.optimizer.decay':
         s['decay'] = value
+    elif key == 'train.optimizer.weight_decay_params':
+        if value not in WEIGHT_DECAY_PARAMS:
+            raise CannotRun('--set %s=%s: not one of %s' % (key, value, ', '.join(WEIGHT_DECAY_PARAMS)))
+        s['weight_decay_params'] = value
     elif key == 'train.optimizer.betas':
         m = re.fullmatch(r'\(\s*([-+0-9.eE]+)\s*,\s*([-+0-9.eE]+)\s*\)', value)
         if not m:
@@ -182,6 +200,11 @@ def plan_settings(path, overrides=()):
     s['betas'] = (float(betas.group(1)), float(betas.group(2))) if betas else (0.9, 0.999)
     s['eps'] = setting(text, 'eps', 1e-8)
     s['weight_decay'] = setting(text, 'weight_decay', 0.0)
+    rule = re.search(r'\bweight_decay_params\s*=\s*(\w+)', text)
+    s['weight_decay_params'] = rule.group(1) if rule else 'matrices'
+    if s['weight_decay_params'] not in WEIGHT_DECAY_PARAMS:
+        raise CannotRun('weight_decay_params = %s is not one of %s'
+                        % (s['weight_decay_params'], ', '.join(WEIGHT_DECAY_PARAMS)))
     s['warmup'] = setting(text, 'warmup', 0, int)
     s['min_lr'] = setting(text, 'min_lr', 0.0)
     s['steps'] = setting(text, 'steps', cast=int)
@@ -226,6 +249,48 @@ def derive_batch(s):
         raise CannotRun('global_batch %d is not divisible by micro_batch x dp = %d x %d'
                          % (s['global_batch'], s['micro_batch'], s['dp']))
     s['m'] = s['global_batch'] // rows
+
+
+def parameter_groups(P, s):
+    """torch.optim's groups as the plan's weight_decay_params decays them (nanoGPT's
+    configure_optimizers for `matrices`: dim >= 2 decayed, the rest not)."""
+    names = sorted(P)
+    if s['weight_decay_params'] == 'all':
+        return [{'params': [P[k] for k in names], 'weight_decay': s['weight_decay']}]
+    return [{'params': [P[k] for k in names if P[k].dim() >= 2], 'weight_decay': s['weight_decay']},
+            {'params': [P[k] for k in names if P[k].dim() < 2], 'weight_decay': 0.0}]
+
+
+def decided(name, s):
+    """The elements of parameter `name` that its gradient decides: all but the keys' third of
+    b_qkv. A bias on the keys adds q . b_k to every score of a query, which softmax ignores, so its
+    gradient is 0 but for rounding; Adam divides that noise by its own size and moves each such
+    element by up to lr a step, differently in f32 and f64 (verify leaves such elements out too)."""
+    if not name.endswith('attention.b_qkv'):
+        return slice(None)
+    d = s['hidden'] // s['heads']
+    columns = np.arange(3 * s['hidden']).reshape(s['heads'], 3, d)  # [heads, 3, d], as forward() reads it
+    return np.concatenate([columns[:, 0].ravel(), columns[:, 2].ravel()])
+
+
+def compare_params(label, got, P, s, tolerance, failures):
+    """Every parameter of `got` (name -> array) against torch's; returns (worst difference, name)."""
+    worst = (0.0, '')
+    for name in sorted(P):
+        if name not in got:
+            failures.append('%s: no parameter %s' % (label, name))
+            continue
+        want = P[name].detach().numpy()
+        if got[name].shape != want.shape:
+            failures.append('%s: %s has shape %s, torch\'s %s' % (label, name, list(got[name].shape), list(want.shape)))
+            continue
+        keep = decided(name, s)
+        rel = relative(got[name].astype(np.float64)[keep], want[keep])
+        worst = max(worst, (rel, name))
+        if rel > tolerance:
+            failures.append('%s: %s differs by %.3g relative' % (label, name, rel))
+    print('%s: %d parameters compared, largest relative difference %.3g (%s)' % (label, len(P), worst[0], worst[1]))
+    return worst
 
 
 def learning_rate(s, step):
@@ -325,7 +390,8 @@ def main():
     ap.add_argument('--set', action='append', default=[], metavar='KEY=VALUE',
                     help='a setting override passed to planc and applied to this reading of the plan (repeatable)')
     ap.add_argument('--case', default='', help='the name the PASS/FAIL line gives this run')
-    ap.add_argument('--compiled', help='an executable planc build made of the plan: its losses are compared too')
+    ap.add_argument('--compiled',
+                    help='an executable planc build made of the plan: its losses and final parameters are compared too')
     args = ap.parse_args()
     case = args.case or os.path.basename(args.plan)
 
@@ -362,7 +428,10 @@ def main():
     planc_losses, planc_lrs = logged['loss'], logged.get('lr', [])
 
     params = [P[k] for k in sorted(P)]
-    opt = torch.optim.AdamW(params, lr=s['lr'], betas=s['betas'], eps=s['eps'], weight_decay=s['weight_decay'])
+    opt = torch.optim.AdamW(parameter_groups(P, s), lr=s['lr'], betas=s['betas'], eps=s['eps'])
+    print('torch: weight decay %g on %s of %d tensors (weight_decay_params = %s)'
+          % (s['weight_decay'], ', '.join('%d' % len(g['params']) for g in opt.param_groups if g['weight_decay'] > 0)
+             or 'none', len(params), s['weight_decay_params']))
     failures = []
     torch_losses = []
     rel_loss0, worst_grad = 0.0, (0.0, '')
@@ -404,13 +473,18 @@ def main():
     if len(planc_losses) != args.steps or len(planc_lrs) != args.steps:
         failures.append('planc logged %d losses and %d learning rates for %d steps'
                         % (len(planc_losses), len(planc_lrs), args.steps))
+    final = os.path.join(dump, 'final.safetensors')
+    worst_param = compare_params('parameters after %d steps' % args.steps,
+                                 read_safetensors(final) if os.path.exists(final) else {}, P, s, PARAM_TOL, failures)
 
-    worst_compiled = None
+    worst_compiled = worst_compiled_param = None
     if args.compiled:
         metrics = os.path.join(work, 'compiled.jsonl')
         if os.path.exists(metrics):
             os.remove(metrics)
-        cmd = [args.compiled, '--steps', str(args.steps), '--metrics', metrics, '--log-every', '10', '--sample', '0']
+        checkpoints = os.path.join(work, 'compiled-ckpt')
+        cmd = [args.compiled, '--steps', str(args.steps), '--metrics', metrics, '--log-every', '10', '--sample', '0',
+               '--checkpoint-every', str(args.steps), '--checkpoint-dir', checkpoints]
         print('$ ' + ' '.join(cmd), flush=True)
         ran = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True,
                              errors='replace')
@@ -428,18 +502,24 @@ def main():
                                 % (step, a, float(b), rel))
         print('compiled (f32) against torch (f64): largest relative loss difference %.3g over %d steps'
               % (worst_compiled, len(compiled)))
+        # One rank: its checkpoint file holds every parameter whole, by path.
+        written = os.path.join(checkpoints, 'step-%08d' % args.steps, 'rank-0.safetensors')
+        worst_compiled_param = compare_params('compiled parameters after %d steps' % args.steps,
+                                              read_safetensors(written) if os.path.exists(written) else {}, P, s,
+                                              COMPILED_TOL, failures)
 
     for f in failures:
         print('  mismatch: ' + f)
     if torch_losses:
-        found = 'step-0 loss %.3g, gradients %.3g (%s), %d steps\' losses %.3g, lr %.3g' % (
-            rel_loss0, worst_grad[0], worst_grad[1], len(torch_losses), worst, worst_lr)
+        found = 'step-0 loss %.3g, gradients %.3g (%s), %d steps\' losses %.3g, lr %.3g, parameters %.3g (%s)' % (
+            rel_loss0, worst_grad[0], worst_grad[1], len(torch_losses), worst, worst_lr, worst_param[0], worst_param[1])
         if worst_compiled is not None:
-            found += ', compiled losses %.3g (tolerance %g)' % (worst_compiled, COMPILED_TOL)
+            found += ', compiled losses %.3g, parameters %.3g (tolerance %g)' % (
+                worst_compiled, worst_compiled_param[0], COMPILED_TOL)
     else:
         found = 'nothing compared (%s)' % (failures[0] if failures else 'no steps run')
-    print('%s %s: %s (tolerances: loss and gradients %g, losses %g, lr %g)'
-          % ('FAIL' if failures else 'PASS', case, found, GRAD_TOL, LOSS_TOL, LR_TOL))
+    print('%s %s: %s (tolerances: loss and gradients %g, losses %g, lr %g, parameters %g)'
+          % ('FAIL' if failures else 'PASS', case, found, GRAD_TOL, LOSS_TOL, LR_TOL, PARAM_TOL))
     return 1 if failures else 0
 
 

@@ -26,7 +26,7 @@ if len(losses) != steps or len(logged) != steps:
     problems.append('%d losses in losses.json and %d logged, for %d steps' % (len(losses), len(logged), steps))
 if any(abs(a - b) > 1e-6 for a, b in zip(losses, logged)):
     problems.append('the log and losses.json disagree')
-expected = {'init.safetensors', 'losses.json'}
+expected = {'init.safetensors', 'losses.json', 'final.safetensors'}
 expected |= {'batch-%d.safetensors' % i for i in range(steps)}
 expected |= {'step-%d.safetensors' % i for i in range(steps)}
 files = set(os.listdir(dump))

@@ -7,6 +7,7 @@
 
 #include "frontend/Frontend.h"
 #include "compiler/FusionReport.h"
+#include "compiler/HuggingFaceConfig.h"
 #include "compiler/Pipeline.h"
 #include "compiler/Run.h"
 #include "compiler/Build.h"
@@ -18,9 +19,12 @@
 #include "compiler/AutoPlan.h"
 #include "compiler/Report.h"
 #include "compiler/Calibrate.h"
+#include "compiler/DataFileCheck.h"
 #include "compiler/PlanDiagnostics.h"
 #include "compiler/LargeStack.h"
 #include "runtime/CheckpointConvert.h"
+#include "support/Diagnostics.h"
+#include "support/Plural.h"
 #include "support/Version.h"
 #include "ir/PlanError.h"
 #include "ir/MeshLayout.h"
@@ -118,7 +122,26 @@ struct Options {
   bool reportSearch = false;      // --auto (report)
   BuildOptions build;             // build, run --target=cpu
   bool optLevelGiven = false;     // -O<n> on the command line
+  std::string convertTo;          // --to (convert): the name map to write a checkpoint under
 };
+
+const std::vector<std::string> kCommands = {"check", "emit", "build", "run", "verify",
+                                            "convert", "auto", "report", "calibrate"};
+const std::vector<std::string> kEmitForms = {
+    "tokens", "ast",    "ir",     "ir-train", "ir-partitioned", "exec", "kernels",     "kernels-cuda",
+    "cpp",    "comm",   "memory", "fusion",   "names", "mesh",           "schedule", "schedule-svg"};
+
+const char *const kNoCudaYet =
+    "--target=cuda: the CUDA backend is not built yet; planc builds and runs on the CPU (--target=cpu), and "
+    "`planc emit --emit=kernels-cuda` prints the CUDA kernels the backend will use";
+
+/// "did you mean 'check'?" when `word` is a likely misspelling of one of
+/// `known` (closestMatch, the frontend's rule for names), else `otherwise`
+/// (the list of what is known).
+std::string orDidYouMean(const std::string &word, const std::vector<std::string> &known, const std::string &otherwise) {
+  std::string guess = closestMatch(word, known);
+  return guess.empty() ? otherwise : "did you mean '" + guess + "'?";
+}
 
 int usage(const std::string &message) {
   llvm::errs() << "planc: error: " << message << "\n"
@@ -173,10 +196,10 @@ int parseArgs(int argc, char **argv, Options &o) {
       return 0;
     }
     if (o.command.empty() && !a.empty() && a[0] != '-') {
-      if (a != "check" && a != "emit" && a != "run" && a != "verify" && a != "build" && a != "convert" && a != "auto" &&
-          a != "report" && a != "calibrate")
-        return usage("unknown command '" + a +
-                     "'; the commands are check, emit, build, run, verify, convert, auto, report and calibrate");
+      if (!llvm::is_contained(kCommands, a))
+        return usage("unknown command '" + a + "'; " +
+                     orDidYouMean(a, kCommands,
+                                  "the commands are check, emit, build, run, verify, convert, auto, report and calibrate"));
       o.command = a;
       continue;
     }
@@ -194,7 +217,7 @@ int parseArgs(int argc, char **argv, Options &o) {
     } else if (a.rfind("--emit", 0) == 0) {
       if (!valueOf(i, "--emit", v))
         return usage("--emit needs a value: tokens, ast, ir, ir-train, ir-partitioned, exec, kernels, kernels-cuda, "
-                     "cpp, comm, memory, fusion, mesh, schedule or schedule-svg");
+                     "cpp, comm, memory, fusion, names, mesh, schedule or schedule-svg");
       o.emit = v;
     } else if (a.rfind("--diagnostics-format", 0) == 0) {
       if (!valueOf(i, "--diagnostics-format", v) || (v != "text" && v != "json"))
@@ -279,13 +302,22 @@ int parseArgs(int argc, char **argv, Options &o) {
       o.noMemory = true;
     } else if (o.command == "run" && a.rfind("--target", 0) == 0) {
       if (!valueOf(i, "--target", v)) return usage("--target needs a value: interp or cpu");
+      if (v == "cuda") return usage(kNoCudaYet);
       if (v != "interp" && v != "cpu")
         return usage("--target=" + v + " is not available; the targets are interp and cpu");
       o.target = v;
+    } else if (o.command == "build" && a.rfind("--target", 0) == 0) {
+      if (!valueOf(i, "--target", v)) return usage("--target needs a value: cpu");
+      if (v == "cuda") return usage(kNoCudaYet);
+      if (v != "cpu") return usage("--target=" + v + " is not available; planc builds for cpu");
     } else if ((o.command == "build" || o.command == "convert" || o.command == "report" || o.command == "calibrate") &&
                (a == "-o" || a.rfind("-o=", 0) == 0)) {
       if (!valueOf(i, "-o", v) || v.empty()) return usage("-o needs a file name");
       o.build.output = v;
+    } else if (o.command == "convert" && (a == "--to" || a.rfind("--to=", 0) == 0)) {
+      if (!valueOf(i, "--to", v) || v.empty())
+        return usage("--to needs the name map to write: hf-llama, hf-qwen2, hf-gpt2, hf-neox or the plan's own");
+      o.convertTo = v;
     } else if (o.command == "build" && a.rfind("--dtype", 0) == 0) {
       if (!valueOf(i, "--dtype", v) || (v != "f64" && v != "f32")) return usage("--dtype must be f64 or f32");
       o.build.floatType = v == "f64" ? ir::DType::F64 : ir::DType::F32;
@@ -338,15 +370,12 @@ int parseArgs(int argc, char **argv, Options &o) {
     return usage("--ranks goes with --target=cpu (the interpreter runs every rank in one process)");
   if (o.command == "emit") {
     const char *forms =
-        "tokens, ast, ir, ir-train, ir-partitioned, exec, kernels, kernels-cuda, cpp, comm, memory, fusion, mesh, "
-        "schedule and schedule-svg";
+        "tokens, ast, ir, ir-train, ir-partitioned, exec, kernels, kernels-cuda, cpp, comm, memory, fusion, names, "
+        "mesh, schedule and schedule-svg";
     if (o.emit.empty()) return usage(std::string("emit needs --emit=<form>; the forms are ") + forms);
-    if (o.emit != "tokens" && o.emit != "ast" && o.emit != "ir" && o.emit != "ir-train" && o.emit != "exec" &&
-        o.emit != "kernels" && o.emit != "kernels-cuda" && o.emit != "cpp" &&
-        o.emit != "ir-partitioned" && o.emit != "comm" && o.emit != "memory" && o.emit != "fusion" && o.emit != "mesh" &&
-        o.emit != "schedule" &&
-        o.emit != "schedule-svg")
-      return usage("--emit=" + o.emit + " is not available; this version emits " + forms);
+    if (!llvm::is_contained(kEmitForms, o.emit))
+      return usage("--emit=" + o.emit + " is not available; " +
+                   orDidYouMean(o.emit, kEmitForms, std::string("this version emits ") + forms));
     if ((o.passes.timePasses || o.passes.printAfterAll) && o.emit != "ir-train" && o.emit != "exec" &&
         o.emit != "comm" && o.emit != "ir-partitioned")
       return usage("--time-passes and --print-after-all go with --emit=ir-train, ir-partitioned, exec or comm");
@@ -424,9 +453,9 @@ int emitPartitioned(const Options &o, Compilation &c) {
   MeshLayout mesh(c.getConfig().parallel.axisSize);
   const bool kernels = o.emit == "kernels" || o.emit == "kernels-cuda";
   if ((o.emit == "exec" || kernels) && o.rank >= mesh.numRanks()) {
-    llvm::errs() << "planc: error: --rank " << o.rank << " is out of range: the mesh has " << mesh.numRanks()
-                 << (mesh.numRanks() == 1 ? " rank (0)" : " ranks (0-" + std::to_string(mesh.numRanks() - 1) + ")")
-                 << "\n";
+    llvm::errs() << "planc: error: --rank " << o.rank << " is out of range: the mesh has "
+                 << counted(mesh.numRanks(), "rank")
+                 << (mesh.numRanks() == 1 ? " (0)" : " (0-" + std::to_string(mesh.numRanks() - 1) + ")") << "\n";
     return 1;
   }
   CompileOptions options;
@@ -506,6 +535,11 @@ int runEmit(const Options &o, Compilation &c) {
     if (llvm::Error e = printFusionReport(c, o.passes, llvm::outs())) return failAfterCheck(c, std::move(e));
     return 0;
   }
+  if (o.emit == "names") {
+    if (!ok || !c.check()) return 1;
+    if (llvm::Error e = printNameMap(c, llvm::outs())) return failAfterCheck(c, std::move(e));
+    return 0;
+  }
   if (o.emit == "ir" || o.emit == "ir-train") {
     if (!ok || !c.check()) return 1;
     CompileOptions options;
@@ -564,6 +598,7 @@ int runVerify(Options &o, Compilation &c) {
 /// planc build: the plan as a native executable.
 int runBuild(const Options &o, Compilation &c) {
   if (!c.loadFile(o.file) || !c.check()) return 1;
+  warnMissingDataFile(c);
   c.getDiagnostics().finish();
   if (llvm::Error e = buildCpuExecutable(c, o.build, llvm::errs())) return failAfterCheck(c, std::move(e));
   return 0;
@@ -575,8 +610,8 @@ int runOnCpu(const Options &o, Compilation &c) {
   const int64_t ranks = c.getConfig().parallel.meshSize();
   // Said before building: the executable would refuse the other world size.
   if (o.run.ranks > 0 && o.run.ranks != ranks) {
-    llvm::errs() << "planc: error: '" << o.file << "' runs on a mesh of " << ranks << " rank"
-                 << (ranks == 1 ? "" : "s") << ", but --ranks says " << o.run.ranks
+    llvm::errs() << "planc: error: '" << o.file << "' runs on a mesh of " << counted(ranks, "rank")
+                 << ", but --ranks says " << o.run.ranks
                  << " (leave --ranks out, or change the plan's mesh)\n";
     return 1;
   }
@@ -658,6 +693,7 @@ bool readCalibrationOption(const Options &o, std::optional<cost::Calibration> &c
 int runCheck(const Options &o, Compilation &c, CollectingConsumer *collected) {
   bool ok = c.loadFile(o.file);
   if (ok) ok = c.check();
+  if (ok) warnMissingDataFile(c);
   // The memory ledger needs a checked model; its diagnostics join the plan's.
   // A plan the partitioner cannot cut (pp > 1 without repeated layers) has
   // no ledger: the summary says why, and the plan's checks stand.
@@ -758,14 +794,14 @@ int runAuto(const Options &o, Compilation &c) {
   const AutoCandidate *best = result->best();
   if (!best) {
     if (result->estimates.empty())
-      llvm::errs() << "planc: error: no candidate plan of the " << c.getConfig().cluster.worldSize()
-                   << " device(s) could be profiled (the reasons are above)\n";
+      llvm::errs() << "planc: error: no candidate plan of the " << counted(c.getConfig().cluster.worldSize(), "device")
+                   << " could be profiled (the reasons are above)\n";
     else
-      llvm::errs() << "planc: error: no plan of the " << c.getConfig().cluster.worldSize()
-                   << " device(s) fits the budget (the closest are above)\n";
+      llvm::errs() << "planc: error: no plan of the " << counted(c.getConfig().cluster.worldSize(), "device")
+                   << " fits the budget (the closest are above)\n";
     return 1;
   }
-  std::string block = best->plan.parallelBlock(c.getConfig().train.microBatch);
+  std::string block = best->plan.parallelBlock(c.getConfig().train.microBatch, c.getConfig().train.fusion);
   if (!o.autoApply) {
     llvm::outs() << block;
     return 0;
@@ -823,8 +859,14 @@ int runCalibrate(const Options &o) {
 int runConvert(const Options &o) {
   std::string summary;
   const bool toFile = llvm::sys::fs::is_directory(o.file);
-  runtime::Status s = toFile ? runtime::exportCheckpoint(o.file, o.build.output, summary)
-                             : runtime::importCheckpoint(o.file, o.build.output, summary);
+  if (!o.convertTo.empty() && !toFile) {
+    llvm::errs() << "planc: error: --to writes a checkpoint folder under other names; '" << o.file
+                 << "' is not a folder\n";
+    return 2;
+  }
+  runtime::Status s = !o.convertTo.empty() ? runtime::exportNamed(o.file, o.convertTo, o.build.output, summary)
+                      : toFile             ? runtime::exportCheckpoint(o.file, o.build.output, summary)
+                                           : runtime::importCheckpoint(o.file, o.build.output, summary);
   if (!s.ok()) {
     llvm::errs() << "planc: error: " << s.message() << "\n";
     return 1;
@@ -836,6 +878,9 @@ int runConvert(const Options &o) {
 int run(Options &o) {
   if (o.command == "convert") return runConvert(o);
   if (o.command == "calibrate") return runCalibrate(o);
+  // planc auto searches the cluster's meshes: the plan's own need not
+  // cover the cluster.
+  if (o.command == "auto") o.frontend.meshReplaced = true;
   Compilation c(o.frontend);
   CollectingConsumer *collected = setUpDiagnostics(o, c);
   if (o.command == "emit") return runEmit(o, c);

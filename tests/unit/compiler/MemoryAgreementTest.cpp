@@ -63,6 +63,7 @@ struct Layout {
   bool sp = false;
   std::string recompute = "none";
   std::string pipeline;               // e.g. "1f1b(micro_batches = 8)"
+  std::string fusion = "none";        // the paper's layer; "aggressive" (planc's default): flash attention
   int microBatches = 1;
 };
 
@@ -93,6 +94,7 @@ train {
   optimizer adamw(lr = 1e-3)
   precision bf16(master = f32)
   data synthetic
+  fusion = )" + s.fusion + R"(
 }
 
 cluster {
@@ -230,6 +232,30 @@ TEST(MemoryAgreementTest, ActivationsPerLayerMatchTheFormulaLessTheMasks) {
     // the paper's to the byte.
     EXPECT_EQ(measured, plancExpected(paper));
     EXPECT_EQ(measured + probabilityMaskBytes(paper) + outputMaskBytes(paper), paper.bytes());
+  }
+}
+
+// Under planc's default fusion the attention is one flash_attention op
+// (docs/fusion.md): backward recomputes the scores from q, k and each row's
+// log-sum-exp, so the layer keeps what selective recompute keeps (the
+// paper's s·b·h·(10 + 24/t) less the masks), the log-sum-exp (a·s·b/t f32
+// numbers) and the op's output in its head-major layout [b, a/t, s, e]
+// (2·s·b·h/t bytes; the projection reads a transposed copy, [b, s, h/t],
+// counted in the 10 + 24/t): O(s) where the unfused layer keeps O(s²).
+TEST(MemoryAgreementTest, FlashAttentionKeepsTheSelectiveLayerAndItsRowStatistics) {
+  for (const Case &c : kCases) {
+    if (std::string(c.recompute) != "none") continue;
+    SCOPED_TRACE(c.name);
+    Layout s;
+    s.tp = c.tp;
+    s.sp = c.sp;
+    s.fusion = "aggressive";
+    Paper selective{uint64_t(s.b), uint64_t(c.tp), c.sp, true};
+    const uint64_t lse = 4 * kA * kS * uint64_t(s.b) / uint64_t(c.tp);
+    const uint64_t out = 2 * selective.sbh() / uint64_t(c.tp);
+    uint64_t measured = perLayer(s);
+    report(std::string(c.name) + ", flash attention", selective.bytes(), measured);
+    EXPECT_EQ(measured, plancExpected(selective) + lse + out);
   }
 }
 

@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "compiler/AutoPlan.h"
 #include "compiler/MemoryCheck.h"
 #include "compiler/Pipeline.h"
 #include "ir/MeshLayout.h"
@@ -177,11 +178,83 @@ TEST_F(MemoryCheckPlan, ProposesEveryKindOfChangeKeepingTheRankCount) {
   auto c = compile();
   std::vector<std::string> changes;
   for (const MemoryFix &f : proposeMemoryFixes(*c)) changes.push_back(f.change);
-  EXPECT_EQ(changes, (std::vector<std::string>{"zero = 2", "zero = 3", "recompute selective", "recompute full",
-                                               "mesh(dp = 2, tp = 2)", "mesh(dp = 1, tp = 4)",
-                                               "mesh(dp = 2, pp = 2)", "mesh(dp = 1, pp = 4)", "micro_batch = 2",
-                                               "micro_batch = 1", "optimizer adam8bit",
+  // Each family's strongest change first.
+  EXPECT_EQ(changes, (std::vector<std::string>{"zero = 3", "zero = 2", "recompute full", "recompute selective",
+                                               "mesh(dp = 1, tp = 4)", "mesh(dp = 2, tp = 2)",
+                                               "mesh(dp = 1, pp = 4)", "mesh(dp = 2, pp = 2)", "micro_batch = 1",
+                                               "micro_batch = 2", "optimizer adam8bit",
                                                "adapters lora(rank = 8)"}));
+}
+
+TEST_F(MemoryCheckPlan, UnderABudgetTheStrongestOfEveryFamilyIsTakenFirst) {
+  auto c = compile();
+  auto names = [](const std::vector<MemoryFix> &fixes) {
+    std::vector<std::string> out;
+    for (const MemoryFix &f : fixes) out.push_back(f.change);
+    return out;
+  };
+  // One candidate allowed: still one of each family (7 here).
+  EXPECT_EQ(names(selectMemoryFixes(proposeMemoryFixes(*c), 1)),
+            (std::vector<std::string>{"zero = 3", "recompute full", "mesh(dp = 1, tp = 4)", "mesh(dp = 1, pp = 4)",
+                                      "micro_batch = 1", "optimizer adam8bit", "adapters lora(rank = 8)"}));
+  // Nine: then the second of the first families, in the order proposed.
+  EXPECT_EQ(names(selectMemoryFixes(proposeMemoryFixes(*c), 9)),
+            (std::vector<std::string>{"zero = 3", "zero = 2", "recompute full", "recompute selective",
+                                      "mesh(dp = 1, tp = 4)", "mesh(dp = 1, pp = 4)", "micro_batch = 1",
+                                      "optimizer adam8bit", "adapters lora(rank = 8)"}));
+  EXPECT_EQ(selectMemoryFixes(proposeMemoryFixes(*c), 100).size(), 12u);
+}
+
+TEST_F(MemoryCheckPlan, FusionTurnedDownIsAFamilyOfChanges) {
+  auto fusionChanges = [&](std::vector<std::string> sets) {
+    auto c = compile(std::move(sets));
+    std::vector<std::string> out;
+    for (const MemoryFix &f : proposeMemoryFixes(*c))
+      if (f.family == "fusion") out.push_back(f.change + " " + f.sets.front());
+    return out;
+  };
+  EXPECT_EQ(fusionChanges({"train.fusion=none"}),
+            (std::vector<std::string>{"fusion = aggressive train.fusion=aggressive",
+                                      "fusion = elementwise train.fusion=elementwise"}));
+  EXPECT_EQ(fusionChanges({"train.fusion=elementwise"}),
+            (std::vector<std::string>{"fusion = aggressive train.fusion=aggressive"}));
+  EXPECT_TRUE(fusionChanges({}).empty()) << "the default fuses everything";
+}
+
+/// planc check's first fix that fits is planc auto's best plan: the same
+/// peak, step and settings, whether the plan is over budget by its ZeRO
+/// stage and micro-batch (kPlan under 60% of its peak) or by turning
+/// fusion off.
+TEST_F(MemoryCheckPlan, TheFirstFixThatFitsIsTheSearchsBest) {
+  for (const std::vector<std::string> &sets :
+       {std::vector<std::string>{}, std::vector<std::string>{"train.fusion=none"}}) {
+    SCOPED_TRACE(sets.empty() ? "as written" : sets.front());
+    auto c = compile(sets);
+    auto plain = analyzePlan(*c);
+    ASSERT_TRUE(bool(plain)) << llvm::toString(plain.takeError());
+    MemoryCheckOptions mo;
+    mo.budgetBytes = uint64_t(0.6 * double(plain->peakArena()));
+    auto checked = checkMemory(*c, mo);
+    ASSERT_TRUE(bool(checked)) << llvm::toString(checked.takeError());
+    ASSERT_EQ(checked->verdict, MemoryVerdict::OverBudget);
+    auto fit = std::find_if(checked->fixes.begin(), checked->fixes.end(), [](const MemoryFix &f) { return f.fits; });
+    ASSERT_NE(fit, checked->fixes.end());
+    AutoOptions ao;
+    ao.budgetBytes = mo.budgetBytes;
+    auto searched = searchPlans(*c, ao);
+    ASSERT_TRUE(bool(searched)) << llvm::toString(searched.takeError());
+    const AutoCandidate *best = searched->best();
+    ASSERT_NE(best, nullptr);
+    EXPECT_EQ(fit->peakArena, best->peakArena) << fit->change << " vs " << best->plan.describe();
+    EXPECT_DOUBLE_EQ(fit->stepSeconds, best->stepSeconds) << fit->change << " vs " << best->plan.describe();
+    // Its overrides make the best plan from the plan as written.
+    auto fixed = compile([&] {
+      std::vector<std::string> all = sets;
+      all.insert(all.end(), fit->sets.begin(), fit->sets.end());
+      return all;
+    }());
+    EXPECT_EQ(currentPlanChoice(*fixed).describe(), best->plan.describe());
+  }
 }
 
 TEST_F(MemoryCheckPlan, EditsOnlySettingsTheFileWrites) {

@@ -60,7 +60,17 @@ TEST(StepTime, ModelFlopsAreSixPerParameterAndTokenPlusAttention) {
   double matmuls = 72.0 * tokens * L * h * h * (1 + double(p.seq) / (6 * h) + double(p.vocab) / (12 * L * h));
   EXPECT_GT(a->time.modelFlops, matmuls);
   EXPECT_LT(a->time.modelFlops, 1.15 * matmuls);
-  EXPECT_EQ(a->time.hardwareFlops, a->time.modelFlops); // nothing recomputed
+  // Flash attention's backward computes every layer's scaled, masked scores,
+  // their softmax and its dropout (std.gpt's p = 0.1) again: hardware FLOPs,
+  // not the model's, per score q k^T 2d, scale 1, mask 1, softmax 5,
+  // dropout 3 (d = h / heads).
+  const double scores = tokens * double(p.heads) * double(p.seq), d = h / double(p.heads);
+  const double again = L * scores * (2 * d + 10);
+  EXPECT_NEAR(a->time.hardwareFlops - a->time.modelFlops, again, 1e-9 * again);
+  // Unfused, nothing is computed twice.
+  auto unfused = analyse(gptPlanText(p), {"train.fusion=none"});
+  ASSERT_TRUE(unfused);
+  EXPECT_EQ(unfused->time.hardwareFlops, unfused->time.modelFlops);
   EXPECT_GT(a->time.mfu(), 0.0);
   EXPECT_LT(a->time.mfu(), 1.0);
   EXPECT_DOUBLE_EQ(a->time.tokens, tokens);

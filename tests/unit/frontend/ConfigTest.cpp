@@ -323,7 +323,7 @@ TEST_F(ConfigTest, OptimizerArguments) {
             "2:19: note: previous definition is here\n"
             "2:41: error: 'adamw' has no parameter named 'weight_decy'\n"
             "2:41: note: did you mean 'weight_decay'? [fix-it: 'weight_decay']\n"
-            "note: valid choices: lr, betas, eps, weight_decay, warmup, decay, min_lr\n"
+            "note: valid choices: lr, betas, eps, weight_decay, weight_decay_params, warmup, decay, min_lr\n"
             "2:68: error: 'betas' must be a pair such as (0.9, 0.95), got 0.9\n");
 }
 
@@ -334,6 +334,25 @@ TEST_F(ConfigTest, OptimizerPositionalArgumentsAndWarnings) {
   EXPECT_DOUBLE_EQ(c.train.optimizer.lr, 0.1);
   EXPECT_DOUBLE_EQ(c.train.optimizer.momentum, 0.9);
   EXPECT_TRUE(c.train.optimizer.nesterov);
+}
+
+TEST_F(ConfigTest, WeightDecayParams) {
+  // The default decays the parameters of 2+ dims; `all` every one, for every optimizer.
+  EXPECT_EQ(interpret("train { optimizer adamw(weight_decay = 0.1) }\n").train.optimizer.weightDecayParams,
+            WeightDecayParams::Matrices);
+  for (const char *kind : {"sgd", "adam", "adamw", "adam8bit"}) {
+    PlanConfig c = interpret(std::string("train { optimizer ") + kind + "(weight_decay = 0.1, weight_decay_params = all) }\n");
+    EXPECT_EQ(messages(), "") << kind;
+    EXPECT_EQ(c.train.optimizer.weightDecayParams, WeightDecayParams::All) << kind;
+  }
+  // --set adjusts it alone, keeping the file's other arguments.
+  PlanConfig c = interpret("train { optimizer adamw(weight_decay = 0.1) }\n", {"train.optimizer.weight_decay_params=all"});
+  EXPECT_EQ(messages(), "");
+  EXPECT_EQ(c.train.optimizer.weightDecayParams, WeightDecayParams::All);
+  EXPECT_DOUBLE_EQ(c.train.optimizer.weightDecay, 0.1);
+  // Without a weight decay it does nothing: a warning.
+  c = interpret("train { optimizer adamw(weight_decay_params = matrices) }\n");
+  EXPECT_EQ(messages(), "1:25: warning: 'weight_decay_params' has no effect with weight_decay = 0\n");
 }
 
 TEST_F(ConfigTest, Adam8bitBlockSizeAndMinLrAboveLr) {
@@ -375,7 +394,7 @@ TEST_F(ConfigTest, DataKinds) {
   interpret("train { data text }\n");
   interpret("train { data tokens(\"x.bin\", u8, 3) }\n");
   EXPECT_EQ(messages(), "1:14: error: missing argument 'path' in call to 'text'\n"
-                        "1:34: error: 'tokens' takes at most 2 argument(s), 3 given\n"
+                        "1:34: error: 'tokens' takes at most 2 arguments, 3 given\n"
                         "1:30: error: unknown token dtype 'u8'\n"
                         "note: valid choices: u16, u32\n");
 }
@@ -507,9 +526,25 @@ TEST_F(ConfigTest, MeshSizeMustMatchTheCluster) {
   interpret("cluster {\n  nodes = 1\n  gpus_per_node = 8\n}\n"
             "parallel {\n  mesh(dp = 2, tp = 2)\n}\n");
   EXPECT_EQ(messages(),
-            "6:3: error: mesh has 4 devices (dp = 2 x tp = 2) but the cluster has 8 (1 node(s) x 8 GPU(s))\n"
+            "6:3: error: mesh has 4 devices (dp = 2 x tp = 2) but the cluster has 8 (1 node x 8 GPUs)\n"
             "2:3: note: nodes = 1 set here\n"
             "3:3: note: gpus_per_node = 8 set here\n");
+}
+
+TEST_F(ConfigTest, AMeshTheCallerReplacesNeedNotCoverTheCluster) {
+  // planc auto searches the cluster's meshes: the plan's mesh of 8 devices
+  // on a cluster of 1 is no error there, nor is the batch checked against it.
+  PlanConfig c = interpret("train { global_batch = 6 }\ncluster {\n  gpus_per_node = 1\n}\n"
+                           "parallel {\n  mesh(dp = 4, tp = 2)\n  pipeline 1f1b(micro_batches = 3)\n}\n",
+                           {}, /*check=*/false);
+  checkConfig(c, engine, /*meshReplaced=*/true);
+  EXPECT_EQ(messages(), "");
+  // A mesh that covers the cluster is checked as ever.
+  PlanConfig covering = interpret("train { global_batch = 6 }\ncluster { gpus_per_node = 4 }\n"
+                                  "parallel { mesh(dp = 4) }\n",
+                                  {}, /*check=*/false);
+  checkConfig(covering, engine, /*meshReplaced=*/true);
+  EXPECT_NE(messages().find("global_batch 6 is not divisible"), std::string::npos) << messages();
 }
 
 TEST_F(ConfigTest, DpFillsTheCluster) {
@@ -553,6 +588,23 @@ TEST_F(ConfigTest, DefaultScheduleIsOneFOneBWithComputedMicroBatches) {
   EXPECT_TRUE(c.parallel.scheduleSource.isDefault());
 }
 
+TEST_F(ConfigTest, PipelineNoneTakesTheWrittenScheduleAway) {
+  // --set parallel.pipeline=none: the plan as if it wrote no pipeline, so a
+  // mesh without pp has nothing to warn about, and with pp the schedule is
+  // the default one with the batch's micro-batch count.
+  const char *plan = "train { global_batch = 16 }\ncluster { gpus_per_node = 2 }\n"
+                     "parallel {\n  mesh(dp = 2)\n  pipeline gpipe(micro_batches = 8)\n}\n";
+  PlanConfig flat = interpret(plan, {"parallel.pipeline=none"});
+  EXPECT_EQ(messages(), "");
+  EXPECT_EQ(flat.parallel.schedule, std::nullopt);
+  EXPECT_TRUE(flat.parallel.scheduleSource.isDefault());
+  EXPECT_EQ(flat.parallel.microBatches, 8);
+  PlanConfig piped = interpret(plan, {"parallel.mesh=mesh(pp = 2)", "parallel.pipeline=none"});
+  EXPECT_EQ(messages(), "");
+  EXPECT_EQ(piped.parallel.schedule, ScheduleStyle::OneFOneB);
+  EXPECT_EQ(piped.parallel.microBatches, 16);
+}
+
 TEST_F(ConfigTest, MicroBatchesMustMatchTheBatch) {
   interpret("train { global_batch = 64, micro_batch = 4 }\n"
             "cluster { gpus_per_node = 4 }\nparallel {\n  mesh(dp = 2, pp = 2)\n  pipeline gpipe(micro_batches = 4)\n}\n");
@@ -587,7 +639,7 @@ TEST_F(ConfigTest, FewMicroBatchesWarnsWithTheBubble) {
   interpret("train { global_batch = 2 }\ncluster { gpus_per_node = 4 }\n"
             "parallel {\n  mesh(pp = 4)\n  pipeline 1f1b\n}\n");
   EXPECT_EQ(messages(),
-            "5:3: warning: pipeline of 4 stages with 2 micro-batch(es); the bubble takes 60% of the step\n");
+            "5:3: warning: pipeline of 4 stages with 2 micro-batches; the bubble takes 60% of the step\n");
 }
 
 TEST_F(ConfigTest, TensorParallelAcrossNodesWarns) {
@@ -705,7 +757,7 @@ TEST_F(ConfigTest, SetUnknownArgument) {
   EXPECT_EQ(messages(),
             "<--set train.optimizer.lrr=1>:1:17: error: 'adamw' has no parameter named 'lrr'\n"
             "<--set train.optimizer.lrr=1>:1:17: note: did you mean 'lr'? [fix-it: 'lr']\n"
-            "note: valid choices: lr, betas, eps, weight_decay, warmup, decay, min_lr\n"
+            "note: valid choices: lr, betas, eps, weight_decay, weight_decay_params, warmup, decay, min_lr\n"
             "<--set parallel.mesh.tq=4>:1:15: error: unknown mesh axis 'tq'; the axes are dp, tp, pp, cp and ep\n"
             "<--set parallel.mesh.tq=4>:1:15: note: did you mean 'tp'? [fix-it: 'tp']\n");
 }
@@ -723,7 +775,7 @@ TEST_F(ConfigTest, SetOneMeshAxis) {
 TEST_F(ConfigTest, SetMeshSizeMismatchPointsAtTheOption) {
   interpret("cluster { gpus_per_node = 8 }\nparallel { mesh(dp = 4, tp = 2) }\n", {"parallel.mesh.tp=4"});
   EXPECT_EQ(messages(), "<--set parallel.mesh.tp=4>:1:1: error: mesh has 16 devices (dp = 4 x tp = 4) "
-                        "but the cluster has 8 (1 node(s) x 8 GPU(s))\n"
+                        "but the cluster has 8 (1 node x 8 GPUs)\n"
                         "1:11: note: gpus_per_node = 8 set here\n");
 }
 

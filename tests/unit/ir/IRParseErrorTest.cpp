@@ -111,6 +111,11 @@ TEST(IRParseErrorTest, LocationsAndPaths) {
             "t.ir:3:30: error: unterminated string");
 }
 
+TEST(IRParseErrorTest, OneWeightDecayChoicePerParam) {
+  EXPECT_EQ(firstLine("module @m {\n  param %w : f32[4] weight_decay no_weight_decay\n}"),
+            "t.ir:2:34: error: 'weight_decay' or 'no_weight_decay' given twice");
+}
+
 TEST(IRParseErrorTest, ModuleStructure) {
   EXPECT_EQ(firstLine(""), "t.ir:1:1: error: expected 'module', found end of input");
   EXPECT_EQ(firstLine("module m {}"), "t.ir:1:8: error: expected a module name such as '@model', found 'm'");

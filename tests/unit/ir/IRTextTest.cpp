@@ -46,7 +46,7 @@ TensorType sharded(TensorType t, std::vector<std::vector<MeshAxis>> dims, std::v
 }
 
 /// A module using every feature of the text: mesh, params of every init,
-/// frozen, paths and locations, shardings (several axes on a dim, partial
+/// frozen, both weight-decay choices, paths and locations, shardings (several axes on a dim, partial
 /// sums), every attribute kind with awkward values, a multi-result op, an op
 /// with no operands, send/recv, and names that must be quoted.
 std::unique_ptr<Module> everythingModule() {
@@ -65,6 +65,8 @@ std::unique_ptr<Module> everythingModule() {
   g->frozen = true;
   Value *b = m->addParam("ln.bias", f32({16}));
   b->init = InitKind::Zeros;
+  b->weightDecay = true;
+  g->weightDecay = false;
   Value *s = m->addParam("scaled", f32({16}));
   s->init = InitKind::ScaledNormal;
   s->initStd = 0.02 / std::sqrt(24.0);
@@ -124,6 +126,7 @@ TEST(IRTextTest, ParsedModuleKeepsEveryField) {
     EXPECT_EQ(a.type, b.type);
     EXPECT_EQ(a.init, b.init);
     EXPECT_EQ(a.frozen, b.frozen);
+    EXPECT_EQ(a.weightDecay, b.weightDecay);
     EXPECT_EQ(a.path, b.path);
     EXPECT_EQ(a.loc, b.loc);
     if (a.init == InitKind::Normal || a.init == InitKind::ScaledNormal) {
@@ -172,6 +175,7 @@ TEST(IRTextTest, PrintsTheDocumentedForm) {
   Value *b = m->addParam("b", f32({4}));
   b->init = InitKind::Zeros;
   b->frozen = true;
+  w->weightDecay = false;
   Value *x = m->addInput("x", sharded(f32({2, 8}), {{MeshAxis::DP}}));
   Op *mm = m->append(OpKind::MatMul, {x, w}, {sharded(f32({2, 4}), {{MeshAxis::DP}, {MeshAxis::TP}})},
                      {{"transpose_a", false}, {"transpose_b", false}}, "y");
@@ -182,7 +186,7 @@ TEST(IRTextTest, PrintsTheDocumentedForm) {
   s->result()->type.sharding.partial = {MeshAxis::DP, MeshAxis::TP};
   m->outputs = {{"out", s->result()}};
   EXPECT_EQ(toText(*m), R"(module @tiny mesh(dp = 2, tp = 2) {
-  param %w : f32[8, 4]{shard(1, tp)} init normal(0.02) path "lin.w" loc("t.plan":3:5)
+  param %w : f32[8, 4]{shard(1, tp)} init normal(0.02) no_weight_decay path "lin.w" loc("t.plan":3:5)
   param %b : f32[4] init zeros frozen
   input %x : f32[2, 8]{shard(0, dp)}
   %y = matmul(%x, %w) {transpose_a = false, transpose_b = false} : f32[2, 4]{shard(0, dp), shard(1, tp)} path "lin" loc("t.plan":4:7)

@@ -57,6 +57,15 @@ TEST_P(FuseElementwiseEquivalence, FusedStepEqualsTheUnfusedOne) {
   EXPECT_FALSE(a.refused.empty()); // values kept for backward do not fuse
 
   expectSameStep(*unfused, *fused, 256, 1e-12);
+
+  // A fused op counts what its members counted: the step's FLOPs (and so
+  // MFU) do not change with the fusion policy.
+  auto flops = [](const Module &m) {
+    double sum = 0;
+    for (const auto &op : m.ops) sum += opDef(op->kind).flops(*op);
+    return sum;
+  };
+  EXPECT_NEAR(flops(*fused), flops(*unfused), 1e-12 * flops(*unfused));
 }
 
 INSTANTIATE_TEST_SUITE_P(Models, FuseElementwiseEquivalence, ::testing::Values("tiny-gpt.plan", "tiny-llama.plan"));

@@ -4,8 +4,9 @@
 // "grad.<path>", as autodiff leaves them), so the update is checked alone:
 // one or two steps of the lowered IR, run by the interpreter in f64, against
 // torch.optim's formulas written out here; clipping; the learning-rate
-// schedules at chosen steps; 8-bit Adam's state; settings errors; and the
-// options a plan's train block gives.
+// schedules at chosen steps; 8-bit Adam's state; which parameters each
+// optimizer decays; settings errors; and the options a plan's train block
+// gives.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,6 +21,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <set>
 
 using namespace planc;
 using namespace planc::ir;
@@ -303,8 +305,10 @@ TEST(OptimizerLoweringTest, Adam8bitQuantisesMomentsBlockWise) {
   Values g1 = {0.1, -0.2, 0.3, 0.4, -0.5, 0.05, 0.0, 1.0, -0.01, 0.2};
   Values g2 = {-0.3, 0.1, 0.2, -0.4, 0.5, 0.15, 0.2, -1.0, 0.02, 0.1};
   auto m = gradientModule({"w"}, shape);
+  // weight_decay_params = all: this 1-D parameter is decayed, as the reference is.
   std::map<std::string, std::string> settings = {{"optimizer", "adam8bit"}, {"lr", "0.01"},
-                                                 {"weight_decay", "0.1"}, {"block_size", "4"}};
+                                                 {"weight_decay", "0.1"}, {"weight_decay_params", "all"},
+                                                 {"block_size", "4"}};
   ASSERT_FALSE(bool(lowerOptimizer(*m, options(settings))));
   for (const char *codes : {"w.adam_m_q", "w.adam_v_q"}) {
     ASSERT_TRUE(m->lookup(codes)) << codes;
@@ -332,6 +336,100 @@ TEST(OptimizerLoweringTest, Adam8bitQuantisesMomentsBlockWise) {
     double want = ref.p[i] - before[i], got = out.at("new.w").data[i] - before[i];
     EXPECT_NEAR(got, want, 0.05 * std::fabs(want) + 1e-6) << "step 2 update of element " << i;
   }
+}
+
+//===----------------------------------------------------------------------===//
+// Which parameters are decayed
+//===----------------------------------------------------------------------===//
+
+/// Four parameters with the same numbers and gradients: a matrix "w" [2, 3],
+/// a vector "b" [6], a matrix "n" marked no_weight_decay and a vector "s"
+/// marked weight_decay (none marked when `marks` is false).
+std::unique_ptr<Module> decayModule(bool marks) {
+  auto m = std::make_unique<Module>();
+  m->name = "decay";
+  for (auto [name, shape] : std::vector<std::pair<std::string, Shape>>{
+           {"w", kShape}, {"b", {6}}, {"n", kShape}, {"s", {6}}}) {
+    Value *p = m->addParam(name, TensorType(shape, DType::F64));
+    p->path = name;
+    if (marks && name == "n") p->weightDecay = false;
+    if (marks && name == "s") p->weightDecay = true;
+    Value *g = m->addInput("g." + name, TensorType(shape, DType::F64));
+    g->path = g->name;
+    m->outputs.push_back(gradientOutput(name, g));
+  }
+  return m;
+}
+
+/// Two steps of `settings` (the second from the first one's outputs), every
+/// parameter from kP with gradients kG1 then kG2; the parameters after them.
+std::map<std::string, Values> twoSteps(Module &m, const Settings &settings) {
+  if (llvm::Error e = lowerOptimizer(m, settings)) {
+    ADD_FAILURE() << llvm::toString(std::move(e));
+    return {};
+  }
+  TensorMap feeds;
+  for (const Value *p : m.params)
+    if (!p->frozen) feeds[p->name] = tensor(p->type.shape, kP);
+  for (const Values *g : {&kG1, &kG2}) {
+    for (const Value *in : m.inputs)
+      if (in->name != "step") feeds[in->name] = tensor(in->type.shape, *g);
+    TensorMap out = step(m, feeds, g == &kG1 ? 1 : 2);
+    for (const Output &o : m.outputs)
+      if (o.isUpdate()) {
+        // The next step reads each updated value back into its parameter.
+        const Value *p = nullptr;
+        for (const Value *v : m.params)
+          if (v->path == o.path) p = v;
+        if (p) feeds[p->name] = out.at(o.name);
+      }
+  }
+  std::map<std::string, Values> params;
+  for (const char *name : {"w", "b", "n", "s"}) params[name] = feeds.at(name).data;
+  return params;
+}
+
+/// Every optimizer with a weight decay decays exactly the parameters the rule
+/// picks: each parameter ends where it would with weight_decay on every
+/// parameter (decayed) or on none (not decayed), and the two differ.
+void checkDecayRule(Settings settings) {
+  settings["weight_decay"] = "0.3";
+  std::string kind = settings["optimizer"] + (settings.count("momentum") ? " with momentum" : "");
+  auto none = twoSteps(*decayModule(false), [&] {
+    Settings s = settings;
+    s["weight_decay"] = "0";
+    return s;
+  }());
+  auto every = twoSteps(*decayModule(false), [&] {
+    Settings s = settings;
+    s["weight_decay_params"] = "all";
+    return s;
+  }());
+  for (const char *name : {"w", "b", "n", "s"}) {
+    ASSERT_EQ(none[name].size(), 6u) << kind << " " << name;
+    EXPECT_NE(none[name], every[name]) << kind << ": the decay must show in two steps (" << name << ")";
+  }
+  // matrices (the default): w and the marked s; all: every one but the marked n.
+  for (auto [rule, decayed] : std::vector<std::pair<std::string, std::set<std::string>>>{
+           {"matrices", {"w", "s"}}, {"all", {"w", "b", "s"}}}) {
+    Settings s = settings;
+    if (rule != "matrices") s["weight_decay_params"] = rule;
+    auto got = twoSteps(*decayModule(true), s);
+    for (const char *name : {"w", "b", "n", "s"})
+      EXPECT_EQ(got[name], decayed.count(name) ? every[name] : none[name])
+          << kind << ", weight_decay_params = " << rule << ": " << name
+          << (decayed.count(name) ? " is decayed" : " is not decayed");
+  }
+}
+
+TEST(OptimizerLoweringTest, AdamWDecaysMatricesAndTheMarked) { checkDecayRule({{"optimizer", "adamw"}}); }
+TEST(OptimizerLoweringTest, AdamDecaysMatricesAndTheMarked) { checkDecayRule({{"optimizer", "adam"}}); }
+TEST(OptimizerLoweringTest, Adam8bitDecaysMatricesAndTheMarked) {
+  checkDecayRule({{"optimizer", "adam8bit"}, {"block_size", "4"}});
+}
+TEST(OptimizerLoweringTest, SgdDecaysMatricesAndTheMarked) {
+  checkDecayRule({{"optimizer", "sgd"}, {"lr", "0.1"}});
+  checkDecayRule({{"optimizer", "sgd"}, {"lr", "0.1"}, {"momentum", "0.9"}});
 }
 
 //===----------------------------------------------------------------------===//
@@ -370,7 +468,7 @@ TEST(OptimizerLoweringTest, PassOptionsFromATrainBlock) {
   const char *text = "import std.nn\nmodel t {\n  input x : f32[2, 4]\n  loss = sum(sum(linear(x, 2), -1), -1)\n}\n"
                      "train {\n  steps = 5000\n  clip_grad_norm = 0.5\n"
                      "  optimizer adamw(lr = 6e-4, betas = (0.9, 0.95), weight_decay = 0.1, warmup = 700,\n"
-                     "                  decay = cosine, min_lr = 6e-5)\n}\n";
+                     "                  decay = cosine, min_lr = 6e-5, weight_decay_params = all)\n}\n";
   ASSERT_TRUE(c.loadString("t.plan", text) && c.check());
   PassPipelineOptions o = passOptionsFromConfig(c.getConfig());
   // The values as --pass-option would read them.
@@ -379,6 +477,7 @@ TEST(OptimizerLoweringTest, PassOptionsFromATrainBlock) {
   EXPECT_EQ(passOptionValue(o, "beta1"), "0.9");
   EXPECT_EQ(passOptionValue(o, "beta2"), "0.95");
   EXPECT_EQ(passOptionValue(o, "weight_decay"), "0.1");
+  EXPECT_EQ(passOptionValue(o, "weight_decay_params"), "all");
   EXPECT_EQ(passOptionValue(o, "warmup"), "700");
   EXPECT_EQ(passOptionValue(o, "decay"), "cosine");
   EXPECT_EQ(passOptionValue(o, "min_lr"), "6e-05");

@@ -46,6 +46,7 @@ TEST(PassOptionTableTest, ValuesAreTyped) {
   PassPipelineOptions o;
   for (auto [key, value] : std::vector<std::pair<const char *, const char *>>{
            {"optimizer", "sgd"}, {"lr", "0.5"}, {"nesterov", "true"}, {"decay", "cosine"}, {"total_steps", "7"},
+           {"weight_decay_params", "all"},
            {"compute_dtype", "bf16"}, {"grad_dtype", "f32"}, {"loss_scaling", "dynamic"}, {"lora_rank", "4"},
            {"lora_alpha", "8"}, {"zero_stage", "2"}, {"sequence_parallel", "1"}, {"recompute", "full"},
            {"bucket_bytes", "1024"}, {"overlap_grad_reduce", "false"}, {"pipeline_schedule", "interleaved"},
@@ -56,6 +57,7 @@ TEST(PassOptionTableTest, ValuesAreTyped) {
   EXPECT_TRUE(o.training.optimizer.nesterov);
   EXPECT_EQ(o.training.optimizer.decay, DecayKind::Cosine);
   EXPECT_EQ(o.training.optimizer.totalSteps, 7);
+  EXPECT_EQ(o.training.optimizer.weightDecayParams, WeightDecayParams::All);
   EXPECT_EQ(o.training.precision.compute, ir::DType::BF16);
   EXPECT_EQ(o.training.precision.grads, ir::DType::F32);
   EXPECT_EQ(o.training.precision.lossScaling, LossScaling::Dynamic);
