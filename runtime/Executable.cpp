@@ -145,19 +145,32 @@ struct Job {
   std::unique_ptr<MpiCommunicator> comm;
   bool mpi = false;
   int64_t rank = 0;
+  double commTimeout = 0; // every wait on another rank ends within it
+  int64_t stepReached = -1; // the last training step begun, for the errors of shutdown
 
   ~Job() {
     setStepComms(nullptr, nullptr, 0);
-    if (comm) (void)comm->flushSends();
+    std::string phase = "shutdown";
+    if (comm) {
+      comm->setPhase(JobPhase::Shutdown, stepReached);
+      phase = comm->phaseText();
+      (void)comm->flushSends();
+    }
     comm.reset();
-    if (mpi) finalizeMpi();
+    if (mpi) finalizeMpi(commTimeout, phase);
   }
   bool lead() const { return rank == 0; }
+  /// Where the job is, for the errors of a wait (runtime/MpiCommunicator.h).
+  void at(JobPhase phase, int64_t step) {
+    if (phase == JobPhase::Step) stepReached = step;
+    if (comm) comm->setPhase(phase, step);
+  }
   /// Collective: "" when no rank has an error; else the error of the lowest
   /// rank that has one -- that rank prints it and every rank returns 1.
   /// Without MPI: `mine`.
   bool failed(const std::string &mine, int &status) {
-    int64_t lowest = comm ? comm->lowestRank(!mine.empty()) : (mine.empty() ? -1 : 0);
+    int64_t lowest = comm ? comm->lowestRank(!mine.empty(), "the agreement on whether a rank failed")
+                          : (mine.empty() ? -1 : 0);
     if (lowest < 0) return false;
     if (lowest == rank) report(mine);
     status = 1;
@@ -178,7 +191,8 @@ std::string writeTrace(const std::string &path, MpiCommunicator *comm, int64_t r
   writer.nameStream(1, "communication");
   size_t ranks = 1;
   if (comm) {
-    Result<std::vector<std::string>> all = comm->gatherToRankZero(encodeTraceEvents(tracedEvents()));
+    Result<std::vector<std::string>> all =
+        comm->gatherToRankZero(encodeTraceEvents(tracedEvents()), "gathering the trace on rank 0");
     if (!all.ok()) return all.error();
     if (rank != 0) return "";
     ranks = all->size();
@@ -229,9 +243,10 @@ int planc::runtime::runExecutable(const ExecutableModel &model, int argc, char *
   int status = 0;
   if (launchedByMpi()) {
     int64_t worldRank = 0, worldSize = 1;
-    if (Status s = initMpi(argc, argv, worldRank, worldSize); !s.ok()) return fail(s.message());
+    if (Status s = initMpi(argc, argv, worldRank, worldSize, o.commTimeout); !s.ok()) return fail(s.message());
     job.mpi = true;
     job.rank = worldRank;
+    job.commTimeout = o.commTimeout;
     if (worldSize != model.ranks) {
       if (worldRank == 0)
         fail("plan '" + model.plan + "' runs on a mesh of " + counted(model.ranks, "rank") + " (" +
@@ -380,11 +395,13 @@ int planc::runtime::runExecutable(const ExecutableModel &model, int argc, char *
   const int64_t dpRank = coords[kDP];
   SlowStepMonitor slow(thisMachine(m.predictedStepSeconds, m.predictionBasis));
   RankSync sync;
-  sync.anyFailed = [&](bool failed) { return job.comm ? job.comm->lowestRank(failed) >= 0 : failed; };
+  sync.anyFailed = [&](bool failed) {
+    return job.comm ? job.comm->lowestRank(failed, "the agreement on whether every rank wrote its part") >= 0 : failed;
+  };
   if (o.trace) {
     // One origin for every rank: right after they all arrive.
     if (job.comm)
-      if (Status s = job.comm->barrier(); !s.ok()) return fail(s.message());
+      if (Status s = job.comm->barrier("the barrier that starts the trace's clock"); !s.ok()) return fail(s.message());
     startStepTrace(job.rank);
   }
   // A run that trains nothing from fresh weights, told where checkpoints go,
@@ -398,6 +415,7 @@ int planc::runtime::runExecutable(const ExecutableModel &model, int argc, char *
     if (job.lead()) std::printf("wrote the initial weights as %s\n", checkpointFolder(ckptDir, 0).c_str());
   }
   for (int64_t step = start; step < steps; ++step) {
+    job.at(JobPhase::Step, step);
     if (o.trace) {
       if (step - start < o.traceSteps) setTraceStep(step);
       else stopStepTrace();
@@ -442,7 +460,9 @@ int planc::runtime::runExecutable(const ExecutableModel &model, int argc, char *
     double numbers[kNumbers];
     for (int k = 0; k < kNumbers; ++k) numbers[k] = outputOf[k] ? readScalar(mem, *outputOf[k]) : std::nan("");
     if (job.comm)
-      if (Status s = job.comm->broadcast(numbers, kNumbers, holder); !s.ok()) {
+      if (Status s = job.comm->broadcast(numbers, kNumbers, holder,
+                                         "the broadcast of the step's loss from rank " + std::to_string(holder));
+          !s.ok()) {
         job.report(s.message());
         abortMpi(1);
       }
@@ -505,6 +525,7 @@ int planc::runtime::runExecutable(const ExecutableModel &model, int argc, char *
       std::printf("%s\n", warning.c_str());
     }
     if (every > 0 && (step + 1) % every == 0) {
+      job.at(JobPhase::Checkpoint, step);
       if (Status s = saveCheckpoint(m, mem, ckptDir, step + 1, seed, keep, job.comm ? &sync : nullptr); !s.ok()) {
         if (terminal) clearProgress();
         job.report("step " + std::to_string(step) + ": " + s.message());
@@ -518,6 +539,7 @@ int planc::runtime::runExecutable(const ExecutableModel &model, int argc, char *
     if (terminal) drawProgress(step + 1, steps, totalSeconds / double(step + 1 - start));
   }
   if (terminal) clearProgress();
+  job.at(JobPhase::Shutdown, job.stepReached);
   if (o.trace) {
     stopStepTrace();
     if (std::string err = writeTrace(*o.trace, job.comm.get(), job.rank); !err.empty()) {
