@@ -76,7 +76,8 @@ void planc::runtime::printExecutableHelp(const ExecutableModel &m, const char *a
               "  --temperature T       of the sampling (default 0.8; 0: always the most likely token)\n"
               "  --top-k K             sample among the K most likely tokens (default 200; 0: all)\n"
               "  --comm-timeout S      with several ranks: how long a rank waits for another before it ends\n"
-              "                        the job with an error naming the operation (default 300)\n"
+              "                        the job with an error naming the step, the operation and the ranks\n"
+              "                        (default 300; every wait, start-up and shutdown included)\n"
               "  --help                this text\n\n",
               (long long)m.steps, (unsigned long long)m.seed,
               nameMapLabel(m).c_str(),
