@@ -340,6 +340,7 @@ int planc::runtime::runExecutable(const ExecutableModel &model, int argc, char *
         holder = mesh.rankOf(c);
       }
   if (holder < 0) return fail("plan '" + m.plan + "' has no 'loss' output to train on");
+  const std::string lossBroadcast = "the broadcast of the step's loss from rank " + std::to_string(holder);
   const ExecOutput *outputOf[kNumbers] = {};
   const char *numberNames[kNumbers] = {"loss", "lr", "grad_norm", "found_inf", "loss_scale"};
   for (const ExecOutput &out : m.outputs)
@@ -460,9 +461,7 @@ int planc::runtime::runExecutable(const ExecutableModel &model, int argc, char *
     double numbers[kNumbers];
     for (int k = 0; k < kNumbers; ++k) numbers[k] = outputOf[k] ? readScalar(mem, *outputOf[k]) : std::nan("");
     if (job.comm)
-      if (Status s = job.comm->broadcast(numbers, kNumbers, holder,
-                                         "the broadcast of the step's loss from rank " + std::to_string(holder));
-          !s.ok()) {
+      if (Status s = job.comm->broadcast(numbers, kNumbers, holder, lossBroadcast); !s.ok()) {
         job.report(s.message());
         abortMpi(1);
       }

@@ -102,7 +102,7 @@ for ((i = 0; i < TRIALS; i++)); do
     fail "trial $i: the job took $took s to end (the limit is $LIMIT s + $SLACK)"
   ((rc != 0)) || fail "trial $i: the job exited 0"
   if [[ -n $left ]]; then
-    fail "trial $i: processes left behind: $left"
+    fail "trial $i: processes left behind: $(echo $left)"
     for pid in $left; do kill -9 "$pid" 2>/dev/null || true; done
   fi
   # The errors name the phase (the training step the log prints), the operation and the ranks.
@@ -141,7 +141,7 @@ done
 
 echo
 if ((failures)); then
-  echo "hung-rank: $failures failed of $TRIALS trials ($SECONDS s)"
+  echo "hung-rank: $failures checks failed over $TRIALS trials ($SECONDS s)"
   exit 1
 fi
 echo "hung-rank: all $TRIALS trials ended within $longest s of the stop (--comm-timeout $LIMIT) ($SECONDS s)"
