@@ -86,7 +86,7 @@ bool sameFolder(const std::string &a, const std::string &b) {
 } // namespace
 
 Result<CheckpointSeries> planc::runtime::startCheckpointSeries(const std::string &dir, int64_t keep, int64_t start,
-                                                               const Resumed *resumed, bool writesStart,
+                                                               const Resumed *resumed, int64_t firstWrite,
                                                                int64_t rank, std::vector<std::string> &warnings) {
   const std::string before = " (found before training; nothing was written)";
   std::error_code ec;
@@ -107,7 +107,7 @@ Result<CheckpointSeries> planc::runtime::startCheckpointSeries(const std::string
   CheckpointListing listing = listCheckpoints(dir);
   warnings = std::move(listing.warnings);
   for (const CheckpointEntry &e : listing.complete)
-    if (e.step > start || (e.step == start && writesStart && !(resumed && sameFolder(e.folder, resumed->folder))))
+    if (firstWrite >= 0 && (e.step > start || e.step == firstWrite))
       return errorStatus("the checkpoint folder '" + dir + "' already holds '" + e.folder + "' (step " +
                          std::to_string(e.step) + "), " + (e.step > start ? "past" : "at") + " the step " +
                          std::to_string(start) + " this run starts from: its checkpoints would overwrite or "

@@ -75,15 +75,15 @@ struct CheckpointSeries {
 };
 
 /// Before training, on every rank: makes `dir` and checks that this rank
-/// can write there (a file written and removed), and that `dir` holds no
-/// complete checkpoint this run would overwrite or interleave with -- one
-/// of a step past `start`, or at `start` when the run writes that step
-/// itself (`writesStart`: a fresh run's step 0). `resumed` is the
-/// checkpoint the run continues (its lineage carries on), or null (a new
-/// lineage). `warnings` receives the folders of `dir` that are not
-/// checkpoints.
+/// can write there (a file written and removed), and, when the run writes
+/// a checkpoint at all (`firstWrite`, the step of its first one; -1: none),
+/// that `dir` holds no complete checkpoint it would overwrite or interleave
+/// with -- one of a step past `start`, or of `firstWrite` itself (a fresh
+/// run's step 0). `resumed` is the checkpoint the run continues (its
+/// lineage carries on), or null (a new lineage). `warnings` receives the
+/// folders of `dir` that are not checkpoints.
 Result<CheckpointSeries> startCheckpointSeries(const std::string &dir, int64_t keep, int64_t start,
-                                               const Resumed *resumed, bool writesStart, int64_t rank,
+                                               const Resumed *resumed, int64_t firstWrite, int64_t rank,
                                                std::vector<std::string> &warnings);
 
 /// Writes this rank's part of the checkpoint of `stepsDone` steps from

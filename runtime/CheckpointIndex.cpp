@@ -90,22 +90,6 @@ Result<CheckpointIndex> readIndexFile(const fs::path &folder) {
       return bad("its mesh " + shapeText(index.mesh) + " has " + std::to_string(product) + " ranks, not its " +
                  std::to_string(index.ranks));
   }
-  // The index's own checksum, of the compact JSON of every other field:
-  // required from format 3 on, and checked wherever there is one (a
-  // damaged format field does not pass the index off as an older one).
-  if (index.format >= 3 || j.contains("checksum")) {
-    if (!j.contains("checksum") || !j["checksum"].is_string() ||
-        !parseCrc32cText(j["checksum"].get<std::string>()))
-      return bad("no checksum");
-    const uint32_t recorded = *parseCrc32cText(j["checksum"].get<std::string>());
-    nlohmann::json rest = j;
-    rest.erase("checksum");
-    const uint32_t actual = crc32c(rest.dump());
-    if (actual != recorded)
-      return errorStatus("'" + index.indexPath + "' does not match its checksum (CRC-32C " + crc32cText(recorded) +
-                         " when written, " + crc32cText(actual) +
-                         " now): the index is corrupt or was edited, and no field of it is trusted");
-  }
   if (index.format >= 3) {
     if (!j.contains("lineage") || !j["lineage"].is_string() || j["lineage"].get<std::string>().empty())
       return bad("no lineage");
@@ -174,6 +158,23 @@ Result<CheckpointIndex> readIndexFile(const fs::path &folder) {
       tensor.files.push_back(std::move(b));
     }
     index.tensors.emplace(name, std::move(tensor));
+  }
+  // Last, the index's own checksum, of the compact JSON of every other
+  // field (after the checks above, whose errors say more): required from
+  // format 3 on, and checked wherever there is one (a damaged format field
+  // does not pass the index off as an older one).
+  if (index.format >= 3 || j.contains("checksum")) {
+    if (!j.contains("checksum") || !j["checksum"].is_string() ||
+        !parseCrc32cText(j["checksum"].get<std::string>()))
+      return bad("no checksum");
+    const uint32_t recorded = *parseCrc32cText(j["checksum"].get<std::string>());
+    nlohmann::json rest = j;
+    rest.erase("checksum");
+    const uint32_t actual = crc32c(rest.dump());
+    if (actual != recorded)
+      return errorStatus("'" + index.indexPath + "' does not match its checksum (CRC-32C " + crc32cText(recorded) +
+                         " when written, " + crc32cText(actual) +
+                         " now): the index is corrupt or was edited, and no field of it is trusted");
   }
   return index;
 }

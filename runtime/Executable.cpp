@@ -321,11 +321,14 @@ int planc::runtime::runExecutable(const ExecutableModel &model, int argc, char *
   // Where checkpoints go is checked before training: writable on every
   // rank, and holding no other run's checkpoints this run would overwrite.
   const bool writesInitial = steps == 0 && !o.resume && o.checkpointDir;
+  const int64_t firstWrite = writesInitial ? 0
+                             : every > 0 && (start / every + 1) * every <= steps ? (start / every + 1) * every
+                                                                                 : -1;
   CheckpointSeries series;
   if (writesInitial || (every > 0 && start < steps)) {
     std::vector<std::string> warnings;
     Result<CheckpointSeries> s = startCheckpointSeries(ckptDir, keep, start, resumed ? &*resumed : nullptr,
-                                                       writesInitial, job.rank, warnings);
+                                                       firstWrite, job.rank, warnings);
     for (const std::string &w : warnings)
       if (job.lead()) std::fprintf(stderr, "warning: %s\n", w.c_str());
     if (job.failed(s.ok() ? "" : s.error(), status)) return status;

@@ -151,12 +151,12 @@ cp -r ck/step-00000004 flipped
 import sys
 p = sys.argv[1]
 b = bytearray(open(p, 'rb').read())
-b[-5] ^= 0x40  # a byte of the last tensor's data
+b[-5] ^= 0x40  # a byte of the last tensor's data (wte.weight.adam_v)
 open(p, 'wb').write(b)
 PY
-expect 1 "flipped/rank-0.safetensors': tensor 'wte.weight' does not match its checksum" \
+expect 1 "flipped/rank-0.safetensors': tensor 'wte.weight.adam_v' does not match its checksum" \
   "$PLANC" convert flipped -o flipped.safetensors
-expect 1 "flipped/rank-0.safetensors': tensor 'wte.weight' does not match its checksum" ./gpt --resume flipped --steps 6
+expect 1 "flipped/rank-0.safetensors': tensor 'wte.weight.adam_v' does not match its checksum" ./gpt --resume flipped --steps 6
 cp whole.safetensors whole-flipped.safetensors
 "$PY" - whole-flipped.safetensors <<'PY'
 import sys
@@ -165,8 +165,8 @@ b = bytearray(open(p, 'rb').read())
 b[-5] ^= 0x40
 open(p, 'wb').write(b)
 PY
-expect 1 "tensor 'wte.weight' does not match its checksum" "$PLANC" convert whole-flipped.safetensors -o back
-expect 1 "tensor 'wte.weight' does not match its checksum" ./gpt --init-from whole-flipped.safetensors --steps 1
+expect 1 "tensor 'wte.weight.adam_v' does not match its checksum" "$PLANC" convert whole-flipped.safetensors -o back
+expect 1 "tensor 'wte.weight.adam_v' does not match its checksum" ./gpt --init-from whole-flipped.safetensors --steps 1
 "$PLANC" convert whole.safetensors -o back >/dev/null 2>&1 || fail "convert: back"
 ./gpt --resume back --steps 6 --metrics back.jsonl >back.log 2>&1 || fail "convert: resume: $(tail -3 back.log)"
 

@@ -302,29 +302,37 @@ TEST(CheckpointTest, ARunThatWouldOverwriteAnotherRunsCheckpointsStopsFirst) {
   ASSERT_TRUE(five.ok()) << five.error();
   std::vector<std::string> warnings;
   // A rollback to step 5 writing into the same folder.
-  Result<CheckpointSeries> s = startCheckpointSeries(d, 2, 5, &*five, false, 0, warnings);
+  Result<CheckpointSeries> s = startCheckpointSeries(d, 2, 5, &*five, 6, 0, warnings);
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.error().find("already holds '" + (dir / "step-00000010") + "' (step 10), past the step 5"),
             std::string::npos)
       << s.error();
-  // A fresh run.
-  s = startCheckpointSeries(d, 2, 0, nullptr, false, 0, warnings);
+  // A fresh run, checkpointing from step 1 on, or writing its step 0.
+  s = startCheckpointSeries(d, 2, 0, nullptr, 1, 0, warnings);
   EXPECT_FALSE(s.ok());
+  TempDir zero;
+  save(m, seriesOf(zero.path.string(), "run-z"), 0);
+  s = startCheckpointSeries(zero.path.string(), 0, 0, nullptr, 0, 0, warnings);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.error().find("(step 0), at the step 0 this run starts from"), std::string::npos) << s.error();
+  // A run that writes no checkpoint overwrites nothing: only the folder is checked.
+  s = startCheckpointSeries(d, 2, 0, nullptr, -1, 0, warnings);
+  EXPECT_TRUE(s.ok()) << s.error();
   // Resuming the newest continues its lineage and protects it.
   Result<Resumed> ten = loadCheckpoint(m, a.data(), d);
   ASSERT_TRUE(ten.ok()) << ten.error();
-  s = startCheckpointSeries(d, 2, 10, &*ten, false, 0, warnings);
+  s = startCheckpointSeries(d, 2, 10, &*ten, 11, 0, warnings);
   ASSERT_TRUE(s.ok()) << s.error();
   EXPECT_EQ(s->lineage, "run-a");
   EXPECT_EQ(s->resumedFrom, ten->folder);
   // A fresh run into an empty folder gets a lineage of its own.
   TempDir other;
-  s = startCheckpointSeries(other.path.string(), 0, 0, nullptr, true, 0, warnings);
+  s = startCheckpointSeries(other.path.string(), 0, 0, nullptr, 0, 0, warnings);
   ASSERT_TRUE(s.ok()) << s.error();
   EXPECT_EQ(s->lineage.size(), 16u);
   // A folder that cannot be made is found before training.
   writeAll(other / "file", "x");
-  s = startCheckpointSeries(other / "file/ck", 0, 0, nullptr, false, 0, warnings);
+  s = startCheckpointSeries(other / "file/ck", 0, 0, nullptr, -1, 0, warnings);
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.error().find("cannot create the checkpoint folder '" + (other / "file/ck") + "'"), std::string::npos)
       << s.error();
