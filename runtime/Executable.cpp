@@ -303,8 +303,10 @@ int planc::runtime::runExecutable(const ExecutableModel &model, int argc, char *
   uint8_t *mem = arena->data();
   int64_t start = 0;
   std::string setupNote;
+  std::optional<Resumed> resumed;
   if (o.resume) {
-    Result<Resumed> r = loadCheckpoint(m, mem, *o.resume);
+    Result<Resumed> r = loadCheckpoint(m, mem, *o.resume, o.dropUnusedTensors);
+    if (r.ok()) resumed = *r;
     if (!r.ok()) {
       setupError = r.error();
     } else if (o.seed && uint64_t(*o.seed) != r->seed) {
@@ -313,7 +315,12 @@ int planc::runtime::runExecutable(const ExecutableModel &model, int argc, char *
     } else {
       seed = r->seed;
       start = r->stepsDone;
+      for (const std::string &w : r->warnings)
+        if (job.lead()) std::fprintf(stderr, "warning: %s\n", w.c_str());
       setupNote = "resumed from " + r->folder + ": " + counted(start, "step") + " done";
+      if (!r->dropped.empty())
+        setupNote += " (" + counted(int64_t(r->dropped.size()), "tensor") + " the plan lacks dropped: " +
+                     r->dropped.front() + (r->dropped.size() > 1 ? ", ..." : "") + ")";
       if (start >= steps) // said, and the load (and a --sample) still done
         setupNote += "; nothing to train: " + std::string(o.steps ? "--steps is " : "the plan's steps are ") +
                      std::to_string(steps) + " (a larger --steps trains on)";
@@ -325,6 +332,23 @@ int planc::runtime::runExecutable(const ExecutableModel &model, int argc, char *
   }
   if (job.failed(setupError, status)) return status;
   if (!setupNote.empty() && job.lead()) std::printf("%s\n", setupNote.c_str());
+
+  // Where checkpoints go is checked before training: writable on every
+  // rank, and holding no other run's checkpoints this run would overwrite.
+  const bool writesInitial = steps == 0 && !o.resume && o.checkpointDir;
+  const int64_t firstWrite = writesInitial ? 0
+                             : every > 0 && (start / every + 1) * every <= steps ? (start / every + 1) * every
+                                                                                 : -1;
+  CheckpointSeries series;
+  if (writesInitial || (every > 0 && start < steps)) {
+    std::vector<std::string> warnings;
+    Result<CheckpointSeries> s = startCheckpointSeries(ckptDir, keep, start, resumed ? &*resumed : nullptr,
+                                                       firstWrite, job.rank, warnings);
+    for (const std::string &w : warnings)
+      if (job.lead()) std::fprintf(stderr, "warning: %s\n", w.c_str());
+    if (job.failed(s.ok() ? "" : s.error(), status)) return status;
+    series = *s;
+  }
 
   Result<std::unique_ptr<DataSource>> data = openDataSource(dataSpec, m.batch, seed);
   if (job.failed(data.ok() ? "" : data.error(), status)) return status;
@@ -399,6 +423,9 @@ int planc::runtime::runExecutable(const ExecutableModel &model, int argc, char *
   sync.anyFailed = [&](bool failed) {
     return job.comm ? job.comm->lowestRank(failed, "the agreement on whether every rank wrote its part") >= 0 : failed;
   };
+  sync.gather = [&](const std::string &mine) {
+    return job.comm->gatherToRankZero(mine, "gathering the checkpoint files' checksums on rank 0");
+  };
   if (o.trace) {
     // One origin for every rank: right after they all arrive.
     if (job.comm)
@@ -409,7 +436,7 @@ int planc::runtime::runExecutable(const ExecutableModel &model, int argc, char *
   // writes them as step 0: weights imported with --init-from, to resume or
   // to convert.
   if (steps == 0 && !o.resume && o.checkpointDir) {
-    if (Status s = saveCheckpoint(m, mem, ckptDir, 0, seed, keep, job.comm ? &sync : nullptr); !s.ok()) {
+    if (Status s = saveCheckpoint(m, mem, series, 0, seed, job.comm ? &sync : nullptr); !s.ok()) {
       job.report(s.message());
       return 1;
     }
@@ -525,7 +552,7 @@ int planc::runtime::runExecutable(const ExecutableModel &model, int argc, char *
     }
     if (every > 0 && (step + 1) % every == 0) {
       job.at(JobPhase::Checkpoint, step);
-      if (Status s = saveCheckpoint(m, mem, ckptDir, step + 1, seed, keep, job.comm ? &sync : nullptr); !s.ok()) {
+      if (Status s = saveCheckpoint(m, mem, series, step + 1, seed, job.comm ? &sync : nullptr); !s.ok()) {
         if (terminal) clearProgress();
         job.report("step " + std::to_string(step) + ": " + s.message());
         return 1;
