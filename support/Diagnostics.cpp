@@ -44,7 +44,7 @@ namespace {
 /// Arguments longer than kMaxArgumentBytes are quoted as an excerpt, their
 /// first kArgumentHeadBytes and last kArgumentTailBytes around "...(N bytes in
 /// all)...", cut at character boundaries: a 10 MB literal is not echoed whole.
-constexpr size_t kMaxArgumentBytes = 256, kArgumentHeadBytes = 160, kArgumentTailBytes = 40;
+constexpr size_t kMaxArgumentBytes = 1024, kArgumentHeadBytes = 640, kArgumentTailBytes = 160;
 
 std::string excerpt(llvm::StringRef text) {
   if (text.size() <= kMaxArgumentBytes) return text.str();
