@@ -1,6 +1,7 @@
 //===- compiler/MemoryCheck.cpp - does the plan fit, and if not, what does --===//
 
 #include "compiler/MemoryCheck.h"
+#include "compiler/TooLargeToPlan.h"
 #include "compiler/AutoPlan.h"
 #include "compiler/Ledger.h"
 #include "compiler/Pipeline.h"
@@ -246,7 +247,9 @@ llvm::Expected<MemoryCheckResult> planc::checkMemory(Compilation &c, const Memor
   MemoryCheckResult r;
   auto start = Clock::now();
   auto analysis = analyzePlan(c, options.verifyEach, options.calibration);
-  if (!analysis) return analysis.takeError();
+  // A dim too large to plan is the plan's error, at the dim: never only a
+  // missing ledger (compiler/TooLargeToPlan.h).
+  if (!analysis) return reportTooLargeToPlan(c, analysis.takeError());
   r.analysis = std::move(*analysis);
   double baseSeconds = std::chrono::duration<double>(Clock::now() - start).count();
   r.budgetFromOption = options.budgetBytes.has_value();

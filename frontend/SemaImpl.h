@@ -20,6 +20,8 @@
 
 namespace planc::sema {
 
+class DeadStatements;
+
 using llvm::SMRange;
 
 /// A layer instance named with `as`: its parameters by name.
@@ -140,6 +142,8 @@ public:
   // ---- lowering (Lowering.cpp): on when a builder is set
   ir::Builder *builder = nullptr;
   bool lowering() const { return builder != nullptr; }
+  /// Statements lowering leaves out (DeadStatements.h); null: none.
+  const DeadStatements *dead = nullptr;
   /// Sets the builder's location and layer path for the ops of `range`.
   void stamp(SMRange range);
   ir::Value *lowerBuiltin(const std::string &name, const std::vector<Value> &args,
