@@ -27,6 +27,9 @@ using namespace planc;
 #ifndef PLANC_RUNTIME_LIBRARY
 #define PLANC_RUNTIME_LIBRARY ""
 #endif
+#ifndef PLANC_NUMERICS_LIBRARY
+#define PLANC_NUMERICS_LIBRARY ""
+#endif
 #ifndef PLANC_RUNTIME_EXTRA_FLAGS
 #define PLANC_RUNTIME_EXTRA_FLAGS ""
 #endif
@@ -138,6 +141,15 @@ llvm::Error planc::compileCppProgram(const std::string &source, const std::strin
   if (!llvm::sys::fs::exists(include + "/runtime/Executable.h"))
     return makeError("cannot find the planc runtime's headers (runtime/Executable.h) under '" + include + "'");
   if (!llvm::sys::fs::exists(library)) return makeError("cannot find the planc runtime library '" + library + "'");
+  // The runtime's numerics (element types, rounding, Philox: numerics/) are
+  // their own library, installed beside the runtime's.
+  std::string numerics = PLANC_NUMERICS_LIBRARY;
+  if (!options.runtimeLibrary.empty()) {
+    llvm::SmallString<256> beside(llvm::sys::path::parent_path(library));
+    llvm::sys::path::append(beside, "libplanc_numerics.a");
+    numerics = beside.str().str();
+  }
+  if (!llvm::sys::fs::exists(numerics)) return makeError("cannot find the planc numerics library '" + numerics + "'");
 
   // The source beside the output (removed afterwards unless kept), the
   // executable to a temporary name renamed into place.
@@ -164,7 +176,7 @@ llvm::Error planc::compileCppProgram(const std::string &source, const std::strin
   if (options.runtimeLibrary.empty())
     for (llvm::StringRef flag : llvm::split(llvm::StringRef(PLANC_RUNTIME_EXTRA_FLAGS), ' '))
       if (!flag.empty()) args.push_back(flag.str());
-  args.insert(args.end(), {"-I" + include, tmpCpp, library});
+  args.insert(args.end(), {"-I" + include, tmpCpp, library, numerics});
   // OpenBLAS (the OpenMP-threaded one where this planc was built with it).
   for (llvm::StringRef lib : llvm::split(llvm::StringRef(PLANC_BLAS_LIBRARIES), ' '))
     if (!lib.empty()) args.push_back(lib.str());

@@ -38,7 +38,7 @@ struct BuildOptions {
   bool keepSource = false;              // also write <output>.cpp
   std::string cxx;                      // the C++ compiler; empty: $CXX, else c++
   std::string runtimeInclude;           // the folder holding runtime/Executable.h; empty: this build's
-  std::string runtimeLibrary;           // libplanc_runtime.a; empty: this build's
+  std::string runtimeLibrary;           // libplanc_runtime.a (libplanc_numerics.a beside it); empty: this build's
 };
 
 /// The generated C++ of the plan's first rank class (`planc emit --emit=cpp`).

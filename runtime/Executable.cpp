@@ -4,7 +4,7 @@
 #include "runtime/ExecutableOptions.h"
 #include "runtime/Arena.h"
 #include "runtime/Checkpoint.h"
-#include "runtime/CpuKernels.h"
+#include "runtime/kernels/cpu/Common.h"
 #include "runtime/ElementBits.h"
 #include "runtime/MeshRanks.h"
 #include "runtime/MpiCommunicator.h"

@@ -41,7 +41,10 @@ bool backend::hasLibraryKernel(OpKind kind) {
 
 void backend::renderLibraryPrelude(Flavor flavor, llvm::raw_ostream &os) {
   if (flavor != Flavor::Cpu) return;
-  os << "#include \"runtime/CpuKernels.h\"\n\n"
+  // Every family of runtime/kernels/cpu/: the prelude precedes the steps.
+  for (const char *family : {"Attention", "CrossEntropy", "Dropout", "Indexing", "Norms", "Optimizer", "Position"})
+    os << "#include \"runtime/kernels/cpu/" << family << ".h\"\n";
+  os << "\n"
      << "// The step's draw seed (dropout's masks differ from step to step); the step sets it.\n"
      << "[[maybe_unused]] static uint64_t planc_draw_seed = 0;\n\n";
 }
@@ -49,7 +52,7 @@ void backend::renderLibraryPrelude(Flavor flavor, llvm::raw_ostream &os) {
 namespace {
 
 /// The element type a library kernel reads a buffer of `t` through: the
-/// 16-bit floats as runtime/CpuKernels.h's Bf16 and F16, bool as its byte.
+/// 16-bit floats as runtime/kernels/cpu/Common.h's Bf16 and F16, bool as its byte.
 std::string libraryType(DType t) {
   switch (t) {
   case DType::BF16: return "planc::cpu::Bf16";

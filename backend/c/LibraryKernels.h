@@ -1,7 +1,7 @@
 //===- backend/c/LibraryKernels.h - steps that call hand-written kernels -*- C++ -*-===//
 //
 // The library class of docs/kernels.md: ops whose kernel is written by hand
-// rather than derived from a description (runtime/CpuKernels.h for the CPU):
+// rather than derived from a description (runtime/kernels/cpu/ for the CPU):
 // causal masks, rope, dropout, gather and scatter_add, concat and
 // repeat_interleave, cross-entropy and its gradient, the gradient norm, the
 // norms' backward (three results, two of them sums over rows), the

@@ -19,6 +19,7 @@
 
 #include "ir/ops/DimRule.h"
 #include "ir/ops/OpSupport.h"
+#include "numerics/Philox.h"
 
 #include <cmath>
 #include <limits>
@@ -251,7 +252,7 @@ void evalDropout(EvalContext &ctx, const Op &op, llvm::ArrayRef<const Tensor *> 
   uint64_t key = dropoutKey(ctx, op.attrs);
   std::vector<int64_t> counter = dropoutCounters(ctx, op.attrs, op.operands[0]->type);
   for (size_t i = 0; i < x.size(); ++i)
-    y[i] = EvalContext::philoxUniform(key, uint64_t(counter[i])) >= p ? x[i] * keepScale : 0.0;
+    y[i] = numerics::philoxUniform(key, uint64_t(counter[i])) >= p ? x[i] * keepScale : 0.0;
 }
 
 // The same attributes draw the same mask: dx = mask * dy / (1 - p).

@@ -1,7 +1,7 @@
 //===- tests/unit/backend/LibraryKernelsTest.cpp - library kernels, compiled, compared -===//
 //
 // The hand-written kernels of the library class (backend/c/LibraryKernels.h
-// renders a wrapper per step that calls runtime/CpuKernels.h): every op's
+// renders a wrapper per step that calls runtime/kernels/cpu/): every op's
 // wrapper rendered for a tiny execution plan of one step, all of them
 // compiled into one program (with the source tree's include path and the
 // runtime's sources it calls), run on random inputs, and compared with the
@@ -10,7 +10,7 @@
 // dropout are bit-exact; the rest within 1e-6 relative in f32 (a few ulps;
 // global_norm adds its operands' sums in another association) and 1e-12
 // in f64. Fused attention and cross-entropy of f32 buffers compute in f32
-// (runtime/CpuKernels.h): within 1e-5 of the output's largest element.
+// (runtime/kernels/cpu/): within 1e-5 of the output's largest element.
 // Output buffers hold random bytes before the call, so a result not
 // written whole is seen; an accumulating step adds to them.
 //
@@ -20,7 +20,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "backend/c/LibraryKernels.h"
-#include "runtime/CpuKernels.h"
+#include "runtime/kernels/cpu/Attention.h"
+#include "runtime/kernels/cpu/CrossEntropy.h"
+#include "runtime/kernels/cpu/Dropout.h"
+#include "runtime/kernels/cpu/Indexing.h"
+#include "runtime/kernels/cpu/Norms.h"
+#include "runtime/kernels/cpu/Optimizer.h"
+#include "runtime/kernels/cpu/Position.h"
 
 #include "CompiledProgram.h"
 #include "OpTestHelpers.h"
@@ -478,8 +484,9 @@ void LibraryKernelsTest::SetUpTestSuite() {
   // under the sanitizers that library wants theirs.
   const std::string root = sourceDir();
   if (!planc::testing::compileAndRun(source, dir.path,
-                                     {"-I" + root, root + "/runtime/CpuKernels.cpp", root + "/runtime/Philox.cpp",
-                                      root + "/runtime/ElementBits.cpp", root + "/runtime/ElementType.cpp"}))
+                                     {"-I" + root, root + "/runtime/CpuKernels.cpp", root + "/numerics/Philox.cpp",
+                                      root + "/numerics/ElementBits.cpp", root + "/numerics/FloatFormat.cpp",
+                                      root + "/numerics/ElementType.cpp"}))
     return;
   for (size_t n = 0; n < all.size(); ++n) {
     LibraryCase &c = all[n];

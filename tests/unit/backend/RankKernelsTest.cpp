@@ -25,7 +25,9 @@
 #include "ir/LocalBlocks.h"
 #include "ir/MeshLayout.h"
 #include "ir/OpDef.h"
-#include "runtime/CpuKernels.h"
+#include "runtime/kernels/cpu/Attention.h"
+#include "runtime/kernels/cpu/Dropout.h"
+#include "runtime/kernels/cpu/Indexing.h"
 
 #include "CompiledProgram.h"
 #include "OpTestHelpers.h"
@@ -424,8 +426,9 @@ void RankKernelsTest::SetUpTestSuite() {
   // compiled in; the prelude includes <cblas.h>, which nothing here calls.
   const std::string root = sourceDir();
   if (!planc::testing::compileAndRun(source, dir.path,
-                                     {"-I" + root, root + "/runtime/CpuKernels.cpp", root + "/runtime/Philox.cpp",
-                                      root + "/runtime/ElementBits.cpp", root + "/runtime/ElementType.cpp"}))
+                                     {"-I" + root, root + "/runtime/CpuKernels.cpp", root + "/numerics/Philox.cpp",
+                                      root + "/numerics/ElementBits.cpp", root + "/numerics/FloatFormat.cpp",
+                                      root + "/numerics/ElementType.cpp"}))
     return;
   for (size_t n = 0; n < all.size(); ++n)
     for (size_t k = 0; k < all[n].want.size(); ++k)

@@ -476,18 +476,6 @@ TEST(OpKernelTest, RoundToNearestEvenPerDType) {
   EXPECT_EQ(roundTo(DType::Bool, 0.5), 1);
 }
 
-TEST(OpKernelTest, PhiloxMatchesRandom123) {
-  // Random123's known-answer vectors for Philox4x32-10.
-  using W = std::array<uint32_t, 4>;
-  EXPECT_EQ(EvalContext::philox4x32({0, 0, 0, 0}, 0), (W{0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8}));
-  EXPECT_EQ(EvalContext::philox4x32({0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff}, ~uint64_t(0)),
-            (W{0x408f276d, 0x41c83b0e, 0xa20bc7c6, 0x6d5451fd}));
-  EXPECT_EQ(EvalContext::philox4x32({0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344}, 0x299f31d0a4093822ull),
-            (W{0xd16cfe09, 0x94fdcceb, 0x5001e420, 0x24126ea1}));
-  // The uniform is the top 53 bits of words 1:0.
-  EXPECT_EQ(EvalContext::philoxUniform(0, 0), double(((uint64_t(0xe169c58d) << 32) | 0x6627e8d5) >> 11) * 0x1p-53);
-}
-
 TEST(OpKernelTest, InterpreterChecksFeedsAndRoundsToDTypes) {
   Module m;
   Builder b(m);
