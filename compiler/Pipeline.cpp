@@ -117,11 +117,19 @@ llvm::Expected<CompileResult> planc::compile(Compilation &c, const CompileOption
 
   // The plan check lets a model without repeated layers name pp > 1 (its
   // settings are checked on their own); partitioning it has nothing to cut.
-  if (!oneDevice && config.parallel.size(MeshAxis::PP) > 1 && c.getModel().numLayers == 0 &&
-      c.getModel().stages.empty())
+  // A program's own needs (its batch, its training step) are told first.
+  const bool codeGenerated = stop == CompileStage::CodeGenerated;
+  const backend::Target &target = backend::targetOf(options.target);
+  auto nothingToCut = [&]() -> llvm::Error {
+    if (oneDevice || config.parallel.size(MeshAxis::PP) <= 1 || c.getModel().numLayers != 0 ||
+        !c.getModel().stages.empty())
+      return llvm::Error::success();
     return makePlanError(DiagID::err_pp_without_layers,
                          locationOf(c.getSourceMgr(), config.parallel.axisSource[unsigned(MeshAxis::PP)].range.Start),
                          {std::to_string(config.parallel.size(MeshAxis::PP)), c.getProgram().model->name});
+  };
+  if (!codeGenerated)
+    if (llvm::Error e = nothingToCut()) return e;
 
   // Forward IR: the partitioner lowers the global program of one
   // micro-batch, every dp rank's rows.
@@ -134,8 +142,6 @@ llvm::Expected<CompileResult> planc::compile(Compilation &c, const CompileOption
   }
   // What the program reads off the forward model (before the passes change
   // it): the whole step's batch shape and, for code, the name map.
-  const bool codeGenerated = stop == CompileStage::CodeGenerated;
-  const backend::Target &target = backend::targetOf(options.target);
   if (codeGenerated) {
     if (std::string why = target.unavailable(); !why.empty())
       return makeError(std::string("--target=") + target.name() + ": " + why);
@@ -146,6 +152,8 @@ llvm::Expected<CompileResult> planc::compile(Compilation &c, const CompileOption
       auto names = executableNameMap(c, m.get());
       if (!names) return names.takeError();
       result.settings.names = std::move(*names);
+    } else if (llvm::Error e = nothingToCut()) {
+      return e;
     }
   }
 
@@ -168,6 +176,7 @@ llvm::Expected<CompileResult> planc::compile(Compilation &c, const CompileOption
     auto flops = stepFlops(c, options, *m);
     if (!flops) return flops.takeError();
     result.settings.flopsPerStep = *flops;
+    if (llvm::Error e = nothingToCut()) return e;
   }
 
   // Partitioned: one micro-batch's step over the mesh, placed.
