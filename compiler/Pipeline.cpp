@@ -1,7 +1,8 @@
 //===- compiler/Pipeline.cpp - the compiler's stages, from a checked plan -===//
 //
 // compile() is the whole compiler read top to bottom: one block per stage of
-// compiler/Pipeline.h, each ending where the caller asked to stop.
+// compiler/Pipeline.h, each ending where the caller asked to stop (one
+// function on purpose, the table of contents in code).
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,6 +21,8 @@
 #include "passes/Passes.h"
 #include "support/Error.h"
 #include "support/Plural.h"
+
+#include <functional>
 
 using namespace planc;
 using namespace planc::ir;
@@ -109,6 +112,34 @@ llvm::Expected<double> planc::stepFlops(Compilation &c, const CompileOptions &op
   return flops;
 }
 
+namespace {
+
+/// The partition pipeline's input made again, for a reproducer: the
+/// training (or inference) step of `batch` rows lowered anew, quietly.
+std::function<std::unique_ptr<Module>()> stepRebuilder(Compilation &c, int64_t batch, const CompileOptions &options) {
+  return [&c, batch, &options]() -> std::unique_ptr<Module> {
+    std::unique_ptr<Module> again = lowerToIR(c, batch);
+    PassManagerOptions quiet;
+    quiet.verifyEach = options.passes.verifyEach;
+    quiet.reproducerDir = "";
+    if (!again) return nullptr;
+    if (options.inference) {
+      if (llvm::Error e = makeInferenceStep(*again, quiet)) {
+        llvm::consumeError(std::move(e));
+        return nullptr;
+      }
+      return again;
+    }
+    if (llvm::Error e = makeTrainingStep(c, *again, options.floatType, quiet)) {
+      llvm::consumeError(std::move(e));
+      return nullptr;
+    }
+    return again;
+  };
+}
+
+} // namespace
+
 llvm::Expected<CompileResult> planc::compile(Compilation &c, const CompileOptions &options) {
   const PlanConfig &config = c.getConfig();
   const CompileStage stop = options.stopAfter;
@@ -181,25 +212,7 @@ llvm::Expected<CompileResult> planc::compile(Compilation &c, const CompileOption
 
   // Partitioned: one micro-batch's step over the mesh, placed.
   PassManagerOptions partitioning = options.passes;
-  partitioning.rebuildInput = [&c, batch, &options]() -> std::unique_ptr<Module> {
-    std::unique_ptr<Module> again = lowerToIR(c, batch);
-    PassManagerOptions quiet;
-    quiet.verifyEach = options.passes.verifyEach;
-    quiet.reproducerDir = "";
-    if (!again) return nullptr;
-    if (options.inference) {
-      if (llvm::Error e = makeInferenceStep(*again, quiet)) {
-        llvm::consumeError(std::move(e));
-        return nullptr;
-      }
-      return again;
-    }
-    if (llvm::Error e = makeTrainingStep(c, *again, options.floatType, quiet)) {
-      llvm::consumeError(std::move(e));
-      return nullptr;
-    }
-    return again;
-  };
+  partitioning.rebuildInput = stepRebuilder(c, batch, options);
   PassPipelineOptions passOptions = passOptionsFromConfig(config);
   passOptions.training.fusion.elementwise = options.fuseElementwise;
   PassManager pm(partitioning, passOptions);
