@@ -2,6 +2,7 @@
 
 #include "compiler/Calibrate.h"
 
+#include "backend/Target.h"
 #include "backend/c/CFamily.h"
 #include "support/Error.h"
 
@@ -90,7 +91,7 @@ llvm::Expected<cost::Calibration> planc::calibrateThisMachine(const CalibrateOpt
   src.flush();
   std::string buildLog;
   llvm::raw_string_ostream quiet(buildLog);
-  if (llvm::Error e = compileCppProgram(source, "the calibration program", build, quiet)) {
+  if (llvm::Error e = backend::targetOf(backend::TargetKind::Cpu).build(source, "the calibration program", build, quiet)) {
     cleanup();
     return e;
   }

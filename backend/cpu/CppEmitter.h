@@ -33,6 +33,7 @@
 #ifndef PLANC_BACKEND_CPU_CPPEMITTER_H
 #define PLANC_BACKEND_CPU_CPPEMITTER_H
 
+#include "backend/ProgramSettings.h"
 #include "exec/ExecutionPlan.h"
 #include "ir/IR.h"
 #include "runtime/Data.h"
@@ -45,28 +46,9 @@
 
 namespace planc::cpu {
 
-/// What the executable needs of the plan besides its execution plan.
-struct CpuProgramSettings {
-  std::string source;              // the .plan file, for the banner and --help
-  int64_t steps = 1;               // train.steps
-  uint64_t seed = 0;               // train.seed
-  runtime::DataSpec data;          // train.data
-  runtime::BatchShape batch;       // the whole step's batch (BatchShape.h of the interpreter)
-  int64_t checkpointEvery = 0;
-  std::string checkpointDir = "ckpt";
-  int64_t checkpointKeep = 0;
-  double flopsPerStep = 0;         // the model's, for MFU
-  double peakFlops = 0;            // the device's for the compute dtype; 0: unknown
-  double predictedStepSeconds = 0; // the cost model's step on the plan's CPU; 0: none (another device)
-  std::string predictionBasis;     // its calibration ("defaults for CPUs")
-  std::vector<uint64_t> ledgerBytes; // the memory plan's arena of each stage (what `planc check` prints)
-  /// backend::RenderOptions::foldProducers: a plan with a fusion policy
-  /// other than `none`.
-  bool foldProducers = false;
-  /// The name map the plan follows (train.names), resolved against the
-  /// model: --init-from and the checkpoints' index use it.
-  runtime::NameMap names;
-};
+/// What the executable needs of the plan besides its execution plan
+/// (backend/ProgramSettings.h, what every target's program reads).
+using CpuProgramSettings = backend::ProgramSettings;
 
 /// Writes the translation unit of every program of `plan`.
 /// `placed` is the module the plan was built from (its parameters'
