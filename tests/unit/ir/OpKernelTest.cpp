@@ -51,7 +51,9 @@ TEST(OpKernelTest, EveryOpHasAKernelDescriptionOrAReasonItHasNone) {
     switch (k.cls) {
     case KernelClass::Elementwise:
       // cast rounds between dtypes; fused_elementwise carries its formula.
-      if (kind != OpKind::Cast && kind != OpKind::FusedElementwise) EXPECT_NE(k.formula, nullptr);
+      if (kind != OpKind::Cast && kind != OpKind::FusedElementwise) {
+        EXPECT_NE(k.formula, nullptr);
+      }
       EXPECT_TRUE(isElementwise(kind) || kind == OpKind::AdamUpdate || kind == OpKind::ClipScale ||
                   kind == OpKind::Cast || kind == OpKind::FusedElementwise);
       break;
@@ -62,8 +64,12 @@ TEST(OpKernelTest, EveryOpHasAKernelDescriptionOrAReasonItHasNone) {
     case KernelClass::Communication: EXPECT_TRUE(exchangesData(kind)); break;
     default: break;
     }
-    if (k.cls != KernelClass::Elementwise) EXPECT_EQ(k.formula, nullptr);
-    if (k.none) EXPECT_EQ(k.library.name, nullptr) << "a kernel and a reason it has none";
+    if (k.cls != KernelClass::Elementwise) {
+      EXPECT_EQ(k.formula, nullptr);
+    }
+    if (k.none) {
+      EXPECT_EQ(k.library.name, nullptr) << "a kernel and a reason it has none";
+    }
   }
   EXPECT_EQ(opDef(OpKind::MatMul).kernel.cls, KernelClass::Gemm);
   EXPECT_EQ(opDef(OpKind::ShardSlice).kernel.cls, KernelClass::Layout);
