@@ -37,7 +37,7 @@ public:
       const exec::RankProgram &program = plan.programs[p];
       RenderOptions render;
       render.foldProducers = foldProducers;
-      std::vector<StepKernel> chosen = renderProgramKernels(plan, program, Flavor::Cuda, llvm::nulls(), render);
+      std::vector<StepKernel> chosen = renderProgramKernels(plan, program, cudaLanguage(), llvm::nulls(), render);
       for (size_t i = 0; i < chosen.size() && i < program.steps.size(); ++i) {
         const exec::Step &s = program.steps[i];
         // No communicator of the GPU yet: its communication steps are refused too.

@@ -116,7 +116,7 @@ int emitPartitioned(const CommandOptions &o, Compilation &c) {
     backend::RenderOptions render;
     render.foldProducers = c.getConfig().train.fusion != FusionPolicy::None;
     backend::renderProgramKernels(*step->plan, program,
-                                  o.emit == EmitForm::KernelsCuda ? backend::Flavor::Cuda : backend::Flavor::Cpu, llvm::outs(),
+                                  o.emit == EmitForm::KernelsCuda ? backend::cudaLanguage() : backend::cpuLanguage(), llvm::outs(),
                                   render);
   } else if (o.rank >= 0) {
     exec::printRankProgram(*step->plan, o.rank, llvm::outs());

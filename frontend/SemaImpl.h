@@ -128,6 +128,8 @@ struct CallAnnotations {
   std::vector<const ast::Annotation *> list;
 };
 
+class BuiltinRules;
+
 class Elaborator {
 public:
   Elaborator(const Program &program, const PlanConfig &config, DiagnosticEngine &diags, ModelInfo &model)
@@ -169,6 +171,13 @@ public:
   Value evalCall(const ast::CallExpr &call, Scope &scope, const std::string &instanceName,
                  const CallAnnotations &annotations);
   Value callBuiltin(const BuiltinOp &op, const ast::CallExpr &call, Scope &scope);
+  /// The call's arguments bound to the primitive's parameters (defaults
+  /// filled); false after a diagnostic.
+  bool bindBuiltinArgs(const BuiltinOp &op, const ast::CallExpr &call, Scope &scope, BuiltinRules &bound);
+  /// One argument as its parameter's kind, or an error value (reported).
+  Value builtinArg(const BuiltinOp &op, const BuiltinParam &param, const ast::Arg &arg, Scope &scope);
+  /// The parameter a named argument names, or nullopt (reported).
+  std::optional<size_t> builtinParamNamed(const BuiltinOp &op, const ast::Arg &arg);
   Value binaryTensorOp(const ast::BinaryExpr &e, const Value &l, const Value &r);
   Value matmul(const ast::BinaryExpr &e, const Value &l, const Value &r);
   bool checkedMul(int64_t a, int64_t b, int64_t &out, SMRange r);

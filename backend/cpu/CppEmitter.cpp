@@ -420,7 +420,7 @@ llvm::Error cpu::emitCpuProgram(const ir::Module &placed, const exec::ExecutionP
     render.prefix = p ? "p" + std::to_string(p) + "_" : "";
     render.prelude = p == 0;
     render.foldProducers = settings.foldProducers;
-    chosen.push_back(backend::renderProgramKernels(plan, program, backend::Flavor::Cpu, kernels, render));
+    chosen.push_back(backend::renderProgramKernels(plan, program, backend::cpuLanguage(), kernels, render));
     if (std::string why = missingKernels(program, chosen.back()); !why.empty())
       return makeError("the CPU backend has no kernel for " + why + " of plan '" + plan.name + "'" +
                        (stages ? " (" + rankClassOf(program) + ")" : ""));
@@ -436,7 +436,7 @@ llvm::Error cpu::emitCpuProgram(const ir::Module &placed, const exec::ExecutionP
     backend::RenderOptions render;
     render.prefix = "i";
     render.prelude = false;
-    inferChosen = backend::renderProgramKernels(*inference, inference->programs.front(), backend::Flavor::Cpu, more,
+    inferChosen = backend::renderProgramKernels(*inference, inference->programs.front(), backend::cpuLanguage(), more,
                                                 render);
     more.flush();
     if (std::string why = missingKernels(inference->programs.front(), inferChosen); !why.empty())

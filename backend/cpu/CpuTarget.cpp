@@ -32,7 +32,7 @@ public:
       const exec::RankProgram &program = plan.programs[p];
       RenderOptions render;
       render.foldProducers = foldProducers;
-      std::vector<StepKernel> chosen = renderProgramKernels(plan, program, Flavor::Cpu, llvm::nulls(), render);
+      std::vector<StepKernel> chosen = renderProgramKernels(plan, program, cpuLanguage(), llvm::nulls(), render);
       for (size_t i = 0; i < chosen.size() && i < program.steps.size(); ++i) {
         const exec::Step &s = program.steps[i];
         if (chosen[i].rendered || exec::isCommunicationStep(s.kind)) continue;

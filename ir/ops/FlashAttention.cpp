@@ -322,4 +322,6 @@ void ir::registerFlashAttentionOps(OpDef *t) {
   t[unsigned(OpKind::FlashAttentionGrad)].recomputedFlops = recomputedFlopsFlashGrad;
   declare(t, OpKind::FlashAttention, 0, labelsFlash);
   declare(t, OpKind::FlashAttentionGrad, 0, labelsFlash);
+  kernel(t, OpKind::FlashAttention, KernelClass::Library, {"flash_attention", /*the gradient*/ false});
+  kernel(t, OpKind::FlashAttentionGrad, KernelClass::Library, {"flash_attention", /*the gradient*/ true});
 }

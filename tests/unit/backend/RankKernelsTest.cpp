@@ -167,7 +167,7 @@ std::string renderCase(const RankCase &c, bool prelude, llvm::raw_ostream &os) {
   s.accumulate = c.accumulate;
   p.steps.push_back(s);
   plan.programs.push_back(p);
-  std::vector<StepKernel> k = renderProgramKernels(plan, plan.programs[0], Flavor::Cpu, os, {c.name, prelude});
+  std::vector<StepKernel> k = renderProgramKernels(plan, plan.programs[0], cpuLanguage(), os, {c.name, prelude});
   if (k.size() != 1 || !k[0].rendered) {
     ADD_FAILURE() << c.label << ": no kernel: " << (k.empty() ? "no step" : k[0].reason);
     return "";
