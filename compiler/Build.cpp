@@ -88,7 +88,6 @@ llvm::Expected<std::string> planc::generateCpuSource(Compilation &c, std::option
   auto names = executableNameMap(c);
   if (!names) return names.takeError();
   s.names = std::move(*names);
-  s.foldProducers = train.fusion != FusionPolicy::None;
   std::string compute = floatType ? ir::spelling(*floatType) : train.precision.compute;
   auto peak = config.cluster.device.peakFlops.find(compute);
   s.peakFlops = peak != config.cluster.device.peakFlops.end() ? peak->second : 0.0;
@@ -116,7 +115,7 @@ llvm::Expected<std::string> planc::generateCpuSource(Compilation &c, std::option
 
   std::string text;
   llvm::raw_string_ostream os(text);
-  if (llvm::Error e = cpu::emitCpuProgram(*built->module, *built->plan, s, os,
+  if (llvm::Error e = cpu::emitCpuProgram(*built->plan, s, os,
                                           inference ? &*inference->plan : nullptr))
     return e;
   os.flush();

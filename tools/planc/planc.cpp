@@ -482,7 +482,7 @@ int emitPartitioned(const Options &o, Compilation &c) {
     // will render it.
     const exec::RankProgram &program = step->plan->programOf(std::max<int64_t>(o.rank, 0));
     backend::RenderOptions render;
-    render.foldProducers = c.getConfig().train.fusion != FusionPolicy::None;
+    render.foldProducers = step->plan->foldProducers;
     backend::renderProgramKernels(*step->plan, program,
                                   o.emit == "kernels-cuda" ? backend::Flavor::Cuda : backend::Flavor::Cpu, llvm::outs(),
                                   render);
