@@ -32,9 +32,6 @@ struct ProgramSettings {
   double predictedStepSeconds = 0; // the cost model's step on the plan's CPU; 0: none (another device)
   std::string predictionBasis;     // its calibration ("defaults for CPUs")
   std::vector<uint64_t> ledgerBytes; // the memory plan's arena of each stage (what `planc check` prints)
-  /// backend::RenderOptions::foldProducers: a plan with a fusion policy
-  /// other than `none`.
-  bool foldProducers = false;
   /// The name map the plan follows (train.names), resolved against the
   /// model: --init-from and the checkpoints' index use it.
   runtime::NameMap names;

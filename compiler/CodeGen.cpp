@@ -19,7 +19,6 @@ llvm::Error planc::fillProgramSettings(Compilation &c, const CompileOptions &opt
   s.checkpointEvery = train.checkpoint.every;
   s.checkpointDir = train.checkpoint.dir;
   s.checkpointKeep = train.checkpoint.keep;
-  s.foldProducers = train.fusion != FusionPolicy::None;
   if (!backend::targetOf(options.target).emitsCode()) return llvm::Error::success();
   std::string compute = options.floatType ? ir::spelling(*options.floatType) : train.precision.compute;
   auto peak = config.cluster.device.peakFlops.find(compute);

@@ -114,10 +114,10 @@ int emitPartitioned(const CommandOptions &o, Compilation &c) {
     // will render it.
     const exec::RankProgram &program = step->plan->programOf(std::max<int64_t>(o.rank, 0));
     backend::RenderOptions render;
-    render.foldProducers = c.getConfig().train.fusion != FusionPolicy::None;
+    render.foldProducers = step->plan->foldProducers;
     backend::renderProgramKernels(*step->plan, program,
-                                  o.emit == EmitForm::KernelsCuda ? backend::cudaLanguage() : backend::cpuLanguage(), llvm::outs(),
-                                  render);
+                                  o.emit == EmitForm::KernelsCuda ? backend::cudaLanguage() : backend::cpuLanguage(),
+                                  llvm::outs(), render);
   } else if (o.rank >= 0) {
     exec::printRankProgram(*step->plan, o.rank, llvm::outs());
   } else {

@@ -10,6 +10,7 @@
 #include "compiler/CodeGen.h"
 #include "compiler/PlanDiagnostics.h"
 #include "compiler/TrainOptions.h"
+#include "analysis/StepSchedule.h"
 #include "exec/BuildPlan.h"
 #include "exec/PlanVerifier.h"
 #include "backend/interp/BatchShape.h"
@@ -229,7 +230,7 @@ llvm::Expected<CompileResult> planc::compile(Compilation &c, const CompileOption
 
   // Scheduled: the pipeline schedule the placed step follows (the pipeline
   // pass recorded it on the module), and its replay.
-  result.scheduleOptions = m->schedule.value_or(scheduleOfPlan(config.parallel));
+  result.scheduleOptions = pipeline::scheduleOf(*m, scheduleOfPlan(config.parallel));
   auto schedule = pipeline::buildSchedule(*result.scheduleOptions);
   if (!schedule) return schedule.takeError();
   auto simulation = pipeline::simulate(*schedule);
@@ -251,7 +252,9 @@ llvm::Expected<CompileResult> planc::compile(Compilation &c, const CompileOption
   result.memory = std::move(*plan);
   if (stop >= CompileStage::ExecutionPlanned) {
     // Execution planned: the placements built into every rank's program.
-    auto built = exec::buildExecutionPlan(*m, *result.memory);
+    exec::BuildOptions buildOptions;
+    buildOptions.foldProducers = passOptions.training.fusion.policy != FusionPolicy::None;
+    auto built = exec::buildExecutionPlan(*m, *result.memory, buildOptions);
     if (!built) return built.takeError();
     if (options.checkPlan) {
       std::vector<std::string> problems = exec::checkPlan(*built);

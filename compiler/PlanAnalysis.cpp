@@ -28,8 +28,7 @@ double commBytesPerStep(const ir::Module &m, int microBatches) {
   for (const RankCommList &list : summarizeComm(m, MeshLayout(m.mesh)).lists) {
     double sent = 0;
     for (const CommOp &c : list.ops) {
-      bool once = !c.op || workOf(*c.op) == Work::Optimizer || reducesOncePerStep(*c.op) ||
-                  (!c.op->results.empty() && oncePerStep.count(c.op->results[0]));
+      bool once = !c.op || runsOncePerStep(*c.op, oncePerStep);
       sent += c.sentBytes * (once ? 1 : microBatches);
     }
     most = std::max(most, sent);

@@ -670,7 +670,7 @@ PlanConfig planc::interpretConfig(const ast::ConfigBlock *train, const ast::Conf
     t.globalBatch = perStep;
   if (p.microBatches == 0 && perStep > 0 && t.globalBatch % perStep == 0)
     p.microBatches = t.globalBatch / perStep;
-  if (!p.schedule && p.size(MeshAxis::PP) > 1) p.schedule = ScheduleStyle::OneFOneB;
+  if (!p.schedule && p.size(MeshAxis::PP) > 1) p.schedule = defaults::kSchedule;
 
   config.invalidSettings = std::move(reader.invalid);
   return config;

@@ -46,8 +46,8 @@ public:
   }
 
   llvm::Error emit(const TargetProgram &program, llvm::raw_ostream &os) const override {
-    if (!program.placed || !program.plan) return makeError("internal error: the CPU target needs a placed plan");
-    return cpu::emitCpuProgram(*program.placed, *program.plan, program.settings, os, program.inference);
+    if (!program.plan) return makeError("internal error: the CPU target needs an execution plan");
+    return cpu::emitCpuProgram(*program.plan, program.settings, os, program.inference);
   }
 
   llvm::Error build(const std::string &code, const std::string &sourceName, const ToolchainOptions &options,
