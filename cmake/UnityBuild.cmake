@@ -25,6 +25,7 @@ set(PLANC_UNITY_ALONE
   # `planc calibrate`'s program calls this file (and so needs BLAS).
   runtime/Calibrate.cpp
   # A name of their file scope is another file's of the same target too.
+  analysis/MessageReplay.cpp
   analysis/PipelineSchedule.cpp
   analysis/PipelineStructure.cpp
   analysis/SchedulePrinter.cpp
