@@ -17,7 +17,7 @@
 //                  built into a temporary folder and started there (under
 //                  mpirun, one process per rank, for a mesh), then removed
 //
-// The registry (backend/Targets.cpp) holds one Target per kind; a kind this
+// The registry (backend/registry/Targets.cpp) holds one Target per kind; a kind this
 // planc cannot use (CUDA, not built yet) is listed with why. Adding a backend
 // is a folder backend/<target>/ with its Target, a TargetKind and a line of
 // the registry (docs/architecture.md, "Where things go").

@@ -22,7 +22,7 @@ set(PLANC_CXX_INCLUDE_DIR ${CMAKE_INSTALL_INCLUDEDIR}/planc)
 set(PLANC_EXPORTED_LIBRARIES
   planc_numerics:numerics planc_support:support planc_ir:ir planc_analysis:analysis planc_exec:exec planc_runtime:runtime
   plan_grammar:grammar planc_stdlib:stdlib planc_frontend:frontend planc_passes:passes
-  planc_backend_c:backend_c planc_backend_host:backend_host planc_backend_cpu:backend_cpu planc_backend_interp:backend_interp planc_backend:backend
+  planc_backend_c:backend_c planc_backend_host:backend_host planc_backend_cpu:backend_cpu planc_backend_interp:backend_interp planc_backend:backend planc_backend_registry:backend_registry
   planc_compiler:compiler planc_capi:capi)
 set(PLANC_INSTALLED_TARGETS)
 foreach(pair IN LISTS PLANC_EXPORTED_LIBRARIES)

@@ -1,4 +1,4 @@
-//===- backend/Targets.cpp - the registry of targets ----------------------===//
+//===- backend/registry/Targets.cpp - the registry of targets -------------===//
 //
 // One Target per TargetKind. A kind without a backend in this planc is
 // listed all the same, saying why it cannot be used, so that --target=cuda
