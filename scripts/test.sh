@@ -209,6 +209,12 @@ fuzz() {
 }
 
 # --- setup and the normal build ---------------------------------------------
+# Scratch files of the run (group logs, CPU times, the background build's status).
+bg=$(mktemp -d)
+builds=
+# (No bare `a && b` here: under set -e a failing last command of the trap
+# would become the script's exit status.)
+trap 'if [[ -n $builds ]]; then kill "$builds" 2>/dev/null || true; fi; rm -rf "$bg"' EXIT
 e2e_scripts=(tests/e2e/*.sh)
 [[ -e ${e2e_scripts[0]} ]] || e2e_scripts=()
 
@@ -240,11 +246,6 @@ wait_build() {
   cat "$bg/build-$1.log" 2>/dev/null || true
   grep -q "^$1 0$" "$bg/status" 2>/dev/null
 }
-bg=$(mktemp -d)
-builds=
-# (No bare `a && b` here: under set -e a failing last command of the trap
-# would become the script's exit status.)
-trap 'if [[ -n $builds ]]; then kill "$builds" 2>/dev/null || true; fi; rm -rf "$bg"' EXIT
 
 if step "build (build/)" bash scripts/build.sh --quiet; then
   background_builds &
