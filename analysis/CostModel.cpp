@@ -171,8 +171,7 @@ llvm::Expected<StepCost> Estimator::run() {
     OpCost c = costOf(op);
     const ir::Work work = ir::workOf(op);
     const bool recomputed = op.getBool("recomputed");
-    const bool isOnce = work == ir::Work::Optimizer || reducesOncePerStep(op) ||
-                        (!op.results.empty() && once.count(op.results[0]));
+    const bool isOnce = runsOncePerStep(op, once);
     if (c.flops > 0) {
       double times = isOnce ? 1.0 : double(microBatches);
       double again = recomputed ? c.flops : c.recomputedFlops;

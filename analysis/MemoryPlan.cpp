@@ -6,6 +6,7 @@
 #include "analysis/MemoryPlanArena.h"
 #include "analysis/Placement.h"
 #include "analysis/StageSequence.h"
+#include "analysis/StepSchedule.h"
 
 #include "ir/LocalBlocks.h"
 #include "ir/MeshLayout.h"
@@ -623,8 +624,7 @@ private:
 } // namespace
 
 llvm::Expected<MemoryPlan> memory::planMemory(const Module &m, const PlanOptions &options) {
-  pipeline::ScheduleOptions so = m.schedule.value_or(pipeline::ScheduleOptions{});
-  so.stages = int(m.mesh[unsigned(MeshAxis::PP)]);
+  pipeline::ScheduleOptions so = pipeline::scheduleOf(m);
   for (const auto &op : m.ops)
     if (hasMicroBatch(*op))
       return makeError("the memory plan reads the placed step of one micro-batch, not an unrolled one");

@@ -48,6 +48,15 @@ inline bool reducesOncePerStep(const ir::Op &op) {
   return op.has("bucket") && (op.kind != ir::OpKind::ReduceScatter || workOf(op) == Work::Optimizer);
 }
 
+/// Whether `op` runs once per step however many micro-batches run: the
+/// optimizer's work, a bucketed reduction of the summed gradients
+/// (reducesOncePerStep), or a value of parameters alone (`once`:
+/// oncePerStepValues of its module). The cost model and the memory check
+/// count ops by it; analysis/StageSequence.h places the same three once.
+inline bool runsOncePerStep(const ir::Op &op, const std::unordered_set<const ir::Value *> &once) {
+  return workOf(op) == Work::Optimizer || reducesOncePerStep(op) || (!op.results.empty() && once.count(op.results[0]));
+}
+
 } // namespace planc
 
 #endif

@@ -2,7 +2,8 @@
 # lets another project use it (README.md, "Installing and embedding"):
 #
 #   bin/planc, bin/plan-opt
-#   lib/libplanc_*.a            the compiler's libraries (static), imported as planc::<layer>
+#   lib/libplanc_*.a            the compiler's libraries (static), imported as planc::<layer>;
+#                               compiled executables link libplanc_runtime.a and libplanc_numerics.a
 #   lib/libplanc.so             the C API (capi/), imported as planc::capi
 #   include/planc/<layer>/*.h   the C++ headers, included as "frontend/Frontend.h"
 #   include/planc/planc.h       the C API, included as <planc/planc.h>
@@ -19,9 +20,9 @@ set(PLANC_CXX_INCLUDE_DIR ${CMAKE_INSTALL_INCLUDEDIR}/planc)
 # Static libraries carry their dependencies, so every one the compiler links
 # is installed, the grammar and the embedded standard library included.
 set(PLANC_EXPORTED_LIBRARIES
-  planc_support:support planc_ir:ir planc_analysis:analysis planc_exec:exec planc_runtime:runtime
+  planc_numerics:numerics planc_support:support planc_ir:ir planc_analysis:analysis planc_exec:exec planc_runtime:runtime
   plan_grammar:grammar planc_stdlib:stdlib planc_frontend:frontend planc_passes:passes
-  planc_backend_c:backend_c planc_backend_cpu:backend_cpu planc_backend_interp:backend_interp
+  planc_backend_c:backend_c planc_backend_host:backend_host planc_backend_cpu:backend_cpu planc_backend_interp:backend_interp planc_backend:backend planc_backend_registry:backend_registry
   planc_compiler:compiler planc_capi:capi)
 set(PLANC_INSTALLED_TARGETS)
 foreach(pair IN LISTS PLANC_EXPORTED_LIBRARIES)
@@ -37,10 +38,12 @@ endforeach()
 
 # In this build the headers are found from the repository root (the global
 # include_directories); an installed consumer finds them under the prefix.
-# support/ and runtime/ are at the bottom of every library's links, so their
-# interface reaches all of them.
+# numerics/, support/ and runtime/ are at the bottom of every library's links,
+# so their interface reaches all of them.
+target_include_directories(planc_numerics INTERFACE $<INSTALL_INTERFACE:${PLANC_CXX_INCLUDE_DIR}>)
 target_include_directories(planc_support INTERFACE $<INSTALL_INTERFACE:${PLANC_CXX_INCLUDE_DIR}>)
 target_include_directories(planc_runtime INTERFACE $<INSTALL_INTERFACE:${PLANC_CXX_INCLUDE_DIR}>)
+target_compile_features(planc_numerics INTERFACE cxx_std_17)
 target_compile_features(planc_support INTERFACE cxx_std_17)
 target_compile_features(planc_runtime INTERFACE cxx_std_17)
 # planc's headers include LLVM's: the LLVM planc was built with (its headers,
@@ -58,7 +61,7 @@ install(TARGETS ${PLANC_INSTALLED_TARGETS} EXPORT planc-targets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 install(TARGETS planc plan-opt RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 
-install(DIRECTORY support ir analysis exec runtime frontend passes backend compiler
+install(DIRECTORY numerics support ir analysis exec runtime frontend passes backend compiler
   DESTINATION ${PLANC_CXX_INCLUDE_DIR}
   FILES_MATCHING PATTERN "*.h" PATTERN "*.def")
 install(FILES capi/planc.h DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/planc)

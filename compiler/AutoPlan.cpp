@@ -3,7 +3,6 @@
 #include "compiler/AutoPlan.h"
 
 #include "compiler/Ledger.h"
-#include "compiler/MemoryCheck.h"
 #include "compiler/StepTime.h"
 #include "support/Error.h"
 #include "support/Units.h"

@@ -22,7 +22,7 @@
 //     check` would, and ranked by that predicted step time among those
 //     whose planned arena fits;
 //  4. when the plan as written is over budget, the changes `planc check`
-//     proposes (compiler/MemoryCheck.h: ZeRO, recompute, tp, pp, micro-
+//     proposes (compiler/MemoryFixes.h: ZeRO, recompute, tp, pp, micro-
 //     batch, ... each family's strongest first), and when none of them fits
 //     their combinations, are analysed in full too and ranked with the rest:
 //     `planc check` shows the same analyses as its fixes, so its first fix
@@ -37,7 +37,8 @@
 #define PLANC_COMPILER_AUTOPLAN_H
 
 #include "analysis/CostModel.h"
-#include "compiler/MemoryCheck.h"
+#include "compiler/MemoryFixes.h"
+#include "compiler/PlanAnalysis.h"
 #include "compiler/PlanChoice.h"
 #include "frontend/Frontend.h"
 

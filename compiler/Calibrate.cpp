@@ -2,6 +2,7 @@
 
 #include "compiler/Calibrate.h"
 
+#include "backend/Target.h"
 #include "backend/c/CFamily.h"
 #include "support/Error.h"
 
@@ -78,19 +79,19 @@ llvm::Expected<cost::Calibration> planc::calibrateThisMachine(const CalibrateOpt
   src << "// The calibration program of planc calibrate (runtime/Calibrate.h).\n"
          "#include \"runtime/Calibrate.h\"\n\n#include <cmath>\n\n"
          "static void kernel(float *x, int64_t n) {\n";
-  std::string indent = backend::openIndexLoop(backend::Flavor::Cpu, "i", "n", /*simd=*/true, src);
+  std::string indent = backend::openIndexLoop(backend::cpuLanguage(), "i", "n", /*simd=*/true, src);
   src << indent << "x[i] = x[i] * 0.5f + 1.0f;\n";
-  backend::closeIndexLoop(backend::Flavor::Cpu, src);
+  backend::closeIndexLoop(backend::cpuLanguage(), src);
   src << "}\n\nstatic void gelu(const float *x, float *y, int64_t n) {\n";
-  indent = backend::openIndexLoop(backend::Flavor::Cpu, "i", "n", /*simd=*/true, src);
+  indent = backend::openIndexLoop(backend::cpuLanguage(), "i", "n", /*simd=*/true, src);
   src << indent << "const float v = x[i];\n"
       << indent << "y[i] = 0.5f * v * (1.0f + tanhf(0.7978845608f * (v + 0.044715f * v * v * v)));\n";
-  backend::closeIndexLoop(backend::Flavor::Cpu, src);
+  backend::closeIndexLoop(backend::cpuLanguage(), src);
   src << "}\n\nint main(int argc, char **argv) { return planc::runtime::runCalibration(argc, argv, kernel, gelu); }\n";
   src.flush();
   std::string buildLog;
   llvm::raw_string_ostream quiet(buildLog);
-  if (llvm::Error e = compileCppProgram(source, "the calibration program", build, quiet)) {
+  if (llvm::Error e = backend::targetOf(backend::TargetKind::Cpu).build(source, "the calibration program", build, quiet)) {
     cleanup();
     return e;
   }

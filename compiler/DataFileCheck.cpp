@@ -2,6 +2,8 @@
 
 #include "compiler/DataFileCheck.h"
 
+#include "runtime/Data.h"
+
 #include "llvm/Support/FileSystem.h"
 
 using namespace planc;
@@ -13,7 +15,17 @@ void planc::warnMissingDataFile(Compilation &c) {
   const char *problem = nullptr;
   if (llvm::sys::fs::status(data.path, status)) problem = "does not exist";
   else if (llvm::sys::fs::is_directory(status)) problem = "is a directory";
-  if (!problem) return;
-  c.getDiagnostics().report(DiagID::warn_data_file_missing, data.source.range)
-      << (data.kind == DataKind::Text ? "text" : "token") << data.path << problem;
+  const char *kind = data.kind == DataKind::Text ? "text" : "token";
+  if (problem) {
+    c.getDiagnostics().report(DiagID::warn_data_file_missing, data.source.range) << kind << data.path << problem;
+    return;
+  }
+  // What the executable refuses (runtime/Data.h): it reads the file whole.
+  std::string refused;
+  if (!llvm::sys::fs::is_regular_file(status)) refused = "is not a regular file, which the executable refuses";
+  else if (status.getSize() > runtime::kMaxDataFileBytes)
+    refused = "is " + std::to_string(status.getSize()) + " bytes, more than the executable's limit of " +
+              std::to_string(runtime::kMaxDataFileBytes >> 30) + " GiB";
+  if (!refused.empty())
+    c.getDiagnostics().report(DiagID::warn_data_file_missing, data.source.range) << kind << data.path << refused;
 }

@@ -10,7 +10,6 @@
 //===----------------------------------------------------------------------===//
 
 #include "compiler/HuggingFaceConfig.h"
-#include "compiler/Pipeline.h"
 
 #include "support/Error.h"
 
@@ -236,7 +235,9 @@ llvm::Expected<nlohmann::json> neoxConfig(const Facts &f) {
 
 } // namespace
 
-llvm::Expected<runtime::NameMap> planc::executableNameMap(Compilation &c) {
+bool planc::nameMapReadsIR(Compilation &c) { return !c.getNameMap().empty() && !c.getNameMap().family.empty(); }
+
+llvm::Expected<runtime::NameMap> planc::executableNameMap(Compilation &c, const ir::Module *forward) {
   const ResolvedNameMap &resolved = c.getNameMap();
   runtime::NameMap out;
   if (resolved.empty()) return out;
@@ -254,11 +255,8 @@ llvm::Expected<runtime::NameMap> planc::executableNameMap(Compilation &c) {
   out.ignored = resolved.ignored;
   if (resolved.family.empty()) return out;
 
-  CompileOptions o;
-  o.stopAfter = CompileStage::ForwardIR;
-  auto forward = compile(c, o);
-  if (!forward) return forward.takeError();
-  Facts facts(resolved, c.getModel(), *forward->module);
+  if (!forward) return makeError("internal error: the name map '" + resolved.name + "' needs the forward IR");
+  Facts facts(resolved, c.getModel(), *forward);
   llvm::Expected<nlohmann::json> config = resolved.family == "gpt2"       ? gpt2Config(facts)
                                           : resolved.family == "gpt_neox" ? neoxConfig(facts)
                                                                           : llamaConfig(facts, resolved.family == "qwen2");
@@ -268,12 +266,11 @@ llvm::Expected<runtime::NameMap> planc::executableNameMap(Compilation &c) {
   return out;
 }
 
-llvm::Error planc::printNameMap(Compilation &c, llvm::raw_ostream &os) {
-  auto map = executableNameMap(c);
-  if (!map) return map.takeError();
+void planc::printNameMap(Compilation &c, const runtime::NameMap &names, llvm::raw_ostream &os) {
+  const runtime::NameMap *map = &names;
   if (map->empty()) {
     os << "plan '" << c.getModel().name << "' follows no name map (train.names): --init-from reads its own names\n";
-    return llvm::Error::success();
+    return;
   }
   size_t width = 0;
   for (const runtime::NamedTensor &t : map->tensors) width = std::max(width, t.param.size());
@@ -305,5 +302,4 @@ llvm::Error planc::printNameMap(Compilation &c, llvm::raw_ostream &os) {
   }
   if (map->config.empty()) os << "no config.json (the map declares no config family)\n";
   else os << "config.json:\n" << map->config;
-  return llvm::Error::success();
 }

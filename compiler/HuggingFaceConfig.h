@@ -14,6 +14,7 @@
 #define PLANC_COMPILER_HUGGINGFACECONFIG_H
 
 #include "frontend/Frontend.h"
+#include "ir/IR.h"
 #include "runtime/NameMap.h"
 
 #include "llvm/Support/Error.h"
@@ -24,13 +25,20 @@ namespace planc {
 /// The executable's name map of the checked plan in `c`; an empty map when
 /// the plan follows none. Errors: a fact the family's config needs that the
 /// model does not have (a head count without `@columns`, a norm the map
-/// does not name), naming the map and the fact.
-llvm::Expected<runtime::NameMap> executableNameMap(Compilation &c);
+/// does not name), naming the map and the fact. `forward` is the model
+/// lowered to IR (compile's ForwardIR), which a map of a config family reads
+/// (its norms, ropes and dropout); null where the caller knows the map
+/// declares no family (nameMapReadsIR).
+llvm::Expected<runtime::NameMap> executableNameMap(Compilation &c, const ir::Module *forward);
 
-/// `planc emit --emit=names`: executableNameMap(c) as text, one parameter
-/// a line (`blocks.0.attention.wq  <-  model.layers.0.self_attn.q_proj.weight
+/// Whether executableNameMap needs the forward IR: the map declares a
+/// config family.
+bool nameMapReadsIR(Compilation &c);
+
+/// `planc emit --emit=names`: the map as text, one parameter a line
+/// (`blocks.0.attention.wq  <-  model.layers.0.self_attn.q_proj.weight
 /// transpose`), then the tied and ignored names and the config.json.
-llvm::Error printNameMap(Compilation &c, llvm::raw_ostream &os);
+void printNameMap(Compilation &c, const runtime::NameMap &map, llvm::raw_ostream &os);
 
 } // namespace planc
 

@@ -23,10 +23,6 @@ llvm::Expected<MemoryPlan> planc::planMemoryOf(Compilation &c, bool verifyEach) 
   return std::move(*compiled->memory);
 }
 
-pipeline::ScheduleOptions planc::scheduleOfPlan(const ParallelConfig &par) {
-  return scheduleOptionsOf(pipelineSpecOf(par), par.size(MeshAxis::PP));
-}
-
 static std::string rankList(const std::vector<int64_t> &ranks) {
   if (ranks.empty()) return "-";
   bool contiguous = true;

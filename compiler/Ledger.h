@@ -23,10 +23,6 @@ namespace planc {
 /// verifyEach: verify the IR after every pass (PassManagerOptions::verifyEach).
 llvm::Expected<memory::MemoryPlan> planMemoryOf(Compilation &c, bool verifyEach = true);
 
-/// The schedule of the parallel block `par` (the one the memory planner
-/// follows): its style, micro-batches, model chunks and pipeline ranks.
-pipeline::ScheduleOptions scheduleOfPlan(const ParallelConfig &par);
-
 /// The ledger as a table against `deviceBytes` (0: no device memory known),
 /// then the peak stage's live bytes over its steps in 16 equal slices.
 /// `budgetName` names what the bytes are ("device", "budget").

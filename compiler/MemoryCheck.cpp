@@ -1,9 +1,10 @@
 //===- compiler/MemoryCheck.cpp - does the plan fit, and if not, what does --===//
 
 #include "compiler/MemoryCheck.h"
+#include "compiler/TooLargeToPlan.h"
 #include "compiler/AutoPlan.h"
 #include "compiler/Ledger.h"
-#include "compiler/Pipeline.h"
+#include "compiler/PlanAnalysis.h"
 #include "compiler/StepTime.h"
 #include "support/Units.h"
 
@@ -30,42 +31,6 @@
 using namespace planc;
 
 namespace {
-
-/// Bytes the busiest rank sends in one step. The placed step holds one
-/// micro-batch: every op runs once per micro-batch except the optimizer's, a
-/// bucketed all-reduce and a gather of parameters kept for the step, which
-/// run once per step (as analysis/StageSequence.h runs them).
-double commBytesPerStep(const ir::Module &m, int microBatches) {
-  double most = 0;
-  const std::unordered_set<const ir::Value *> oncePerStep = oncePerStepValues(m);
-  for (const RankCommList &list : summarizeComm(m, MeshLayout(m.mesh)).lists) {
-    double sent = 0;
-    for (const CommOp &c : list.ops) {
-      bool once = !c.op || workOf(*c.op) == Work::Optimizer || reducesOncePerStep(*c.op) ||
-                  (!c.op->results.empty() && oncePerStep.count(c.op->results[0]));
-      sent += c.sentBytes * (once ? 1 : microBatches);
-    }
-    most = std::max(most, sent);
-  }
-  return most;
-}
-
-/// FLOPs of the ops the recompute pass cloned into backward, on the busiest
-/// pipeline stage, for every micro-batch of the step.
-double recomputeFlopsPerStep(const ir::Module &m, int microBatches) {
-  const int64_t stages = m.mesh[unsigned(MeshAxis::PP)];
-  std::vector<double> perStage(size_t(std::max<int64_t>(stages, 1)), 0.0);
-  for (const auto &op : m.ops) {
-    if (!op->getBool("recomputed")) continue;
-    auto flops = ir::opDef(op->kind).flops;
-    if (!flops) continue;
-    double f = flops(*op) * cost::rankShare(*op, m.mesh) * microBatches;
-    int64_t st = pipelineStageOf(*op);
-    for (int64_t s = 0; s < int64_t(perStage.size()); ++s)
-      if (st < 0 || st == s) perStage[size_t(s)] += f;
-  }
-  return *std::max_element(perStage.begin(), perStage.end());
-}
 
 /// Diagnostics of candidate plans are not the user's: they only say the
 /// candidate is invalid.
@@ -200,37 +165,6 @@ void reportLowHeadroom(Compilation &c, const MemoryCheckResult &r, double fracti
 
 } // namespace
 
-llvm::Expected<PlanAnalysis> planc::analyzePlan(Compilation &c, bool verifyEach,
-                                                const cost::Calibration *calibration) {
-  CompileOptions options;
-  options.passes.verifyEach = verifyEach;
-  options.stopAfter = CompileStage::MemoryPlanned;
-  auto compiled = compile(c, options);
-  if (!compiled) return compiled.takeError();
-  const ir::Module &m = *compiled->module;
-  const pipeline::ScheduleOptions &so = *compiled->scheduleOptions;
-  PlanAnalysis a;
-  a.ops = m.ops.size();
-  a.memory = std::move(*compiled->memory);
-  a.cost.commBytes = commBytesPerStep(m, so.microBatches);
-  a.cost.recomputeFlops = recomputeFlopsPerStep(m, so.microBatches);
-  if (so.stages > 1) a.cost.bubble = compiled->simulation->bubbleFraction();
-  auto time = estimateStepTime(c, *compiled, calibration);
-  if (!time) return time.takeError();
-  a.time = std::move(*time);
-  a.hardware = hardwareOf(c.getConfig().cluster, calibration);
-  a.cost.stepSeconds = a.time.stepTime;
-  const MeshLayout mesh(m.mesh);
-  const std::unordered_set<const ir::Value *> ofParams = oncePerStepValues(m); // copies of weights: parameters
-  for (const ir::Value *v : savedActivations(m)) {
-    if (ofParams.count(v)) continue;
-    double n = double(ir::byteSize(v->type.dtype));
-    for (int64_t d : ir::localShape(v->type, mesh)) n *= double(d);
-    a.savedActivationBytes += n;
-  }
-  return a;
-}
-
 const char *planc::spelling(MemoryVerdict v) {
   switch (v) {
   case MemoryVerdict::Unknown: return "unknown";
@@ -246,7 +180,9 @@ llvm::Expected<MemoryCheckResult> planc::checkMemory(Compilation &c, const Memor
   MemoryCheckResult r;
   auto start = Clock::now();
   auto analysis = analyzePlan(c, options.verifyEach, options.calibration);
-  if (!analysis) return analysis.takeError();
+  // A dim too large to plan is the plan's error, at the dim: never only a
+  // missing ledger (compiler/TooLargeToPlan.h).
+  if (!analysis) return reportTooLargeToPlan(c, analysis.takeError());
   r.analysis = std::move(*analysis);
   double baseSeconds = std::chrono::duration<double>(Clock::now() - start).count();
   r.budgetFromOption = options.budgetBytes.has_value();

@@ -16,7 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/MemoryCheck.h"
+#include "compiler/MemoryFixes.h"
 
 #include "llvm/Support/SourceMgr.h"
 

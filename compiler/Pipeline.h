@@ -17,6 +17,11 @@
 //   ExecutionPlanned  the placements kept and built into the execution plan:
 //                  what every rank runs, step by step, in which bytes
 //                  (exec/BuildPlan.h); its verifier run where asked
+//   CodeGenerated  the target's program (CompileOptions::target,
+//                  backend/Target.h): the steps it cannot run refused, the
+//                  settings its program carries (the batch shape, the
+//                  step's FLOPs, the name map, the predicted step) read off
+//                  the stages above, its code emitted (compiler/CodeGen.h)
 //
 // The batch convention. A module has global shapes: the model's `batch`
 // dim is the rows of every dp rank together. A partitioned module is one
@@ -30,12 +35,11 @@
 #ifndef PLANC_COMPILER_PIPELINE_H
 #define PLANC_COMPILER_PIPELINE_H
 
-#include "analysis/MemoryPlan.h"
-#include "analysis/PipelineSchedule.h"
-#include "exec/ExecutionPlan.h"
+#include "compiler/CompileOptions.h"
 #include "frontend/Frontend.h"
 #include "ir/IR.h"
 #include "passes/PassManager.h"
+#include "runtime/Data.h"
 
 #include "llvm/Support/Error.h"
 
@@ -44,64 +48,21 @@
 
 namespace planc {
 
-/// The stages of compile(), in order.
-enum class CompileStage { ForwardIR, TrainingStep, Partitioned, Scheduled, MemoryPlanned, ExecutionPlanned };
-const char *spelling(CompileStage stage);
-
-/// What the model's `batch` dim counts in a module of one device.
-enum class BatchScope {
-  Device,     // one micro-batch of one device: train.micro_batch rows
-  MicroBatch, // one micro-batch of every dp rank: micro_batch x dp rows
-  Step,       // the whole step of every dp rank: micro_batch x dp x micro-batches
-};
-
-/// The rows of the `batch` dim under `scope` for the plan's settings.
-int64_t batchRows(const PlanConfig &config, BatchScope scope);
-
-struct CompileOptions {
-  /// The last stage to run.
-  CompileStage stopAfter = CompileStage::ExecutionPlanned;
-  /// The batch of a one-device module (ForwardIR, TrainingStep); the later
-  /// stages always lower one micro-batch of every dp rank.
-  BatchScope batch = BatchScope::Device;
-  /// Every float of the model made this dtype first; none: as the plan says.
-  std::optional<ir::DType> floatType;
-  /// --time-passes, --print-after-all and the like, for every pass run.
-  PassManagerOptions passes;
-  /// ExecutionPlanned: keep the parameters' gradients to the end of the step
-  /// (memory::PlanOptions::keepGradientOutputs), for a run that reports them.
-  bool reportGradients = false;
-  /// ExecutionPlanned: run the plan's verifier (exec/PlanVerifier.h); a
-  /// violation is an internal error naming every one.
-  bool checkPlan = true;
-  /// The inference step instead of the training step: the forward program
-  /// up to the logits the loss reads (makeInferenceStep), no backward, no
-  /// update, partitioned and planned like the training step. Needs the
-  /// partitioned stages (not TrainingStep).
-  bool inference = false;
-  /// False: the fuse-elementwise pass leaves the step unfused whatever the
-  /// plan's fusion policy (the fusion report analyses that step).
-  bool fuseElementwise = true;
-};
-
-struct CompileResult {
-  /// The module after the last stage run.
-  std::unique_ptr<ir::Module> module;
-  /// From Scheduled on: the schedule the placed step follows and its replay.
-  std::optional<pipeline::ScheduleOptions> scheduleOptions;
-  std::optional<pipeline::PipelineSchedule> schedule;
-  std::optional<pipeline::Simulation> simulation;
-  /// Stopping at MemoryPlanned: the placed arenas, planned on the placed step
-  /// of one micro-batch following the schedule.
-  std::optional<memory::MemoryPlan> memory;
-  /// Stopping at ExecutionPlanned: the plan (its memory plan in `memory`).
-  std::optional<exec::ExecutionPlan> plan;
-};
-
 /// Runs the stages of the checked plan in `c` up to `options.stopAfter`.
 /// Errors are messages for the plan's author (a plan that cannot be lowered
 /// or partitioned) or, from a failing pass, internal errors with a reproducer.
 llvm::Expected<CompileResult> compile(Compilation &c, const CompileOptions &options = {});
+
+/// The batch a training step of the checked plan reads (the data sources'
+/// input): the whole global batch's shape, its vocabulary and token type,
+/// read off `forward`, the model lowered for one micro-batch of every dp
+/// rank. Errors: a model without the token inputs the data fills.
+llvm::Expected<runtime::BatchShape> stepBatchShape(Compilation &c, const ir::Module &forward);
+
+/// The FLOPs of one training step of the whole global batch (the op
+/// table's counts), given `training`, the training step of one micro-batch
+/// of every dp rank that compile() partitions.
+llvm::Expected<double> stepFlops(Compilation &c, const CompileOptions &options, const ir::Module &training);
 
 /// The inference step of a lowered forward module: the logits of the
 /// model's cross-entropy loss become its one output, named "logits", and

@@ -2,7 +2,7 @@
 
 #include "compiler/PlanChoice.h"
 
-#include "compiler/Ledger.h"
+#include "compiler/TrainOptions.h"
 
 #include <algorithm>
 #include <tuple>

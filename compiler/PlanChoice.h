@@ -11,6 +11,7 @@
 #define PLANC_COMPILER_PLANCHOICE_H
 
 #include "frontend/Frontend.h"
+#include "ir/PartitionDefaults.h"
 
 #include <string>
 #include <vector>
@@ -20,13 +21,13 @@ namespace planc {
 /// One parallel plan of the search.
 struct PlanChoice {
   int64_t dp = 1, tp = 1, pp = 1;
-  int64_t zero = 0;
-  bool sequenceParallel = false;
-  RecomputePolicy recompute = RecomputePolicy::None;
+  int64_t zero = defaults::kZeroStage;
+  bool sequenceParallel = defaults::kSequenceParallel;
+  RecomputePolicy recompute = defaults::kRecompute;
   int64_t microBatch = 1;
   int64_t microBatches = 1; // per step on each dp rank
-  ScheduleStyle schedule = ScheduleStyle::OneFOneB;
-  int64_t virtualStages = 1;
+  ScheduleStyle schedule = defaults::kSchedule;
+  int64_t virtualStages = defaults::kVirtualStages;
   FusionPolicy fusion = kDefaultFusion; // the train block's, searched when a plan turns it down
 
   /// "mesh(dp = 4, pp = 2, tp = 2)": the mesh alone, a family of the search.

@@ -22,20 +22,6 @@
 
 using namespace planc;
 
-std::string planc::htmlEscape(llvm::StringRef text) {
-  std::string out;
-  out.reserve(text.size());
-  for (char ch : text) switch (ch) {
-    case '&': out += "&amp;"; break;
-    case '<': out += "&lt;"; break;
-    case '>': out += "&gt;"; break;
-    case '"': out += "&quot;"; break;
-    case '\'': out += "&#39;"; break;
-    default: out += ch;
-    }
-  return out;
-}
-
 namespace {
 
 using namespace planc::chart;

@@ -35,9 +35,6 @@ struct ReportOptions {
 /// cannot partition (its reason), a search that cannot profile the model.
 llvm::Error writeReport(Compilation &c, const ReportOptions &options, llvm::raw_ostream &os);
 
-/// Text made safe for HTML (& < > " ').
-std::string htmlEscape(llvm::StringRef text);
-
 } // namespace planc
 
 #endif

@@ -2,8 +2,6 @@
 
 #include "compiler/ReportCharts.h"
 
-#include "compiler/Report.h"
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -20,6 +18,20 @@ std::string chart::num(double v) {
   while (s.size() > 1 && s.back() == '0') s.pop_back();
   if (!s.empty() && s.back() == '.') s.pop_back();
   return s;
+}
+
+std::string planc::htmlEscape(llvm::StringRef text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char ch : text) switch (ch) {
+    case '&': out += "&amp;"; break;
+    case '<': out += "&lt;"; break;
+    case '>': out += "&gt;"; break;
+    case '"': out += "&quot;"; break;
+    case '\'': out += "&#39;"; break;
+    default: out += ch;
+    }
+  return out;
 }
 
 double chart::textWidth(llvm::StringRef text) {

@@ -16,6 +16,13 @@
 #include <string>
 #include <vector>
 
+namespace planc {
+
+/// Text made safe for HTML (& < > " ').
+std::string htmlEscape(llvm::StringRef text);
+
+} // namespace planc
+
 namespace planc::chart {
 
 constexpr double kWidth = 1100;   // every chart's width in CSS pixels

@@ -10,7 +10,7 @@
 #define PLANC_COMPILER_STEPTIME_H
 
 #include "analysis/CostModel.h"
-#include "compiler/Pipeline.h"
+#include "compiler/CompileOptions.h"
 #include "frontend/Frontend.h"
 
 #include "llvm/Support/Error.h"

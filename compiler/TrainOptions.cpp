@@ -73,3 +73,7 @@ runtime::DataSpec planc::dataSpecOf(const DataConfig &d) {
   spec.tokenDType = d.tokenDtype == "u32" ? runtime::ElementType::U32 : runtime::ElementType::U16;
   return spec;
 }
+
+pipeline::ScheduleOptions planc::scheduleOfPlan(const ParallelConfig &par) {
+  return scheduleOptionsOf(pipelineSpecOf(par), par.size(MeshAxis::PP));
+}

@@ -9,6 +9,7 @@
 #define PLANC_COMPILER_TRAINOPTIONS_H
 
 #include "frontend/Config.h"
+#include "passes/PartitionOptions.h"
 #include "passes/PassPipelineOptions.h"
 #include "runtime/Data.h"
 
@@ -19,6 +20,10 @@ PassPipelineOptions passOptionsFromConfig(const PlanConfig &config);
 
 /// The pipeline the `parallel` block writes (1f1b when none is written).
 PipelineScheduleSpec pipelineSpecOf(const ParallelConfig &par);
+
+/// The schedule of the parallel block `par` (the one the memory planner
+/// follows): its style, micro-batches, model chunks and pipeline ranks.
+pipeline::ScheduleOptions scheduleOfPlan(const ParallelConfig &par);
 
 /// The data sources' spec of the `data` setting (the interpreter's run and
 /// compiled executables read the same).

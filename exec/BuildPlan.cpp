@@ -4,6 +4,7 @@
 #include "exec/Groups.h"
 
 #include "analysis/StageSequence.h"
+#include "analysis/StepSchedule.h"
 #include "ir/Interpreter.h"
 #include "ir/LocalAttrs.h"
 #include "ir/LocalBlocks.h"
@@ -16,6 +17,7 @@
 #include <algorithm>
 #include <optional>
 #include <unordered_map>
+#include <unordered_set>
 
 using namespace planc;
 using namespace planc::exec;
@@ -38,8 +40,12 @@ int64_t batchRowBlocks(const Module &m) {
 
 class PlanBuilder {
 public:
-  PlanBuilder(const Module &m, memory::MemoryPlan &placed, const sequence::StageSequencer &sequencer)
-      : m(m), placed(placed), sequencer(sequencer), mesh(m.mesh), rowBlocks(batchRowBlocks(m)) {}
+  PlanBuilder(const Module &m, memory::MemoryPlan &placed, const sequence::StageSequencer &sequencer,
+              const BuildOptions &options)
+      : m(m), placed(placed), sequencer(sequencer), options(options), mesh(m.mesh), rowBlocks(batchRowBlocks(m)) {
+    for (const Output &o : m.outputs)
+      if (o.isUpdate()) updatedPaths.insert(o.path);
+  }
 
   llvm::Expected<ExecutionPlan> build() {
     ExecutionPlan plan;
@@ -47,6 +53,7 @@ public:
     plan.mesh = m.mesh;
     plan.schedule = sequencer.scheduleOf().options;
     plan.alignment = 64;
+    plan.foldProducers = options.foldProducers;
     for (const memory::StagePlan &stage : placed.stages)
       if (stage.program.empty() && stage.placements.empty() && stage.buffers > 0)
         return makeError("the memory plan of stage " + std::to_string(stage.stage) +
@@ -173,6 +180,8 @@ private:
     if (v->kind == Value::Kind::Param) {
       b.role = BufferRole::Param;
       b.path = v->path.empty() ? v->name : v->path;
+      // A frozen value with an update is an optimizer state.
+      b.init = {v->init, v->initStd, !(v->frozen && updatedPaths.count(b.path))};
     } else if (v->kind == Value::Kind::Input) {
       b.role = BufferRole::Input;
       b.path = v->name;
@@ -263,23 +272,20 @@ private:
   const Module &m;
   memory::MemoryPlan &placed;
   const sequence::StageSequencer &sequencer;
+  BuildOptions options;
   MeshLayout mesh;
   int64_t rowBlocks;
+  std::unordered_set<std::string> updatedPaths; // the paths of the step's update outputs
 };
-
-pipeline::ScheduleOptions scheduleOf(const Module &m) {
-  pipeline::ScheduleOptions so = m.schedule.value_or(pipeline::ScheduleOptions{});
-  so.stages = int(m.mesh[unsigned(MeshAxis::PP)]);
-  return so;
-}
 
 } // namespace
 
-llvm::Expected<ExecutionPlan> exec::buildExecutionPlan(const Module &m, memory::MemoryPlan &placed) {
-  auto schedule = pipeline::buildSchedule(scheduleOf(m));
+llvm::Expected<ExecutionPlan> exec::buildExecutionPlan(const Module &m, memory::MemoryPlan &placed,
+                                                       const BuildOptions &options) {
+  auto schedule = pipeline::buildSchedule(pipeline::scheduleOf(m));
   if (!schedule) return schedule.takeError();
   sequence::StageSequencer sequencer(m, *schedule);
-  return PlanBuilder(m, placed, sequencer).build();
+  return PlanBuilder(m, placed, sequencer, options).build();
 }
 
 llvm::Expected<ExecutionPlan> exec::buildExecutionPlan(const Module &m, const memory::PlanOptions &options) {

@@ -19,7 +19,10 @@
 //  - events and waits: each communication step records an event; a step
 //    waits for it before it reads the step's outputs, or writes bytes the
 //    step reads or writes while it may be in flight;
-//  - the outputs the stage holds, bound to their buffers.
+//  - the outputs the stage holds, bound to their buffers;
+//  - what a backend needs of the model besides the step: each parameter's
+//    initialisation and whether it is an optimizer state (Buffer::init),
+//    and the fusion policy's folding (ExecutionPlan::foldProducers).
 //
 //===----------------------------------------------------------------------===//
 #ifndef PLANC_EXEC_BUILDPLAN_H
@@ -33,10 +36,17 @@
 
 namespace planc::exec {
 
+/// What the plan records besides the placed step and its placements.
+struct BuildOptions {
+  /// ExecutionPlan::foldProducers: the plan's fusion policy is not `none`.
+  bool foldProducers = false;
+};
+
 /// The plan of `m` from `placed`, planned on `m` with keepPlacements. The
 /// placements are moved into the plan: each stage of `placed` keeps its
 /// totals and is left with no placements and no program.
-llvm::Expected<ExecutionPlan> buildExecutionPlan(const ir::Module &m, memory::MemoryPlan &placed);
+llvm::Expected<ExecutionPlan> buildExecutionPlan(const ir::Module &m, memory::MemoryPlan &placed,
+                                                 const BuildOptions &options = {});
 
 /// Plans `m`'s memory with the placements kept and builds its plan.
 llvm::Expected<ExecutionPlan> buildExecutionPlan(const ir::Module &m, const memory::PlanOptions &options = {});

@@ -86,6 +86,16 @@ struct BufferValue {
   bool operator==(const BufferValue &o) const { return name == o.name && type == o.type && local == o.local; }
 };
 
+/// How a run that loads no checkpoint fills a Param buffer: facts of the
+/// parameter it holds, recorded by exec/BuildPlan.h so that no backend reads
+/// the module. Not in the text form (exec/PlanPrinter.h) nor compared by
+/// Buffer::operator==: a parsed plan's parameters have these defaults.
+struct ParamInit {
+  ir::InitKind kind = ir::InitKind::Normal;
+  double stddev = 0.02;   // of Normal and ScaledNormal (the effective one)
+  bool modelParam = true; // a parameter of the model, frozen or not; false: an optimizer state
+};
+
 struct Buffer {
   std::string name;        // unique in its program: the value's name, ".mb<j>" for slot j
   int slot = -1;           // micro-batch; -1: one buffer for the whole step
@@ -96,6 +106,7 @@ struct Buffer {
   std::string path;        // Param: the parameter's path (its checkpoint name); Input: the input's name
   int64_t aliasOf = -1;    // the buffer whose bytes it reuses in place, or -1
   int64_t firstStep = kBeforeSteps, lastStep = kAfterSteps;
+  ParamInit init;          // Param: how it starts
 
   const std::string &value() const { return held().name; }
   const ir::TensorType &type() const { return held().type; }
@@ -193,6 +204,11 @@ struct ExecutionPlan {
   ScheduleOptions schedule;                          // style, stages, micro-batches, chunks
   uint64_t alignment = 64;                           // of every buffer's offset and size
   std::vector<RankProgram> programs;                 // by pipeline stage
+  /// The plan's fusion policy lets a backend compute an elementwise step
+  /// inside the next step's kernel (backend/c/ProgramKernels.h
+  /// RenderOptions::foldProducers). Recorded by exec/BuildPlan.h; not in the
+  /// text form nor compared by operator== (a parsed plan folds nothing).
+  bool foldProducers = false;
   bool operator==(const ExecutionPlan &o) const;
 
   /// The program rank `rank` runs (its pp coordinate's).

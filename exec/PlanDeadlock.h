@@ -16,7 +16,8 @@
 //
 // When no program can go on before all have ended, the deadlock is reported
 // naming the step each stuck program waits at; messages no recv takes are
-// reported at the end.
+// reported at the end. The replay is analysis/MessageReplay.h's, the one the
+// `check-deadlock` pass runs on the rolled module.
 //
 //===----------------------------------------------------------------------===//
 #ifndef PLANC_EXEC_PLANDEADLOCK_H

@@ -163,13 +163,22 @@ std::optional<Num> evalNumber(const ast::Expr *e, bool &overflow) {
     default: return std::nullopt;
     }
   }
+  // A product or quotient of non-zero numbers that comes out zero (or
+  // subnormal) has underflowed, as one past the largest double overflowed:
+  // both are reported, never a silent 0 or inf.
+  auto checked = [&](double x) {
+    if (!std::isfinite(x) || (x != 0 && std::fabs(x) < std::numeric_limits<double>::min()) ||
+        (x == 0 && l->f != 0 && (b->op == Op::Mul ? r->f != 0 : b->op == Op::Div)))
+      overflow = true;
+    return Num{false, 0, x};
+  };
   switch (b->op) {
   case Op::Add: return Num{false, 0, l->f + r->f};
   case Op::Sub: return Num{false, 0, l->f - r->f};
-  case Op::Mul: return Num{false, 0, l->f * r->f};
+  case Op::Mul: return checked(l->f * r->f);
   case Op::Div:
     if (r->f == 0) return std::nullopt;
-    return Num{false, 0, l->f / r->f};
+    return checked(l->f / r->f);
   default: return std::nullopt;
   }
 }
@@ -437,6 +446,16 @@ std::optional<double> Reader::number(const ast::Expr *e, StringRef key, const Nu
     diags.report(DiagID::err_setting_value, exprRange(e)) << key << range.what << describe(e);
     return std::nullopt;
   }
+  // The training step computes these numbers in fp32: a non-zero one it
+  // cannot hold would silently become 0 (lr = 1e-40) or inf there.
+  double magnitude = std::fabs(x);
+  if (x != 0 && (magnitude < double(std::numeric_limits<float>::min()) ||
+                 magnitude > double(std::numeric_limits<float>::max()))) {
+    diags.report(DiagID::err_setting_value, exprRange(e))
+        << key << "0 or a magnitude from 1.2e-38 to 3.4e38 (fp32, the type the training step computes it in)"
+        << describe(e);
+    return std::nullopt;
+  }
   return x;
 }
 
@@ -651,7 +670,7 @@ PlanConfig planc::interpretConfig(const ast::ConfigBlock *train, const ast::Conf
     t.globalBatch = perStep;
   if (p.microBatches == 0 && perStep > 0 && t.globalBatch % perStep == 0)
     p.microBatches = t.globalBatch / perStep;
-  if (!p.schedule && p.size(MeshAxis::PP) > 1) p.schedule = ScheduleStyle::OneFOneB;
+  if (!p.schedule && p.size(MeshAxis::PP) > 1) p.schedule = defaults::kSchedule;
 
   config.invalidSettings = std::move(reader.invalid);
   return config;

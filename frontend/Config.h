@@ -12,6 +12,7 @@
 #include "frontend/AST.h"
 #include "support/Diagnostics.h"
 #include "ir/Mesh.h"
+#include "ir/PartitionDefaults.h"
 #include "ir/TrainingKinds.h"
 
 #include "llvm/ADT/ArrayRef.h"
@@ -159,17 +160,18 @@ struct ParallelConfig {
   int64_t size(MeshAxis a) const { return axisSize[unsigned(a)]; }
   int64_t meshSize() const;
 
-  int64_t zeroStage = 0;               SettingSource zeroSource;
-  bool sequenceParallel = false;       SettingSource sequenceParallelSource;
-  std::optional<ScheduleStyle> schedule; // none: not written (1f1b when pp > 1)
-  int64_t virtualStages = 1;           // interleaved(v)
+  // The defaults are the passes' too (ir/PartitionDefaults.h).
+  int64_t zeroStage = defaults::kZeroStage;               SettingSource zeroSource;
+  bool sequenceParallel = defaults::kSequenceParallel;    SettingSource sequenceParallelSource;
+  std::optional<ScheduleStyle> schedule; // none: not written (defaults::kSchedule when pp > 1)
+  int64_t virtualStages = defaults::kVirtualStages;       // interleaved(v)
   int64_t microBatches = 0;            // 0: global_batch / (micro_batch x dp)
   SettingSource scheduleSource;
-  StageBalance balance = StageBalance::Layers; SettingSource balanceSource; // how pipeline chunks are cut
-  RecomputePolicy recompute = RecomputePolicy::None; SettingSource recomputeSource;
-  uint64_t bucketBytes = 25ull << 20;  SettingSource bucketSource;
-  bool overlapGradReduce = true;       // overlap DP gradient sync with backward
-  bool overlapParamGather = true;      // ZeRO-3 prefetch
+  StageBalance balance = defaults::kBalance; SettingSource balanceSource; // how pipeline chunks are cut
+  RecomputePolicy recompute = defaults::kRecompute; SettingSource recomputeSource;
+  uint64_t bucketBytes = defaults::kBucketBytes;          SettingSource bucketSource;
+  bool overlapGradReduce = defaults::kOverlapGradReduce;   // overlap DP gradient sync with backward
+  bool overlapParamGather = defaults::kOverlapParamGather; // ZeRO-3 prefetch
 };
 
 struct PlanConfig {

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "frontend/Lowering.h"
+#include "frontend/DeadStatements.h"
 #include "frontend/SemaImpl.h"
 
 #include "llvm/Support/SourceMgr.h"
@@ -214,6 +215,8 @@ std::unique_ptr<ir::Module> planc::lowerToIR(const Program &program, const PlanC
   ModelInfo model;
   Elaborator e(program, config, diags, model);
   e.builder = &builder;
+  DeadStatements dead(program);
+  e.dead = &dead;
   e.elaborateModel(*program.model);
   if (diags.hasErrors()) return nullptr;
   return module;

@@ -13,6 +13,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <set>
 
 using namespace planc;
@@ -351,6 +352,15 @@ public:
   }
 
 private:
+  /// Whether the literal `digits` (a mantissa with a non-zero digit) was read
+  /// as 0 or a subnormal: `1e-400` is not zero, and a double below 2.2e-308
+  /// has lost its digits.
+  static bool underflows(const std::string &digits, double value) {
+    size_t mantissaEnd = digits.find_first_of("eE");
+    bool nonZero = digits.substr(0, mantissaEnd).find_first_of("123456789") != std::string::npos;
+    return nonZero && std::fabs(value) < std::numeric_limits<double>::min();
+  }
+
   ast::ExprPtr buildNumber(antlr4::tree::TerminalNode *node) {
     auto n = std::make_unique<ast::NumberExpr>(pos.range(node));
     std::string text = node->getText();
@@ -377,6 +387,9 @@ private:
         diags.report(DiagID::err_float_not_finite, n->range) << text;
         failed = true;
         n->floatValue = 0;
+      } else if (underflows(digits, n->floatValue)) {
+        diags.report(DiagID::err_float_not_finite, n->range) << text;
+        failed = true;
       }
     }
     return n;
@@ -398,6 +411,9 @@ private:
       diags.report(DiagID::err_float_not_finite, q->range) << text;
       failed = true;
       q->number = 0;
+    } else if (underflows(digits, q->number)) {
+      diags.report(DiagID::err_float_not_finite, q->range) << text;
+      failed = true;
     }
     return q;
   }

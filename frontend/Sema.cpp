@@ -8,6 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "frontend/DeadStatements.h"
 #include "frontend/SemaImpl.h"
 #include "support/Plural.h"
 
@@ -142,6 +143,9 @@ void Elaborator::execBody(const ast::Body &body, Scope &scope, bool inLayer, Val
       if (previous && llvm::isa<ast::ReturnItem>(previous)) report(DiagID::err_code_after_return, item->range);
       return;
     }
+    // Checked already: lowering leaves out what nothing reads, once per
+    // statement rather than once per op per iteration (DeadStatements.h).
+    if (dead && lowering() && dead->isDead(*item)) continue;
     execItem(*item, scope, inLayer, returned, didReturn);
     previous = item.get();
   }

@@ -1,11 +1,11 @@
-//===- frontend/SemaBuiltins.cpp - shape rules of the primitive operations ===//
+//===- frontend/SemaBuiltins.cpp - calls of the primitive operations -------===//
 //
-// Each primitive's arguments are bound against Builtins.cpp's table, then its
-// shape rule runs here. The rules mirror what the IR ops will compute; the
-// IR verifier checks the same facts again after lowering.
+// Each primitive's arguments are bound against Builtins.cpp's table here,
+// then its shape rule runs (BuiltinRules.cpp) and lowering emits its op.
 //
 //===----------------------------------------------------------------------===//
 
+#include "frontend/BuiltinRules.h"
 #include "frontend/SemaImpl.h"
 #include "frontend/StdlibLayers.h"
 #include "support/Plural.h"
@@ -25,15 +25,76 @@ Value literal(const char *text) {
   return Value::integer(std::strtoll(text, nullptr, 10));
 }
 
+/// What a value of `kind` must be, or null where `v` is one (a number
+/// given for a float parameter becomes a float).
+const char *kindMismatch(BuiltinParamKind kind, Value &v) {
+  switch (kind) {
+  case BuiltinParamKind::Tensor: return v.isTensor() ? nullptr : "a tensor";
+  case BuiltinParamKind::Int: return v.kind == Value::Kind::Int ? nullptr : "an integer";
+  case BuiltinParamKind::Float:
+    if (!v.isNumber()) return "a number";
+    v = Value::real(v.f, v.origin);
+    return nullptr;
+  case BuiltinParamKind::Bool: return v.kind == Value::Kind::Bool ? nullptr : "true or false";
+  case BuiltinParamKind::DType: return v.kind == Value::Kind::DType ? nullptr : "a dtype";
+  case BuiltinParamKind::IntList:
+    if (v.kind != Value::Kind::List && v.kind != Value::Kind::Tuple) return "a list of integers, as in [b, s, h]";
+    for (const Value &e : v.elements)
+      if (e.kind != Value::Kind::Int) return "a list of integers, as in [b, s, h]";
+    return nullptr;
+  case BuiltinParamKind::Any: return nullptr;
+  }
+  return nullptr;
+}
+
 } // namespace
 
-Value Elaborator::callBuiltin(const BuiltinOp &op, const ast::CallExpr &call, Scope &scope) {
+Value Elaborator::builtinArg(const BuiltinOp &op, const BuiltinParam &param, const ast::Arg &arg, Scope &scope) {
+  Value v;
+  auto *bare = llvm::dyn_cast<ast::NameExpr>(arg.value.get());
+  if (param.kind == BuiltinParamKind::DType && bare && !scope.lookup(bare->name)) {
+    // A dtype written bare (f32), unless a binding of that name shadows it.
+    if (!isDTypeName(bare->name)) {
+      auto d = report(DiagID::err_unknown_dtype, bare->range);
+      d << bare->name;
+      d.suggest(bare->name, dtypeNames(), bare->range);
+      return Value::error();
+    }
+    v.kind = Value::Kind::DType;
+    v.s = bare->name;
+  } else {
+    v = eval(arg.value.get(), scope);
+  }
+  if (v.isError()) return v;
+  if (const char *want = kindMismatch(param.kind, v)) {
+    report(DiagID::err_arg_kind, arg.value->range) << param.name << op.name << want << describe(v);
+    return Value::error();
+  }
+  return v;
+}
+
+std::optional<size_t> Elaborator::builtinParamNamed(const BuiltinOp &op, const ast::Arg &arg) {
+  std::vector<std::string> names;
+  std::optional<size_t> index;
+  for (size_t i = 0; i < op.params.size(); ++i) {
+    names.push_back(op.params[i].name);
+    if (arg.name == op.params[i].name) index = i;
+  }
+  if (!index) {
+    auto d = report(DiagID::err_unknown_named_arg, arg.nameRange);
+    d << op.name << arg.name;
+    d.suggest(arg.name, names, arg.nameRange);
+    d.note(DiagID::note_builtin_signature, SMRange(), {op.name, signatureOf(op)});
+  }
+  return index;
+}
+
+bool Elaborator::bindBuiltinArgs(const BuiltinOp &op, const ast::CallExpr &call, Scope &scope, BuiltinRules &bound) {
   const std::string name = op.name;
-  std::vector<Value> args(op.params.size());
-  std::vector<SMRange> ranges(op.params.size(), call.range);
+  std::vector<Value> &args = bound.args;
+  args.assign(op.params.size(), Value());
+  bound.ranges.assign(op.params.size(), call.range);
   std::vector<bool> given(op.params.size(), false);
-  std::vector<Value> tensors; // concat's operands
-  std::vector<SMRange> tensorRanges;
   bool ok = true, sawNamed = false;
   size_t positional = 0;
   for (const ast::Arg &arg : call.args) {
@@ -44,7 +105,7 @@ Value Elaborator::callBuiltin(const BuiltinOp &op, const ast::CallExpr &call, Sc
         ok = false;
         continue;
       }
-      if (op.variadicTensors) {
+      if (op.variadicTensors) { // concat's operands
         Value v = eval(arg.value.get(), scope);
         if (v.isError()) { ok = false; continue; }
         if (!v.isTensor()) {
@@ -52,8 +113,8 @@ Value Elaborator::callBuiltin(const BuiltinOp &op, const ast::CallExpr &call, Sc
           ok = false;
           continue;
         }
-        tensors.push_back(v);
-        tensorRanges.push_back(arg.value->range);
+        bound.tensors.push_back(v);
+        bound.tensorRanges.push_back(arg.value->range);
         continue;
       }
       if (positional >= op.params.size()) {
@@ -65,20 +126,12 @@ Value Elaborator::callBuiltin(const BuiltinOp &op, const ast::CallExpr &call, Sc
       index = positional++;
     } else {
       sawNamed = true;
-      index = op.params.size();
-      std::vector<std::string> names;
-      for (size_t i = 0; i < op.params.size(); ++i) {
-        names.push_back(op.params[i].name);
-        if (arg.name == op.params[i].name) index = i;
-      }
-      if (index == op.params.size()) {
-        auto d = report(DiagID::err_unknown_named_arg, arg.nameRange);
-        d << name << arg.name;
-        d.suggest(arg.name, names, arg.nameRange);
-        d.note(DiagID::note_builtin_signature, SMRange(), {name, signatureOf(op)});
+      std::optional<size_t> named = builtinParamNamed(op, arg);
+      if (!named) {
         ok = false;
         continue;
       }
+      index = *named;
       if (given[index]) {
         report(DiagID::err_duplicate_arg, arg.nameRange) << arg.name;
         ok = false;
@@ -86,47 +139,9 @@ Value Elaborator::callBuiltin(const BuiltinOp &op, const ast::CallExpr &call, Sc
       }
     }
     given[index] = true;
-    ranges[index] = arg.value->range;
-    const BuiltinParam &param = op.params[index];
-    Value v;
-    auto *bare = llvm::dyn_cast<ast::NameExpr>(arg.value.get());
-    if (param.kind == BuiltinParamKind::DType && bare && !scope.lookup(bare->name)) {
-      if (!isDTypeName(bare->name)) {
-        auto d = report(DiagID::err_unknown_dtype, bare->range);
-        d << bare->name;
-        d.suggest(bare->name, dtypeNames(), bare->range);
-        ok = false;
-        continue;
-      }
-      v.kind = Value::Kind::DType;
-      v.s = bare->name;
-    } else {
-      v = eval(arg.value.get(), scope);
-    }
+    bound.ranges[index] = arg.value->range;
+    Value v = builtinArg(op, op.params[index], arg, scope);
     if (v.isError()) { ok = false; continue; }
-    const char *want = nullptr;
-    switch (param.kind) {
-    case BuiltinParamKind::Tensor: if (!v.isTensor()) want = "a tensor"; break;
-    case BuiltinParamKind::Int: if (v.kind != Value::Kind::Int) want = "an integer"; break;
-    case BuiltinParamKind::Float:
-      if (!v.isNumber()) want = "a number";
-      else v = Value::real(v.f, v.origin);
-      break;
-    case BuiltinParamKind::Bool: if (v.kind != Value::Kind::Bool) want = "true or false"; break;
-    case BuiltinParamKind::DType: if (v.kind != Value::Kind::DType) want = "a dtype"; break;
-    case BuiltinParamKind::IntList:
-      if (v.kind != Value::Kind::List && v.kind != Value::Kind::Tuple) want = "a list of integers, as in [b, s, h]";
-      else
-        for (const Value &e : v.elements)
-          if (e.kind != Value::Kind::Int) want = "a list of integers, as in [b, s, h]";
-      break;
-    case BuiltinParamKind::Any: break;
-    }
-    if (want) {
-      report(DiagID::err_arg_kind, arg.value->range) << param.name << name << want << describe(v);
-      ok = false;
-      continue;
-    }
     args[index] = v;
   }
   for (size_t i = 0; i < op.params.size(); ++i) {
@@ -140,300 +155,15 @@ Value Elaborator::callBuiltin(const BuiltinOp &op, const ast::CallExpr &call, Sc
       ok = false;
     }
   }
-  if (!ok) return Value::error();
+  return ok;
+}
 
-  auto result = [&](Value v) {
-    v.origin = call.range;
-    v.param.reset();
-    return v;
-  };
-  auto needFloat = [&](size_t i) {
-    if (!isFloatDType(args[i].dtype)) {
-      report(DiagID::err_dtype_expected, ranges[i]) << name << "a floating-point tensor" << describe(args[i]);
-      return false;
-    }
-    return true;
-  };
-  auto dimArg = [&](size_t tensor, size_t dim) -> std::optional<int64_t> {
-    return normalizeDim(args[dim].i, args[tensor].shape.size(), ranges[dim]);
-  };
-
-  // The shape rule of each primitive; lowering (when on) then emits its op.
-  auto rule = [&]() -> Value {
-    // ---- constants: unary math and min/max fold at compile time
-    static const std::set<std::string> unaryMath{"exp", "log", "sqrt", "rsqrt", "tanh", "abs"};
-    if (unaryMath.count(name) && args[0].isNumber()) {
-      double x = args[0].f, out = 0;
-      if (name == "exp") out = std::exp(x);
-      else if (name == "log") out = std::log(x);
-      else if (name == "sqrt") out = std::sqrt(x);
-      else if (name == "rsqrt") out = 1.0 / std::sqrt(x);
-      else if (name == "tanh") out = std::tanh(x);
-      else if (name == "abs") {
-        if (args[0].kind == Value::Kind::Int) {
-          if (args[0].i == INT64_MIN) {
-            report(DiagID::err_dim_overflow, call.range) << "abs";
-            return Value::error();
-          }
-          return Value::integer(args[0].i < 0 ? -args[0].i : args[0].i, call.range);
-        }
-        out = std::fabs(x);
-      }
-      if (std::isnan(out) || (std::isinf(out) && (name == "log" || name == "rsqrt"))) {
-        // log(0), log(-1), sqrt(-1), rsqrt(0): the argument is outside the function's domain.
-        report(DiagID::err_op_arg_value, ranges[0]) << "x" << name << "in its domain" << describe(args[0]);
-        return Value::error();
-      }
-      if (!std::isfinite(out)) { // exp(1000): a fine argument, a result too large for a number
-        std::string text(call.range.Start.getPointer(), call.range.End.getPointer() - call.range.Start.getPointer());
-        report(DiagID::err_float_not_finite, call.range) << text;
-        return Value::error();
-      }
-      return Value::real(out, call.range);
-    }
-    if (name == "min" || name == "max") {
-      if (!args[0].isNumber() || !args[1].isNumber()) {
-        report(DiagID::err_arg_kind, call.range) << "a" << name << "two constants (for tensors use amax)"
-                                                 << describe(args[0].isNumber() ? args[1] : args[0]);
-        return Value::error();
-      }
-      bool pickFirst = name == "min" ? args[0].f <= args[1].f : args[0].f >= args[1].f;
-      if (args[0].kind == Value::Kind::Int && args[1].kind == Value::Kind::Int)
-        pickFirst = name == "min" ? args[0].i <= args[1].i : args[0].i >= args[1].i;
-      return result(pickFirst ? args[0] : args[1]);
-    }
-    if (unaryMath.count(name) || name == "relu" || name == "gelu" || name == "silu" || name == "sigmoid") {
-      if (!args[0].isTensor()) {
-        report(DiagID::err_arg_kind, ranges[0]) << "x" << name << "a tensor or a number" << describe(args[0]);
-        return Value::error();
-      }
-      if (!needFloat(0)) return Value::error();
-      return result(args[0]);
-    }
-    if (name == "pow") return needFloat(0) ? result(args[0]) : Value::error();
-
-    if (name == "sum" || name == "mean" || name == "amax") {
-      if (name != "amax" && !needFloat(0)) return Value::error();
-      auto d = dimArg(0, 1);
-      if (!d) return Value::error();
-      Value out = args[0];
-      if (args[2].b) {
-        out.shape[*d] = 1;
-        out.dimNames[*d] = "";
-      } else {
-        out.shape.erase(out.shape.begin() + *d);
-        out.dimNames.erase(out.dimNames.begin() + *d);
-      }
-      return result(out);
-    }
-    if (name == "softmax" || name == "log_softmax") {
-      if (!needFloat(0) || !dimArg(0, 1)) return Value::error();
-      return result(args[0]);
-    }
-    if (name == "layer_norm" || name == "rms_norm") {
-      if (!needFloat(0)) return Value::error();
-      if (args[0].shape.empty()) {
-        report(DiagID::err_rank_at_least, ranges[0]) << "x" << name << int64_t(1) << formatShape(args[0].shape);
-        return Value::error();
-      }
-      Shape want{args[0].shape.back()};
-      size_t last = name == "layer_norm" ? 2 : 1;
-      for (size_t i = 1; i <= last; ++i) {
-        if (args[i].shape != want) {
-          report(DiagID::err_shape_mismatch, ranges[i]) << name << formatShape(want) << formatShape(args[i].shape);
-          return Value::error();
-        }
-        if (args[i].dtype != args[0].dtype) {
-          report(DiagID::err_dtype_mismatch, ranges[i]) << name << args[0].dtype << args[i].dtype;
-          return Value::error();
-        }
-      }
-      if (args[last + 1].f <= 0) {
-        report(DiagID::err_op_arg_value, ranges[last + 1]) << "eps" << name << "positive" << describe(args[last + 1]);
-        return Value::error();
-      }
-      return result(args[0]);
-    }
-    if (name == "gather") {
-      const Value &table = args[0], &idx = args[1];
-      if (table.shape.size() != 2) {
-        report(DiagID::err_rank_mismatch, ranges[0]) << "table" << name << int64_t(2) << formatShape(table.shape);
-        return Value::error();
-      }
-      if (!isIntDType(idx.dtype)) {
-        report(DiagID::err_dtype_expected, ranges[1]) << name << "integer indices" << describe(idx);
-        return Value::error();
-      }
-      Value out = Value::tensor(idx.shape, table.dtype, call.range);
-      out.dimNames = idx.dimNames;
-      out.shape.push_back(table.shape[1]);
-      out.dimNames.push_back(table.dimNames[1]);
-      return out;
-    }
-    if (name == "dropout") {
-      if (!needFloat(0)) return Value::error();
-      if (args[1].f < 0 || args[1].f >= 1) {
-        report(DiagID::err_op_arg_value, ranges[1]) << "p" << name << "in [0, 1)" << describe(args[1]);
-        return Value::error();
-      }
-      return result(args[0]);
-    }
-    if (name == "rope") {
-      if (!needFloat(0)) return Value::error();
-      if (args[0].shape.size() != 4) {
-        report(DiagID::err_rank_mismatch, ranges[0]) << "x" << name << int64_t(4) << formatShape(args[0].shape);
-        return Value::error();
-      }
-      if (args[0].shape.back() % 2 != 0) {
-        report(DiagID::err_op_arg_value, ranges[0]) << "head dimension" << name << "even" << ("odd (" + std::to_string(args[0].shape.back()) + ")");
-        return Value::error();
-      }
-      if (args[1].f <= 0) {
-        report(DiagID::err_op_arg_value, ranges[1]) << "theta" << name << "positive" << describe(args[1]);
-        return Value::error();
-      }
-      return result(args[0]);
-    }
-    if (name == "causal_mask") {
-      const Shape &s = args[0].shape;
-      if (s.size() < 2 || s[s.size() - 1] != s[s.size() - 2]) {
-        report(DiagID::err_op_arg_value, ranges[0]) << "x" << name << "square in its last two dimensions" << formatShape(s);
-        return Value::error();
-      }
-      return needFloat(0) ? result(args[0]) : Value::error();
-    }
-    if (name == "reshape") {
-      Shape target;
-      std::vector<std::string> names;
-      int inferred = -1;
-      int64_t known = 1, total = 1;
-      for (int64_t d : args[0].shape) total *= d; // Sema bounded every tensor to 2^62 elements
-      auto *list = llvm::dyn_cast<ast::ListExpr>(call.args[1].value.get());
-      for (size_t i = 0; i < args[1].elements.size(); ++i) {
-        int64_t d = args[1].elements[i].i;
-        auto *n = list && i < list->elements.size() ? llvm::dyn_cast<ast::NameExpr>(list->elements[i].get()) : nullptr;
-        names.push_back(n ? n->name : "");
-        if (d == -1 && inferred < 0) {
-          inferred = int(i);
-          target.push_back(1);
-          continue;
-        }
-        if (d <= 0) {
-          report(DiagID::err_dim_not_positive, ranges[1]) << describe(args[1].elements[i]);
-          return Value::error();
-        }
-        if (!checkedMul(known, d, known, ranges[1])) return Value::error();
-        target.push_back(d);
-      }
-      if (inferred >= 0) {
-        if (known == 0 || total % known != 0) {
-          // Show the shape as written, with its -1: "[-1, 3] (a multiple of 3 elements)".
-          target[inferred] = -1;
-          report(DiagID::err_reshape_elements, call.range)
-              << formatShape(args[0].shape) << counted(total, "element") << formatShape(target)
-              << ("a multiple of " + std::to_string(known) + " elements");
-          return Value::error();
-        }
-        target[inferred] = total / known;
-        known = total;
-      }
-      if (known != total) {
-        report(DiagID::err_reshape_elements, call.range)
-            << formatShape(args[0].shape) << counted(total, "element") << formatShape(target) << counted(known, "element");
-        return Value::error();
-      }
-      Value out = Value::tensor(target, args[0].dtype, call.range);
-      out.dimNames = names;
-      return out;
-    }
-    if (name == "transpose") {
-      auto a = dimArg(0, 1), b = dimArg(0, 2);
-      if (!a || !b) return Value::error();
-      Value out = args[0];
-      std::swap(out.shape[*a], out.shape[*b]);
-      std::swap(out.dimNames[*a], out.dimNames[*b]);
-      return result(out);
-    }
-    if (name == "slice") {
-      auto d = dimArg(0, 1);
-      if (!d) return Value::error();
-      int64_t size = args[0].shape[*d], start = args[2].i, end = args[3].i;
-      if (start < 0 || end > size || start >= end) {
-        report(DiagID::err_op_arg_value, call.range) << "start..end" << name
-            << ("within 0.." + std::to_string(size) + " and non-empty")
-            << (std::to_string(start) + ".." + std::to_string(end));
-        return Value::error();
-      }
-      Value out = args[0];
-      out.shape[*d] = end - start;
-      out.dimNames[*d] = "";
-      return result(out);
-    }
-    if (name == "concat") {
-      if (tensors.size() < 2) {
-        report(DiagID::err_missing_arg, call.range) << "a second tensor" << name;
-        return Value::error();
-      }
-      auto d = normalizeDim(args[0].i, tensors[0].shape.size(), ranges[0]);
-      if (!d) return Value::error();
-      Value out = tensors[0];
-      for (size_t t = 1; t < tensors.size(); ++t) {
-        const Value &v = tensors[t];
-        if (v.dtype != out.dtype) {
-          report(DiagID::err_dtype_mismatch, tensorRanges[t]) << name << out.dtype << v.dtype;
-          return Value::error();
-        }
-        bool same = v.shape.size() == out.shape.size();
-        for (size_t i = 0; same && i < v.shape.size(); ++i)
-          if (int64_t(i) != *d && v.shape[i] != out.shape[i]) same = false;
-        if (!same) {
-          report(DiagID::err_shape_mismatch, tensorRanges[t]) << name << formatShape(tensors[0].shape) << formatShape(v.shape);
-          return Value::error();
-        }
-        if (__builtin_add_overflow(out.shape[*d], v.shape[*d], &out.shape[*d])) {
-          report(DiagID::err_dim_overflow, call.range) << "concat";
-          return Value::error();
-        }
-      }
-      out.dimNames[*d] = "";
-      return result(out);
-    }
-    if (name == "cast") {
-      Value out = args[0];
-      out.dtype = args[1].s;
-      return result(out);
-    }
-    if (name == "repeat_interleave") {
-      auto d = dimArg(0, 2);
-      if (!d) return Value::error();
-      if (args[1].i <= 0) {
-        report(DiagID::err_op_arg_value, ranges[1]) << "n" << name << "positive" << describe(args[1]);
-        return Value::error();
-      }
-      Value out = args[0];
-      if (!checkedMul(out.shape[*d], args[1].i, out.shape[*d], call.range)) return Value::error();
-      out.dimNames[*d] = "";
-      return result(out);
-    }
-    if (name == "cross_entropy") {
-      const Value &logits = args[0], &targets = args[1];
-      if (!needFloat(0)) return Value::error();
-      if (!isIntDType(targets.dtype)) {
-        report(DiagID::err_dtype_expected, ranges[1]) << name << "integer targets" << describe(targets);
-        return Value::error();
-      }
-      Shape lead(logits.shape.begin(), logits.shape.empty() ? logits.shape.end() : logits.shape.end() - 1);
-      if (logits.shape.empty() || lead != targets.shape) {
-        report(DiagID::err_shape_mismatch, call.range) << name << ("logits " + formatShape(logits.shape))
-                                                       << ("targets " + formatShape(targets.shape));
-        return Value::error();
-      }
-      return Value::tensor({}, "f32", call.range);
-    }
-    return Value::error();
-  };
-  Value v = rule();
-  if (lowering() && v.isTensor()) v.ir = lowerBuiltin(name, args, tensors, v, call);
+Value Elaborator::callBuiltin(const BuiltinOp &op, const ast::CallExpr &call, Scope &scope) {
+  BuiltinRules rules(*this, call, op.name);
+  if (!bindBuiltinArgs(op, call, scope, rules)) return Value::error();
+  // The shape rule of the primitive; lowering (when on) then emits its op.
+  Value v = rules.apply();
+  if (lowering() && v.isTensor()) v.ir = lowerBuiltin(op.name, rules.args, rules.tensors, v, call);
   return v;
 }
 

@@ -10,6 +10,7 @@
 #include "frontend/SemaImpl.h"
 
 #include <cmath>
+#include <limits>
 #include <set>
 
 using namespace planc;
@@ -342,6 +343,14 @@ Value Elaborator::eval(const ast::Expr *e, Scope &scope) {
     }
     if (!std::isfinite(out)) {
       // Named by what was written: "number '1e300 * 1e300' is out of range".
+      report(DiagID::err_float_not_finite, e->range)
+          << llvm::StringRef(e->range.Start.getPointer(), e->range.End.getPointer() - e->range.Start.getPointer());
+      return Value::error();
+    }
+    // A product or quotient of non-zero numbers that underflows (to 0 or a
+    // subnormal) is reported like an overflow, never a silent zero.
+    if ((b->op == Op::Mul || b->op == Op::Div) && x != 0 && (b->op == Op::Div || y != 0) &&
+        std::fabs(out) < std::numeric_limits<double>::min()) {
       report(DiagID::err_float_not_finite, e->range)
           << llvm::StringRef(e->range.Start.getPointer(), e->range.End.getPointer() - e->range.Start.getPointer());
       return Value::error();

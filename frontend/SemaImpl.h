@@ -20,6 +20,8 @@
 
 namespace planc::sema {
 
+class DeadStatements;
+
 using llvm::SMRange;
 
 /// A layer instance named with `as`: its parameters by name.
@@ -126,6 +128,8 @@ struct CallAnnotations {
   std::vector<const ast::Annotation *> list;
 };
 
+class BuiltinRules;
+
 class Elaborator {
 public:
   Elaborator(const Program &program, const PlanConfig &config, DiagnosticEngine &diags, ModelInfo &model)
@@ -140,6 +144,8 @@ public:
   // ---- lowering (Lowering.cpp): on when a builder is set
   ir::Builder *builder = nullptr;
   bool lowering() const { return builder != nullptr; }
+  /// Statements lowering leaves out (DeadStatements.h); null: none.
+  const DeadStatements *dead = nullptr;
   /// Sets the builder's location and layer path for the ops of `range`.
   void stamp(SMRange range);
   ir::Value *lowerBuiltin(const std::string &name, const std::vector<Value> &args,
@@ -165,6 +171,13 @@ public:
   Value evalCall(const ast::CallExpr &call, Scope &scope, const std::string &instanceName,
                  const CallAnnotations &annotations);
   Value callBuiltin(const BuiltinOp &op, const ast::CallExpr &call, Scope &scope);
+  /// The call's arguments bound to the primitive's parameters (defaults
+  /// filled); false after a diagnostic.
+  bool bindBuiltinArgs(const BuiltinOp &op, const ast::CallExpr &call, Scope &scope, BuiltinRules &bound);
+  /// One argument as its parameter's kind, or an error value (reported).
+  Value builtinArg(const BuiltinOp &op, const BuiltinParam &param, const ast::Arg &arg, Scope &scope);
+  /// The parameter a named argument names, or nullopt (reported).
+  std::optional<size_t> builtinParamNamed(const BuiltinOp &op, const ast::Arg &arg);
   Value binaryTensorOp(const ast::BinaryExpr &e, const Value &l, const Value &r);
   Value matmul(const ast::BinaryExpr &e, const Value &l, const Value &r);
   bool checkedMul(int64_t a, int64_t b, int64_t &out, SMRange r);

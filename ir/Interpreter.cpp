@@ -10,6 +10,8 @@
 #include "ir/Interpreter.h"
 #include "ir/LocalBlocks.h"
 #include "ir/OpDef.h"
+#include "numerics/InitialValues.h"
+#include "numerics/Philox.h"
 #include "support/Error.h"
 
 #include <cmath>
@@ -18,36 +20,12 @@
 using namespace planc;
 using namespace planc::ir;
 
-//===----------------------------------------------------------------------===//
-// Philox4x32-10 (Salmon et al., "Parallel Random Numbers: As Easy as 1, 2, 3",
-// SC11), the counter-based generator of cuRAND and PyTorch's CUDA RNG. The
-// 64-bit key is the two key words (low word first); the 64-bit counter fills
-// counter words 0 and 1 (low first), words 2 and 3 are zero. Ten rounds; the
-// key is bumped by the Weyl constants between rounds.
-//===----------------------------------------------------------------------===//
-
+// Philox4x32-10 is numerics/Philox.h's, the executables' own generator.
 std::array<uint32_t, 4> EvalContext::philox4x32(std::array<uint32_t, 4> c, uint64_t key) {
-  constexpr uint32_t kMul0 = 0xD2511F53, kMul1 = 0xCD9E8D57;
-  constexpr uint32_t kWeyl0 = 0x9E3779B9, kWeyl1 = 0xBB67AE85;
-  uint32_t k0 = uint32_t(key), k1 = uint32_t(key >> 32);
-  for (int round = 0; round < 10; ++round) {
-    uint64_t p0 = uint64_t(kMul0) * c[0], p1 = uint64_t(kMul1) * c[2];
-    uint32_t hi0 = uint32_t(p0 >> 32), lo0 = uint32_t(p0);
-    uint32_t hi1 = uint32_t(p1 >> 32), lo1 = uint32_t(p1);
-    c = {hi1 ^ c[1] ^ k0, lo1, hi0 ^ c[3] ^ k1, lo0};
-    k0 += kWeyl0;
-    k1 += kWeyl1;
-  }
-  return c;
+  return numerics::philox4x32(c, key);
 }
 
-double EvalContext::philoxUniform(uint64_t key, uint64_t counter) {
-  std::array<uint32_t, 4> r = philox4x32({uint32_t(counter), uint32_t(counter >> 32), 0, 0}, key);
-  // The top 53 bits of words 0 (low) and 1 (high): every double in [0, 1)
-  // with spacing 2^-53, so 1 - u is never 0.
-  uint64_t bits = (uint64_t(r[1]) << 32) | r[0];
-  return double(bits >> 11) * 0x1.0p-53;
-}
+double EvalContext::philoxUniform(uint64_t key, uint64_t counter) { return numerics::philoxUniform(key, counter); }
 
 //===----------------------------------------------------------------------===//
 // interpret
@@ -132,29 +110,6 @@ llvm::Expected<TensorMap> ir::interpret(const Module &m, const TensorMap &feeds,
 // initialParams
 //===----------------------------------------------------------------------===//
 
-namespace {
-
-/// FNV-1a: a stable 64-bit hash of the parameter path (std::hash is not
-/// stable across library versions).
-uint64_t fnv1a(llvm::StringRef s) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 0x100000001b3ull;
-  }
-  return h;
-}
-
-/// SplitMix64's finaliser: spreads the seed's bits over the whole key.
-uint64_t mix64(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-
-} // namespace
-
 TensorMap ir::initialParams(const Module &m, uint64_t seed) {
   TensorMap params;
   for (const Value *p : m.params) {
@@ -167,16 +122,11 @@ TensorMap ir::initialParams(const Module &m, uint64_t seed) {
       break;
     case InitKind::Normal:
     case InitKind::ScaledNormal: {
-      // Element i of a parameter depends only on (path, seed, i): the key is
-      // the path's hash mixed with the seed, the counters 2i and 2i + 1 give
-      // the two uniforms of one Box-Muller draw (the cosine half).
-      uint64_t key = fnv1a(p->path.empty() ? p->name : p->path) ^ mix64(seed);
-      for (size_t i = 0; i < t.data.size(); ++i) {
-        double u1 = EvalContext::philoxUniform(key, 2 * uint64_t(i));
-        double u2 = EvalContext::philoxUniform(key, 2 * uint64_t(i) + 1);
-        double z = std::sqrt(-2.0 * std::log(1.0 - u1)) * std::cos(2.0 * M_PI * u2);
-        t.data[i] = p->initStd * z;
-      }
+      // Element i of a parameter depends only on (path, seed, i), as in the
+      // executables: numerics/InitialValues.h.
+      const std::string &path = p->path.empty() ? p->name : p->path;
+      uint64_t key = numerics::initKey(path, seed);
+      for (size_t i = 0; i < t.data.size(); ++i) t.data[i] = p->initStd * numerics::initialNormal(key, uint64_t(i));
       break;
     }
     }

@@ -3,13 +3,15 @@
 // The table is an array indexed by OpKind, filled once by each family's
 // registration function (ir/ops/*.cpp). Building it checks that every op of
 // Ops.def has a shape rule, a kernel and a FLOP count, and that its operand
-// roles and in-place pairs fit its operand and result counts, so a new op
+// roles and in-place pairs fit its operand and result counts, and that it
+// declares a kernel class (ir/KernelDesc.h), so a new op
 // kind without them fails at the first use of the table, not deep inside a
 // pass.
 //
 //===----------------------------------------------------------------------===//
 
 #include "ir/OpDef.h"
+#include "ir/ops/Formula.h"
 #include "ir/ops/OpSupport.h"
 #include "support/Plural.h"
 
@@ -48,6 +50,9 @@ Table buildTable() {
       llvm::report_fatal_error(llvm::Twine("op '") + spelling(OpKind(i)) +
                                "' lacks a shape rule, a kernel or a FLOP count in ir/ops/");
     def.kind = OpKind(i);
+    if (def.kernel.cls == KernelClass::None)
+      llvm::report_fatal_error(llvm::Twine("op '") + spelling(OpKind(i)) + "' declares no kernel class in ir/ops/");
+    def.kernel.formula = def.kernel.cls == KernelClass::Elementwise ? formulaOf(def.kind) : nullptr;
     const int operands = operandCount(def.kind);
     const bool rolesFit = def.operandRoles.empty() || (operands < 0 ? !def.operandRoles.empty()
                                                                     : def.operandRoles.size() == size_t(operands));
@@ -65,6 +70,19 @@ const OpDef &ir::opDef(OpKind kind) {
   static const Table table = buildTable();
   assert(kind < OpKind::NumOps && "not an op kind");
   return table[size_t(kind)];
+}
+
+const char *ir::spelling(KernelClass c) {
+  switch (c) {
+  case KernelClass::None: return "none";
+  case KernelClass::Communication: return "communication";
+  case KernelClass::Elementwise: return "elementwise";
+  case KernelClass::Gemm: return "gemm";
+  case KernelClass::Layout: return "layout";
+  case KernelClass::Reduction: return "reduction";
+  case KernelClass::Library: return "library";
+  }
+  return "";
 }
 
 OperandRole OpDef::roleOf(size_t i) const {

@@ -3,8 +3,9 @@
 // One OpDef per OpKind (the STYLE rule "one source of truth per op"): how its
 // attributes and operand types are checked and its result types computed, its
 // reference kernel for the interpreter, its gradient rule for autodiff, and
-// its FLOP count for the cost model, and the facts passes need about it
-// (traits, sharding dim labels, operand roles, wire bytes). Passes ask this
+// its FLOP count for the cost model, the facts passes need about it
+// (traits, sharding dim labels, operand roles, wire bytes), and its kernel
+// description for the code generators (ir/KernelDesc.h). Passes ask this
 // table instead of switching on op kinds. The definitions live in
 // ir/ops/*.cpp, by family; docs/ir.md lists the fields.
 //
@@ -15,6 +16,7 @@
 #include "ir/Builder.h"
 #include "ir/DimLabels.h"
 #include "ir/IR.h"
+#include "ir/KernelDesc.h"
 #include "ir/Tensor.h"
 
 #include <cstdint>
@@ -111,6 +113,9 @@ struct OpDef {
   /// message of `messageBytes` (ring formulas; analysis/CommSummary.h).
   /// Null for ops that send nothing (recv is counted at its sender).
   double (*wireBytes)(int64_t groupSize, double messageBytes) = nullptr;
+  /// What a code generator renders for it: kernel class, formula, row
+  /// reduction, library signature (ir/KernelDesc.h).
+  KernelDesc kernel;
 
   bool has(OpTrait t) const { return (traits & t) != 0; }
   /// The role of operand `i` (Data for ops without roles).

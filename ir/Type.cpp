@@ -2,40 +2,47 @@
 
 #include "ir/Type.h"
 
+#include "numerics/ElementType.h"
+
 #include "llvm/ADT/STLExtras.h"
 
-#include <iterator>
 #include <limits>
 
 using namespace planc;
 using namespace planc::ir;
 
-namespace {
-struct DTypeInfo {
-  const char *name;
-  unsigned bytes;
-  bool isFloat;
-};
-// Indexed by DType; the names are the .plan language's dtype names.
-const DTypeInfo dtypeTable[] = {
-    {"f64", 8, true},      {"f32", 4, true},      {"bf16", 2, true}, {"f16", 2, true},
-    {"fp8_e4m3", 1, true}, {"fp8_e5m2", 1, true}, {"i32", 4, false}, {"i64", 8, false},
-    {"u8", 1, false},      {"u16", 2, false},     {"u32", 4, false}, {"bool", 1, false},
-};
-static_assert(std::size(dtypeTable) == unsigned(DType::Bool) + 1, "one row per dtype");
-} // namespace
+// The dtypes are the numerics leaf's element types (numerics/ElementType.h)
+// by value: its table holds their names and sizes, for the IR and the
+// runtime alike.
+#define PLANC_SAME_ELEMENT(name)                                                                                     \
+  static_assert(unsigned(DType::name) == unsigned(numerics::ElementType::name), "DType::" #name " is not the element type");
+PLANC_SAME_ELEMENT(F64)
+PLANC_SAME_ELEMENT(F32)
+PLANC_SAME_ELEMENT(BF16)
+PLANC_SAME_ELEMENT(F16)
+PLANC_SAME_ELEMENT(F8E4M3)
+PLANC_SAME_ELEMENT(F8E5M2)
+PLANC_SAME_ELEMENT(I32)
+PLANC_SAME_ELEMENT(I64)
+PLANC_SAME_ELEMENT(U8)
+PLANC_SAME_ELEMENT(U16)
+PLANC_SAME_ELEMENT(U32)
+PLANC_SAME_ELEMENT(Bool)
+#undef PLANC_SAME_ELEMENT
+static_assert(unsigned(DType::Bool) + 1 == numerics::kNumElementTypes, "as many dtypes as element types");
 
-const char *ir::spelling(DType t) { return dtypeTable[unsigned(t)].name; }
+static numerics::ElementType elementTypeOf(DType t) { return numerics::ElementType(unsigned(t)); }
+
+const char *ir::spelling(DType t) { return numerics::spelling(elementTypeOf(t)); }
 
 std::optional<DType> ir::parseDType(llvm::StringRef name) {
-  for (unsigned i = 0; i < std::size(dtypeTable); ++i)
-    if (name == dtypeTable[i].name) return DType(i);
+  if (auto t = numerics::parseElementType(std::string_view(name.data(), name.size()))) return DType(unsigned(*t));
   return std::nullopt;
 }
 
-unsigned ir::byteSize(DType t) { return dtypeTable[unsigned(t)].bytes; }
-bool ir::isFloat(DType t) { return dtypeTable[unsigned(t)].isFloat; }
-bool ir::isInteger(DType t) { return !isFloat(t) && t != DType::Bool; }
+unsigned ir::byteSize(DType t) { return numerics::byteSize(elementTypeOf(t)); }
+bool ir::isFloat(DType t) { return numerics::isFloat(elementTypeOf(t)); }
+bool ir::isInteger(DType t) { return numerics::isInteger(elementTypeOf(t)); }
 
 bool Sharding::isReplicated() const {
   return partial.empty() && llvm::all_of(dims, [](const std::vector<MeshAxis> &d) { return d.empty(); });

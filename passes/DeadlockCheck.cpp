@@ -20,12 +20,16 @@
 // their micro-batch (written out by hand) in module order. Collectives over other
 // axes (tp, dp) are issued by every member of their group in the same
 // program order — the members of a group are on the same stage and run the
-// same ops — so they match by construction and are not replayed.
+// same ops — so they match by construction and are not replayed. The replay
+// is analysis/MessageReplay.h's, the one exec/PlanDeadlock.h runs on the
+// execution plan; this pass reports its first problem.
 //
 //===----------------------------------------------------------------------===//
 
 #include "passes/Passes.h"
+#include "analysis/MessageReplay.h"
 #include "analysis/StageSequence.h"
+#include "analysis/StepSchedule.h"
 #include "analysis/Placement.h"
 #include "passes/PartitionOptions.h"
 
@@ -35,20 +39,11 @@
 #include "ir/Printer.h"
 #include "support/Error.h"
 
-#include <deque>
-#include <map>
 
 using namespace planc;
 using namespace planc::ir;
 
 namespace {
-
-struct Event {
-  enum Kind { Send, Recv, Collective } kind;
-  int peer = -1; // pipeline rank of the other side
-  int64_t tag = 0;
-  const Op *op = nullptr;
-};
 
 std::string where(const Op &op) {
   std::string s = "'" + std::string(spelling(op.kind)) + "'";
@@ -78,18 +73,19 @@ public:
                     "'; only pipeline (pp) messages are checked");
       comms.push_back(&op);
     }
-    std::vector<std::vector<Event>> programs(static_cast<size_t>(P));
+    std::vector<std::vector<replay::Event>> programs(static_cast<size_t>(P));
+    std::vector<const Op *> ops; // by Event::at
     if (unrolled || P == 1) {
       for (const Op *op : comms)
-        for (int r = 0; r < P; ++r) add(programs, *op, r, P, 0);
-      return replay(programs, P, MeshLayout(m.mesh));
+        for (int r = 0; r < P; ++r) add(programs, ops, *op, r, P, 0);
+      return firstProblem(programs, ops, P, MeshLayout(m.mesh));
     }
     // Rolled: each rank runs its ops in the order analysis/StageSequence.h
     // derives from the schedule (the one the memory planner and the
     // execution plan follow), each message tagged per micro-batch. The
     // schedule the pipeline pass recorded, or for a module read from text
     // the one `spec` names.
-    pipeline::ScheduleOptions so = m.schedule.value_or(scheduleOptionsOf(spec, P));
+    pipeline::ScheduleOptions so = pipeline::scheduleOf(m, scheduleOptionsOf(spec, P));
     auto schedule = pipeline::buildSchedule(so);
     if (!schedule) return schedule.takeError();
     sequence::StageSequencer sequencer(m, *schedule);
@@ -97,21 +93,23 @@ public:
     for (int r = 0; r < P; ++r)
       for (const sequence::SequencedOp &q : ranks[size_t(r)])
         if (isPointToPoint(q.op->kind) || isPpCollective(*q.op))
-          add(programs, *q.op, r, P, sequencer.tagOf(*q.op, q.microBatch) - q.op->getInt("tag"));
-    return replay(programs, P, MeshLayout(m.mesh));
+          add(programs, ops, *q.op, r, P, sequencer.tagOf(*q.op, q.microBatch) - q.op->getInt("tag"));
+    return firstProblem(programs, ops, P, MeshLayout(m.mesh));
   }
 
 private:
   /// `op` as an event of rank `r`'s program, if that rank runs it.
-  static void add(std::vector<std::vector<Event>> &programs, const Op &op, int r, int P, int64_t tagShift) {
+  static void add(std::vector<std::vector<replay::Event>> &programs, std::vector<const Op *> &ops, const Op &op, int r,
+                  int P, int64_t tagShift) {
     if (hasPipelineStage(op) && pipelineStageOf(op) != r) return;
-    Event e;
-    e.op = &op;
+    replay::Event e;
+    e.at = ops.size();
+    ops.push_back(&op);
     if (isPpCollective(op)) {
-      e.kind = Event::Collective;
+      e.kind = replay::Event::Collective;
     } else {
-      e.kind = op.kind == OpKind::Send ? Event::Send : Event::Recv;
-      e.peer = int(((r + op.getInt("peer_offset")) % P + P) % P);
+      e.kind = op.kind == OpKind::Send ? replay::Event::Send : replay::Event::Recv;
+      e.peer = ((r + op.getInt("peer_offset")) % P + P) % P;
       e.tag = op.getInt("tag") + tagShift;
     }
     programs[size_t(r)].push_back(e);
@@ -125,68 +123,52 @@ private:
 
   PipelineScheduleSpec spec;
 
-  static llvm::Error replay(const std::vector<std::vector<Event>> &programs, int P, const MeshLayout &mesh) {
-    std::vector<size_t> head(static_cast<size_t>(P), 0);
-    std::map<std::pair<int, int>, std::deque<const Event *>> channel; // (from, to)
-    auto done = [&](int r) { return head[size_t(r)] >= programs[size_t(r)].size(); };
-    for (;;) {
-      bool progress = false;
-      for (int r = 0; r < P; ++r) {
-        while (!done(r)) {
-          const Event &e = programs[size_t(r)][head[size_t(r)]];
-          if (e.kind == Event::Send) {
-            channel[{r, e.peer}].push_back(&e);
-          } else if (e.kind == Event::Recv) {
-            auto &q = channel[{e.peer, r}];
-            if (q.empty()) break;
-            const Event &sent = *q.front();
-            if (sent.tag != e.tag)
-              return makeError("pipeline messages out of order: " + rankName(r, mesh) + " receives " + where(*e.op) +
-                          " from " + rankName(e.peer, mesh) + ", whose next message to it is " + where(*sent.op));
-            q.pop_front();
-          } else {
-            break; // collectives below
+  /// The first problem of the replay (analysis/MessageReplay.h), as the
+  /// error of the pass.
+  static llvm::Error firstProblem(const std::vector<std::vector<replay::Event>> &programs,
+                                  const std::vector<const Op *> &ops, int P, const MeshLayout &mesh) {
+    struct FirstProblem : replay::Observer {
+      const std::vector<const Op *> &ops;
+      const MeshLayout &mesh;
+      std::string error;
+      FirstProblem(const std::vector<const Op *> &ops, const MeshLayout &mesh) : ops(ops), mesh(mesh) {}
+      bool mismatch(size_t to, const replay::Event &recv, size_t from, const replay::Event &sent) override {
+        error = "pipeline messages out of order: " + rankName(int(to), mesh) + " receives " + where(*ops[recv.at]) +
+                " from " + rankName(int(from), mesh) + ", whose next message to it is " + where(*ops[sent.at]);
+        return false;
+      }
+      bool collective(const std::vector<const replay::Event *> &at) override {
+        const Op *first = ops[at[0]->at];
+        for (size_t r = 1; r < at.size(); ++r)
+          if (ops[at[r]->at] != first) {
+            error = "collectives out of order: " + rankName(0, mesh) + " is at " + where(*first) + " while " +
+                    rankName(int(r), mesh) + " is at " + where(*ops[at[r]->at]);
+            return false;
           }
-          ++head[size_t(r)];
-          progress = true;
-        }
+        return true;
       }
-      // A pp collective completes when every stage is at it.
-      bool allAtCollective = true;
-      for (int r = 0; r < P; ++r)
-        allAtCollective &= !done(r) && programs[size_t(r)][head[size_t(r)]].kind == Event::Collective;
-      if (allAtCollective) {
-        const Op *first = programs[0][head[0]].op;
-        for (int r = 1; r < P; ++r)
-          if (programs[size_t(r)][head[size_t(r)]].op != first)
-            return makeError("collectives out of order: " + rankName(0, mesh) + " is at " + where(*first) + " while " +
-                        rankName(r, mesh) + " is at " + where(*programs[size_t(r)][head[size_t(r)]].op));
-        for (int r = 0; r < P; ++r) ++head[size_t(r)];
-        progress = true;
-      }
-      bool finished = true;
-      for (int r = 0; r < P; ++r) finished &= done(r);
-      if (finished) break;
-      if (progress) continue;
-      // Stuck: name a waiting rank and what the rank it waits for is doing.
-      for (int r = 0; r < P; ++r) {
-        if (done(r)) continue;
-        const Event &e = programs[size_t(r)][head[size_t(r)]];
-        if (e.kind != Event::Recv) continue;
-        std::string other = done(e.peer) ? "has finished its program"
-                                         : "waits at " + where(*programs[size_t(e.peer)][head[size_t(e.peer)]].op);
-        return makeError("deadlock: " + rankName(r, mesh) + " waits at " + where(*e.op) + " for " +
-                    rankName(e.peer, mesh) + ", which " + other);
-      }
-      for (int r = 0; r < P; ++r)
-        if (!done(r))
-          return makeError("deadlock: " + rankName(r, mesh) + " waits at " + where(*programs[size_t(r)][head[size_t(r)]].op) +
-                      ", which not every pipeline stage reaches");
+    } observer(ops, mesh);
+    replay::ReplayEnd end = replay::replayMessages(programs, observer);
+    if (end.stopped) return makeError(observer.error);
+    auto done = [&](int r) { return end.ended(programs, size_t(r)); };
+    auto at = [&](int r) -> const Op & { return *ops[programs[size_t(r)][end.next[size_t(r)]].at]; };
+    // Stuck: name a waiting rank and what the rank it waits for is doing.
+    for (int r = 0; r < P; ++r) {
+      if (done(r)) continue;
+      const replay::Event &e = programs[size_t(r)][end.next[size_t(r)]];
+      if (e.kind != replay::Event::Recv) continue;
+      const int peer = int(e.peer);
+      std::string other = done(peer) ? "has finished its program" : "waits at " + where(at(peer));
+      return makeError("deadlock: " + rankName(r, mesh) + " waits at " + where(at(r)) + " for " +
+                       rankName(peer, mesh) + ", which " + other);
     }
-    for (const auto &[k, q] : channel)
-      if (!q.empty())
-        return makeError(rankName(k.first, mesh) + " sends " + where(*q.front()->op) + " to " + rankName(k.second, mesh) +
-                    ", which never receives it");
+    for (int r = 0; r < P; ++r)
+      if (!done(r))
+        return makeError("deadlock: " + rankName(r, mesh) + " waits at " + where(at(r)) +
+                         ", which not every pipeline stage reaches");
+    for (const auto &[k, q] : end.unreceived)
+      return makeError(rankName(int(k.first), mesh) + " sends " + where(*ops[q.front()->at]) + " to " +
+                       rankName(int(k.second), mesh) + ", which never receives it");
     return llvm::Error::success();
   }
 };

@@ -2,15 +2,16 @@
 //
 // The settings of the passes that partition a training step over its mesh
 // (recompute, zero, propagate-sharding, sp-regather, param-prefetch,
-// grad-buckets, pipeline, check-deadlock), typed, each
-// default written here once, and the one mapping from the pipeline settings
-// to the schedule they name.
+// grad-buckets, pipeline, check-deadlock), typed, with the defaults the
+// frontend's settings share (ir/PartitionDefaults.h), and the one mapping
+// from the pipeline settings to the schedule they name.
 //
 //===----------------------------------------------------------------------===//
 #ifndef PLANC_PASSES_PARTITIONOPTIONS_H
 #define PLANC_PASSES_PARTITIONOPTIONS_H
 
 #include "analysis/PipelineSchedule.h"
+#include "ir/PartitionDefaults.h"
 #include "ir/TrainingKinds.h"
 
 #include <cstdint>
@@ -19,19 +20,19 @@ namespace planc {
 
 /// The pipeline as a plan writes it; the stage count is the mesh's pp.
 struct PipelineScheduleSpec {
-  ScheduleStyle style = ScheduleStyle::OneFOneB;
+  ScheduleStyle style = defaults::kSchedule;
   int64_t microBatches = 1;
-  int64_t virtualStages = 1;            // model chunks per rank (interleaved only)
-  StageBalance balance = StageBalance::Layers;
+  int64_t virtualStages = defaults::kVirtualStages; // model chunks per rank (interleaved only)
+  StageBalance balance = defaults::kBalance;
 };
 
 struct PartitionOptions {
-  int64_t zeroStage = 0;                // 0-3
-  bool sequenceParallel = false;
-  RecomputePolicy recompute = RecomputePolicy::None;
-  uint64_t bucketBytes = 25ull << 20;   // gradient reduction buckets
-  bool overlapGradReduce = true;        // buckets issued during backward
-  bool overlapParamGather = true;       // ZeRO-3 prefetch
+  int64_t zeroStage = defaults::kZeroStage;           // 0-3
+  bool sequenceParallel = defaults::kSequenceParallel;
+  RecomputePolicy recompute = defaults::kRecompute;
+  uint64_t bucketBytes = defaults::kBucketBytes;       // gradient reduction buckets
+  bool overlapGradReduce = defaults::kOverlapGradReduce;   // buckets issued during backward
+  bool overlapParamGather = defaults::kOverlapParamGather; // ZeRO-3 prefetch
   PipelineScheduleSpec pipeline;
 };
 

@@ -4,6 +4,7 @@
 #include "runtime/AtomicFile.h"
 #include "runtime/BlockCopy.h"
 #include "runtime/CheckpointIndex.h"
+#include "runtime/Crc32c.h"
 #include "runtime/Plural.h"
 #include "runtime/ElementBits.h"
 #include "runtime/NameMap.h"
@@ -13,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -74,8 +76,55 @@ nlohmann::json tensorIndex(const ExecutableModel &model) {
 
 } // namespace
 
-Status planc::runtime::saveCheckpoint(const ExecutableModel &model, const uint8_t *arena, const std::string &dir,
-                                      int64_t stepsDone, uint64_t seed, int64_t keep, const RankSync *sync) {
+namespace {
+
+bool sameFolder(const std::string &a, const std::string &b) {
+  std::error_code ec;
+  return !a.empty() && !b.empty() && fs::equivalent(a, b, ec);
+}
+
+} // namespace
+
+Result<CheckpointSeries> planc::runtime::startCheckpointSeries(const std::string &dir, int64_t keep, int64_t start,
+                                                               const Resumed *resumed, int64_t firstWrite,
+                                                               int64_t rank, std::vector<std::string> &warnings) {
+  const std::string before = " (found before training; nothing was written)";
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return errorStatus("cannot create the checkpoint folder '" + dir + "': " + ec.message() + before);
+  // Every rank writes its file there: each one tries now, not at the first
+  // checkpoint, after hours of training.
+  const fs::path probe = fs::path(dir) / (".planc-write-test-" + std::to_string(rank));
+  std::FILE *f = std::fopen(probe.c_str(), "w");
+  int err = f ? 0 : errno;
+  if (f) {
+    if (std::fputc('x', f) == EOF) err = errno;
+    if (std::fclose(f) != 0 && !err) err = errno;
+    fs::remove(probe, ec);
+  }
+  if (err) return errorStatus("cannot write in the checkpoint folder '" + dir + "': " + std::strerror(err) + before);
+
+  CheckpointListing listing = listCheckpoints(dir);
+  warnings = std::move(listing.warnings);
+  for (const CheckpointEntry &e : listing.complete)
+    if (firstWrite >= 0 && (e.step > start || e.step == firstWrite))
+      return errorStatus("the checkpoint folder '" + dir + "' already holds '" + e.folder + "' (step " +
+                         std::to_string(e.step) + "), " + (e.step > start ? "past" : "at") + " the step " +
+                         std::to_string(start) + " this run starts from: its checkpoints would overwrite or "
+                         "interleave with another run's. Resume from '" + dir + "' to continue that run, or write "
+                         "into another --checkpoint-dir" + before);
+  CheckpointSeries series;
+  series.dir = dir;
+  series.keep = keep;
+  series.lineage = resumed && !resumed->lineage.empty() ? resumed->lineage : newCheckpointLineage();
+  series.resumedFrom = resumed ? resumed->folder : "";
+  return series;
+}
+
+Status planc::runtime::saveCheckpoint(const ExecutableModel &model, const uint8_t *arena,
+                                      const CheckpointSeries &series, int64_t stepsDone, uint64_t seed,
+                                      const RankSync *sync) {
+  const std::string &dir = series.dir;
   const std::string folder = checkpointFolder(dir, stepsDone);
   const std::string keptNote = " (the earlier checkpoints in '" + dir + "' are untouched)";
   const bool lead = model.rank == 0;
@@ -101,35 +150,63 @@ Status planc::runtime::saveCheckpoint(const ExecutableModel &model, const uint8_
     t.bytes.assign(arena + p.offset, arena + p.offset + t.byteSize());
     tensors.emplace(p.name, std::move(t));
   }
+  // What the file says of itself, checked against the index on loading.
   std::map<std::string, std::string> meta = {{"plan", model.plan},
                                              {"build", model.buildId},
                                              {"step", std::to_string(stepsDone)},
                                              {"seed", std::to_string(seed)},
-                                             {"rank", std::to_string(model.rank)}};
-  Status wrote = writeSafetensors((fs::path(folder) / rankFileName(model.rank)).string(), tensors, meta);
+                                             {"rank", std::to_string(model.rank)},
+                                             {"mesh", nlohmann::json(model.mesh).dump()}};
+  FileDigest digest;
+  Status wrote = writeSafetensors((fs::path(folder) / rankFileName(model.rank)).string(), tensors, meta,
+                                  /*checksums=*/true, &digest);
   if (!wrote.ok()) wrote = errorStatus(wrote.message() + keptNote);
   if (Status s = agreed(std::move(wrote)); !s.ok()) return s;
+
+  // Rank 0 learns every rank file's size and CRC-32C for the index.
+  const std::string mine = nlohmann::json{{"file", rankFileName(model.rank)},
+                                          {"bytes", digest.bytes},
+                                          {"crc32c", crc32cText(digest.crc)}}.dump();
+  std::vector<std::string> digests{mine};
+  if (sync && sync->gather) {
+    Result<std::vector<std::string>> all = sync->gather(mine);
+    if (!all.ok()) return errorStatus(all.error() + keptNote);
+    if (lead) digests = std::move(*all);
+  }
 
   // The index last, once every rank's file is durable (AtomicFile.h syncs).
   Status indexed = Status::success();
   if (lead) {
-    nlohmann::json index = {{"format", "planc-checkpoint-2"}, {"plan", model.plan}, {"build", model.buildId},
+    nlohmann::json files = nlohmann::json::object();
+    for (const std::string &text : digests) {
+      nlohmann::json d = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+      if (d.is_discarded() || !d.contains("file") || !d["file"].is_string())
+        return errorStatus("internal error: a rank's checkpoint file digest is not one: " + text);
+      files[d["file"].get<std::string>()] = {{"bytes", d["bytes"]}, {"crc32c", d["crc32c"]}};
+    }
+    nlohmann::json index = {{"format", kCheckpointFormatName}, {"plan", model.plan}, {"build", model.buildId},
                             {"step", stepsDone}, {"seed", seed}, {"ranks", model.ranks},
-                            {"mesh", model.mesh}, {"tensors", tensorIndex(model)}};
+                            {"mesh", model.mesh}, {"lineage", series.lineage}, {"files", files},
+                            {"tensors", tensorIndex(model)}};
     // The name map the plan follows: `planc convert --to` writes its names.
     if (!model.nameMap.empty()) index["names"] = nlohmann::json::parse(model.nameMap);
-    indexed = writeFileAtomically((fs::path(folder) / kIndex).string(), index.dump(2) + "\n");
+    indexed = writeFileAtomically((fs::path(folder) / kIndex).string(), checkpointIndexText(index));
     if (!indexed.ok()) indexed = errorStatus(indexed.message() + keptNote);
   }
   if (Status s = agreed(std::move(indexed)); !s.ok()) return s;
 
-  if (keep > 0 && lead) {
-    std::vector<std::string> all = completeCheckpoints(dir);
+  // Retention: of this run's lineage only, by the steps the indexes record;
+  // never the checkpoint resumed from, never another run's.
+  if (series.keep > 0 && lead) {
+    std::vector<std::string> ours;
+    for (const CheckpointEntry &e : listCheckpoints(dir).complete)
+      if (e.lineage == series.lineage) ours.push_back(e.folder);
     // The index goes first: a removal cut short leaves a folder that is not
     // taken for a complete checkpoint.
-    for (size_t i = 0; i + size_t(keep) < all.size(); ++i) {
-      fs::remove(fs::path(all[i]) / kIndex, ec);
-      fs::remove_all(all[i], ec);
+    for (size_t i = 0; i + size_t(series.keep) < ours.size(); ++i) {
+      if (sameFolder(ours[i], series.resumedFrom)) continue;
+      fs::remove(fs::path(ours[i]) / kIndex, ec);
+      fs::remove_all(ours[i], ec);
     }
   }
   return Status::success();
@@ -183,12 +260,29 @@ Status placeTensor(const ExecParam &p, const HostTensor &t, uint8_t *arena, cons
 
 } // namespace
 
-Result<Resumed> planc::runtime::loadCheckpoint(const ExecutableModel &model, uint8_t *arena, const std::string &path) {
+Result<Resumed> planc::runtime::loadCheckpoint(const ExecutableModel &model, uint8_t *arena, const std::string &path,
+                                               bool dropUnused) {
   Result<CheckpointIndex> index = readCheckpointIndex(path);
   if (!index.ok()) return errorStatus("cannot resume: " + index.error());
   if (index->plan != model.plan)
     return errorStatus("cannot resume: '" + index->indexPath + "' is a checkpoint of plan '" + index->plan +
                        "', not of '" + model.plan + "'");
+  // Presence both ways: a tensor no rank of the plan has (a layer of a
+  // larger model, a state of another optimizer) is not dropped silently.
+  std::set<std::string> planned;
+  for (const ExecProgram &program : model.programs)
+    for (const ExecParam &p : program.params) planned.insert(p.name);
+  for (const ExecParam &p : model.params) planned.insert(p.name);
+  Resumed r;
+  for (const auto &[name, t] : index->tensors)
+    if (!planned.count(name)) r.dropped.push_back(name);
+  if (!r.dropped.empty() && !dropUnused)
+    return errorStatus("cannot resume: '" + index->indexPath + "' holds " +
+                       (r.dropped.size() == 1 ? "a tensor" : std::to_string(r.dropped.size()) + " tensors") +
+                       " that plan '" + model.plan + "' does not have ('" + r.dropped.front() + "'" +
+                       (r.dropped.size() > 1 ? ", ..." : "") +
+                       "): a checkpoint of a larger model or of another optimizer? --drop-unused-tensors resumes "
+                       "without them");
   // Every parameter's block from whichever files hold it: the same plan's
   // own file, or the blocks of another split (resharding).
   CheckpointReader reader(*index);
@@ -204,10 +298,11 @@ Result<Resumed> planc::runtime::loadCheckpoint(const ExecutableModel &model, uin
     if (Status s = reader.read(p.name, blockOf(p), p.type, model.rank, arena + p.offset); !s.ok())
       return errorStatus("cannot resume: " + s.message());
   }
-  Resumed r;
   r.stepsDone = index->step;
   r.seed = index->seed;
   r.folder = index->folder;
+  r.lineage = index->lineage;
+  r.warnings = index->warnings;
   return r;
 }
 

@@ -4,6 +4,7 @@
 #include "runtime/AtomicFile.h"
 #include "runtime/Checkpoint.h"
 #include "runtime/CheckpointIndex.h"
+#include "runtime/Crc32c.h"
 #include "runtime/ReadFile.h"
 #include "runtime/Safetensors.h"
 #include "runtime/Plural.h"
@@ -17,11 +18,43 @@ namespace fs = std::filesystem;
 
 namespace {
 constexpr const char *kFormat = "planc-unsharded-1";
+
+/// The folders passed over while looking for the newest checkpoint.
+std::string warningLines(const CheckpointIndex &index) {
+  std::string out;
+  for (const std::string &w : index.warnings) out += "\nwarning: " + w;
+  return out;
+}
+
+/// Each tensor is assembled whole: its size, from the index, must be no
+/// more than the files that hold it, or a damaged index would have the
+/// converter allocate what no file backs.
+Status fitsItsFiles(const CheckpointIndex &index) {
+  std::map<std::string, uint64_t> sizes;
+  for (const auto &[name, t] : index.tensors) {
+    uint64_t held = 0, bytes = byteSize(t.type);
+    for (const CheckpointIndex::FileBlock &f : t.files) {
+      auto it = sizes.find(f.file);
+      if (it == sizes.end()) {
+        std::error_code ec;
+        uint64_t size = fs::file_size(fs::path(index.folder) / f.file, ec);
+        it = sizes.emplace(f.file, ec ? 0 : size).first;
+      }
+      held += it->second;
+    }
+    for (int64_t d : t.shape) bytes *= uint64_t(d); // no overflow: the index reader checked
+    if (bytes > held)
+      return errorStatus("'" + index.indexPath + "': tensor '" + name + "' would take " + counted(int64_t(bytes), "byte") +
+                         ", more than the " + counted(int64_t(held), "byte") + " of the files that hold it");
+  }
+  return Status::success();
+}
 } // namespace
 
 Status planc::runtime::exportCheckpoint(const std::string &checkpoint, const std::string &file, std::string &summary) {
   Result<CheckpointIndex> index = readCheckpointIndex(checkpoint);
   if (!index.ok()) return errorStatus(index.error());
+  if (Status s = fitsItsFiles(*index); !s.ok()) return s;
   CheckpointReader reader(*index);
   HostTensorMap tensors;
   for (const auto &[name, t] : index->tensors) {
@@ -36,9 +69,9 @@ Status planc::runtime::exportCheckpoint(const std::string &checkpoint, const std
                                              {"step", std::to_string(index->step)},
                                              {"seed", std::to_string(index->seed)}};
   if (!index->names.empty()) meta["names"] = nameMapJson(index->names).dump();
-  if (Status s = writeSafetensors(file, tensors, meta); !s.ok()) return s;
+  if (Status s = writeSafetensors(file, tensors, meta, /*checksums=*/true); !s.ok()) return s;
   summary = "wrote " + file + ": " + counted(int64_t(tensors.size()), "tensor") + " of plan '" + index->plan +
-            "' after " + counted(index->step, "step") + ", from " + index->folder;
+            "' after " + counted(index->step, "step") + ", from " + index->folder + warningLines(*index);
   return Status::success();
 }
 
@@ -50,14 +83,24 @@ Status planc::runtime::importCheckpoint(const std::string &file, const std::stri
   if (field("format") != kFormat || field("plan").empty())
     return errorStatus("'" + file + "' is not a checkpoint written by planc convert (its metadata has no format '" +
                        kFormat + "' and plan); to start a plan from plain weights use the executable's --init-from");
-  int64_t step = 0;
+  // Step and seed are numbers of their type, the whole text of the field.
+  int64_t step = -1;
   uint64_t seed = 0;
+  const std::string stepText = field("step"), seedText = field("seed");
+  bool numbers = !stepText.empty() && !seedText.empty() &&
+                 stepText.find_first_not_of("0123456789") == std::string::npos &&
+                 seedText.find_first_not_of("0123456789") == std::string::npos;
   try {
-    step = std::stoll(field("step"));
-    seed = std::stoull(field("seed"));
+    if (numbers) {
+      step = std::stoll(stepText);
+      seed = std::stoull(seedText);
+    }
   } catch (const std::exception &) {
-    return errorStatus("'" + file + "': its metadata's step or seed is not a number");
+    numbers = false;
   }
+  if (!numbers)
+    return errorStatus("'" + file + "': its metadata's step '" + stepText + "' or seed '" + seedText +
+                       "' is not a non-negative integer");
   const std::string folder = checkpointFolder(dir, step);
   std::error_code ec;
   if (fs::exists(fs::path(folder) / "index.json", ec))
@@ -71,20 +114,30 @@ Status planc::runtime::importCheckpoint(const std::string &file, const std::stri
                      {"sharding", ""},
                      {"files", {{{"file", rankFileName(0)}, {"rank", 0}, {"block", t.shape},
                                  {"offset", std::vector<int64_t>(t.shape.size(), 0)}}}}};
-  std::map<std::string, std::string> rankMeta = {
-      {"plan", field("plan")}, {"build", field("build")}, {"step", field("step")}, {"seed", field("seed")}, {"rank", "0"}};
-  if (Status s = writeSafetensors((fs::path(folder) / rankFileName(0)).string(), contents->tensors, rankMeta); !s.ok())
+  const std::vector<int64_t> mesh = {1, 1, 1, 1, 1};
+  std::map<std::string, std::string> rankMeta = {{"plan", field("plan")},
+                                                 {"build", field("build")},
+                                                 {"step", std::to_string(step)},
+                                                 {"seed", std::to_string(seed)},
+                                                 {"rank", "0"},
+                                                 {"mesh", nlohmann::json(mesh).dump()}};
+  FileDigest digest;
+  if (Status s = writeSafetensors((fs::path(folder) / rankFileName(0)).string(), contents->tensors, rankMeta,
+                                  /*checksums=*/true, &digest);
+      !s.ok())
     return s;
-  nlohmann::json index = {{"format", "planc-checkpoint-2"}, {"plan", field("plan")}, {"build", field("build")},
-                          {"step", step}, {"seed", seed}, {"ranks", 1}, {"mesh", {1, 1, 1, 1, 1}},
-                          {"tensors", tensors}};
+  nlohmann::json files = {{rankFileName(0), {{"bytes", digest.bytes}, {"crc32c", crc32cText(digest.crc)}}}};
+  nlohmann::json index = {{"format", kCheckpointFormatName}, {"plan", field("plan")}, {"build", field("build")},
+                          {"step", step}, {"seed", seed}, {"ranks", 1}, {"mesh", mesh},
+                          {"lineage", newCheckpointLineage()}, {"files", files}, {"tensors", tensors}};
   if (!field("names").empty()) {
     nlohmann::json names = nlohmann::json::parse(field("names"), nullptr, /*allow_exceptions=*/false);
     Result<NameMap> map = names.is_discarded() ? Result<NameMap>(errorStatus("not JSON")) : nameMapFromJson(names);
     if (!map.ok()) return errorStatus("'" + file + "': its metadata's name map: " + map.error());
     index["names"] = names;
   }
-  if (Status s = writeFileAtomically((fs::path(folder) / "index.json").string(), index.dump(2) + "\n"); !s.ok()) return s;
+  if (Status s = writeFileAtomically((fs::path(folder) / "index.json").string(), checkpointIndexText(index)); !s.ok())
+    return s;
   summary = "wrote " + folder + ": " + counted(int64_t(contents->tensors.size()), "tensor") + " of plan '" +
             field("plan") + "' after " + counted(step, "step") + ", as one rank's checkpoint";
   return Status::success();
@@ -94,6 +147,7 @@ Status planc::runtime::exportNamed(const std::string &checkpoint, const std::str
                                    std::string &summary) {
   Result<CheckpointIndex> index = readCheckpointIndex(checkpoint);
   if (!index.ok()) return errorStatus(index.error());
+  if (Status s = fitsItsFiles(*index); !s.ok()) return s;
   const NameMap &map = index->names;
   if (map.empty())
     return errorStatus("'" + index->indexPath + "': plan '" + index->plan +

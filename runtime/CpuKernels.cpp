@@ -1,6 +1,10 @@
 //===- runtime/CpuKernels.cpp - the library kernels' error channel ---------===//
+//
+// The one part of runtime/kernels/cpu/ that is not header-only.
+//
+//===----------------------------------------------------------------------===//
 
-#include "runtime/CpuKernels.h"
+#include "runtime/kernels/cpu/Common.h"
 
 #include <mutex>
 

@@ -139,7 +139,7 @@ public:
                          spelling(spec.tokenDType));
     unsigned width = text ? 1 : byteSize(spec.tokenDType);
     std::string what = std::string(text ? "text" : "token") + " data file '" + spec.path + "'";
-    Result<std::string> bytes = readWholeFile(spec.path, what);
+    Result<std::string> bytes = readRegularFile(spec.path, what, spec.maxFileBytes);
     if (!bytes.ok()) return bytes.status();
     uint64_t size = bytes->size();
     if (size % width != 0)

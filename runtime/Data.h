@@ -15,7 +15,9 @@
 // File sources read windows at seeded random offsets, as nanoGPT's get_batch.
 // Relative paths are relative to the working directory, like the checkpoint
 // folder. A missing, unreadable, truncated or too small file, or a token the
-// model's vocabulary does not have, is an error naming the file.
+// model's vocabulary does not have, is an error naming the file. The file is
+// read into memory whole on every rank, so it must be a regular file (not
+// `/dev/zero`, a pipe or a folder) of at most kMaxDataFileBytes (64 GiB).
 //
 // What shape a model's batch has is the compiler's to say (it reads the IR:
 // backend/interp/BatchShape.h); this file takes it as given.
@@ -28,16 +30,22 @@
 #include "runtime/HostTensor.h"
 #include "runtime/Status.h"
 
+#include <cstdint>
 #include <memory>
 #include <string>
 
 namespace planc::runtime {
+
+/// The largest data file a source reads (64 GiB): it is held in memory whole,
+/// once per rank (docs/language.md, `data`).
+constexpr uint64_t kMaxDataFileBytes = uint64_t(64) << 30;
 
 struct DataSpec {
   enum class Kind { Synthetic, Text, Tokens };
   Kind kind = Kind::Synthetic;
   std::string path;                          // text, tokens
   ElementType tokenDType = ElementType::U16; // tokens: U16 or U32 (text: one byte each)
+  uint64_t maxFileBytes = kMaxDataFileBytes;  // text, tokens: larger files are refused
 };
 
 /// What a batch must look like: the model's `tokens` and `targets` inputs.

@@ -1,30 +1,24 @@
 //===- runtime/ElementType.h - element types of raw buffers -----*- C++ -*-===//
 //
-// What executables link knows tensors only as typed bytes. The element
-// types are the IR's dtypes in the same order (backend/interp checks that
-// with a static_assert), so a backend converts one to the other by value;
-// runtime/ itself never includes ir/.
+// What executables link knows tensors only as typed bytes. The element types
+// are numerics/ElementType.h's, under the runtime's names; the IR's dtypes
+// are the same values (runtime/ never includes ir/; both use the numerics
+// leaf).
 //
 //===----------------------------------------------------------------------===//
 #ifndef PLANC_RUNTIME_ELEMENTTYPE_H
 #define PLANC_RUNTIME_ELEMENTTYPE_H
 
-#include <cstddef>
-#include <cstdint>
-#include <optional>
-#include <string_view>
+#include "numerics/ElementType.h"
 
 namespace planc::runtime {
 
-enum class ElementType : uint8_t { F64, F32, BF16, F16, F8E4M3, F8E5M2, I32, I64, U8, U16, U32, Bool };
-constexpr unsigned kNumElementTypes = 12;
-
-/// "f64", "bf16", ... as the IR spells them.
-const char *spelling(ElementType t);
-std::optional<ElementType> parseElementType(std::string_view name);
-/// Bytes one element takes.
-unsigned byteSize(ElementType t);
-bool isFloat(ElementType t);
+using numerics::ElementType;
+using numerics::kNumElementTypes;
+using numerics::spelling;
+using numerics::parseElementType;
+using numerics::byteSize;
+using numerics::isFloat;
 
 } // namespace planc::runtime
 

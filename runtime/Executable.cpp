@@ -4,7 +4,7 @@
 #include "runtime/ExecutableOptions.h"
 #include "runtime/Arena.h"
 #include "runtime/Checkpoint.h"
-#include "runtime/CpuKernels.h"
+#include "runtime/kernels/cpu/Common.h"
 #include "runtime/ElementBits.h"
 #include "runtime/MeshRanks.h"
 #include "runtime/MpiCommunicator.h"
@@ -145,19 +145,32 @@ struct Job {
   std::unique_ptr<MpiCommunicator> comm;
   bool mpi = false;
   int64_t rank = 0;
+  double commTimeout = 0; // every wait on another rank ends within it
+  int64_t stepReached = -1; // the last training step begun, for the errors of shutdown
 
   ~Job() {
     setStepComms(nullptr, nullptr, 0);
-    if (comm) (void)comm->flushSends();
+    std::string phase = "shutdown";
+    if (comm) {
+      comm->setPhase(JobPhase::Shutdown, stepReached);
+      phase = comm->phaseText();
+      (void)comm->flushSends();
+    }
     comm.reset();
-    if (mpi) finalizeMpi();
+    if (mpi) finalizeMpi(commTimeout, phase);
   }
   bool lead() const { return rank == 0; }
+  /// Where the job is, for the errors of a wait (runtime/MpiCommunicator.h).
+  void at(JobPhase phase, int64_t step) {
+    if (phase == JobPhase::Step) stepReached = step;
+    if (comm) comm->setPhase(phase, step);
+  }
   /// Collective: "" when no rank has an error; else the error of the lowest
   /// rank that has one -- that rank prints it and every rank returns 1.
   /// Without MPI: `mine`.
   bool failed(const std::string &mine, int &status) {
-    int64_t lowest = comm ? comm->lowestRank(!mine.empty()) : (mine.empty() ? -1 : 0);
+    int64_t lowest = comm ? comm->lowestRank(!mine.empty(), "the agreement on whether a rank failed")
+                          : (mine.empty() ? -1 : 0);
     if (lowest < 0) return false;
     if (lowest == rank) report(mine);
     status = 1;
@@ -178,7 +191,8 @@ std::string writeTrace(const std::string &path, MpiCommunicator *comm, int64_t r
   writer.nameStream(1, "communication");
   size_t ranks = 1;
   if (comm) {
-    Result<std::vector<std::string>> all = comm->gatherToRankZero(encodeTraceEvents(tracedEvents()));
+    Result<std::vector<std::string>> all =
+        comm->gatherToRankZero(encodeTraceEvents(tracedEvents()), "gathering the trace on rank 0");
     if (!all.ok()) return all.error();
     if (rank != 0) return "";
     ranks = all->size();
@@ -229,9 +243,10 @@ int planc::runtime::runExecutable(const ExecutableModel &model, int argc, char *
   int status = 0;
   if (launchedByMpi()) {
     int64_t worldRank = 0, worldSize = 1;
-    if (Status s = initMpi(argc, argv, worldRank, worldSize); !s.ok()) return fail(s.message());
+    if (Status s = initMpi(argc, argv, worldRank, worldSize, o.commTimeout); !s.ok()) return fail(s.message());
     job.mpi = true;
     job.rank = worldRank;
+    job.commTimeout = o.commTimeout;
     if (worldSize != model.ranks) {
       if (worldRank == 0)
         fail("plan '" + model.plan + "' runs on a mesh of " + counted(model.ranks, "rank") + " (" +
@@ -288,8 +303,10 @@ int planc::runtime::runExecutable(const ExecutableModel &model, int argc, char *
   uint8_t *mem = arena->data();
   int64_t start = 0;
   std::string setupNote;
+  std::optional<Resumed> resumed;
   if (o.resume) {
-    Result<Resumed> r = loadCheckpoint(m, mem, *o.resume);
+    Result<Resumed> r = loadCheckpoint(m, mem, *o.resume, o.dropUnusedTensors);
+    if (r.ok()) resumed = *r;
     if (!r.ok()) {
       setupError = r.error();
     } else if (o.seed && uint64_t(*o.seed) != r->seed) {
@@ -298,7 +315,12 @@ int planc::runtime::runExecutable(const ExecutableModel &model, int argc, char *
     } else {
       seed = r->seed;
       start = r->stepsDone;
+      for (const std::string &w : r->warnings)
+        if (job.lead()) std::fprintf(stderr, "warning: %s\n", w.c_str());
       setupNote = "resumed from " + r->folder + ": " + counted(start, "step") + " done";
+      if (!r->dropped.empty())
+        setupNote += " (" + counted(int64_t(r->dropped.size()), "tensor") + " the plan lacks dropped: " +
+                     r->dropped.front() + (r->dropped.size() > 1 ? ", ..." : "") + ")";
       if (start >= steps) // said, and the load (and a --sample) still done
         setupNote += "; nothing to train: " + std::string(o.steps ? "--steps is " : "the plan's steps are ") +
                      std::to_string(steps) + " (a larger --steps trains on)";
@@ -310,6 +332,23 @@ int planc::runtime::runExecutable(const ExecutableModel &model, int argc, char *
   }
   if (job.failed(setupError, status)) return status;
   if (!setupNote.empty() && job.lead()) std::printf("%s\n", setupNote.c_str());
+
+  // Where checkpoints go is checked before training: writable on every
+  // rank, and holding no other run's checkpoints this run would overwrite.
+  const bool writesInitial = steps == 0 && !o.resume && o.checkpointDir;
+  const int64_t firstWrite = writesInitial ? 0
+                             : every > 0 && (start / every + 1) * every <= steps ? (start / every + 1) * every
+                                                                                 : -1;
+  CheckpointSeries series;
+  if (writesInitial || (every > 0 && start < steps)) {
+    std::vector<std::string> warnings;
+    Result<CheckpointSeries> s = startCheckpointSeries(ckptDir, keep, start, resumed ? &*resumed : nullptr,
+                                                       firstWrite, job.rank, warnings);
+    for (const std::string &w : warnings)
+      if (job.lead()) std::fprintf(stderr, "warning: %s\n", w.c_str());
+    if (job.failed(s.ok() ? "" : s.error(), status)) return status;
+    series = *s;
+  }
 
   Result<std::unique_ptr<DataSource>> data = openDataSource(dataSpec, m.batch, seed);
   if (job.failed(data.ok() ? "" : data.error(), status)) return status;
@@ -325,6 +364,7 @@ int planc::runtime::runExecutable(const ExecutableModel &model, int argc, char *
         holder = mesh.rankOf(c);
       }
   if (holder < 0) return fail("plan '" + m.plan + "' has no 'loss' output to train on");
+  const std::string lossBroadcast = "the broadcast of the step's loss from rank " + std::to_string(holder);
   const ExecOutput *outputOf[kNumbers] = {};
   const char *numberNames[kNumbers] = {"loss", "lr", "grad_norm", "found_inf", "loss_scale"};
   for (const ExecOutput &out : m.outputs)
@@ -380,24 +420,30 @@ int planc::runtime::runExecutable(const ExecutableModel &model, int argc, char *
   const int64_t dpRank = coords[kDP];
   SlowStepMonitor slow(thisMachine(m.predictedStepSeconds, m.predictionBasis));
   RankSync sync;
-  sync.anyFailed = [&](bool failed) { return job.comm ? job.comm->lowestRank(failed) >= 0 : failed; };
+  sync.anyFailed = [&](bool failed) {
+    return job.comm ? job.comm->lowestRank(failed, "the agreement on whether every rank wrote its part") >= 0 : failed;
+  };
+  sync.gather = [&](const std::string &mine) {
+    return job.comm->gatherToRankZero(mine, "gathering the checkpoint files' checksums on rank 0");
+  };
   if (o.trace) {
     // One origin for every rank: right after they all arrive.
     if (job.comm)
-      if (Status s = job.comm->barrier(); !s.ok()) return fail(s.message());
+      if (Status s = job.comm->barrier("the barrier that starts the trace's clock"); !s.ok()) return fail(s.message());
     startStepTrace(job.rank);
   }
   // A run that trains nothing from fresh weights, told where checkpoints go,
   // writes them as step 0: weights imported with --init-from, to resume or
   // to convert.
   if (steps == 0 && !o.resume && o.checkpointDir) {
-    if (Status s = saveCheckpoint(m, mem, ckptDir, 0, seed, keep, job.comm ? &sync : nullptr); !s.ok()) {
+    if (Status s = saveCheckpoint(m, mem, series, 0, seed, job.comm ? &sync : nullptr); !s.ok()) {
       job.report(s.message());
       return 1;
     }
     if (job.lead()) std::printf("wrote the initial weights as %s\n", checkpointFolder(ckptDir, 0).c_str());
   }
   for (int64_t step = start; step < steps; ++step) {
+    job.at(JobPhase::Step, step);
     if (o.trace) {
       if (step - start < o.traceSteps) setTraceStep(step);
       else stopStepTrace();
@@ -442,7 +488,7 @@ int planc::runtime::runExecutable(const ExecutableModel &model, int argc, char *
     double numbers[kNumbers];
     for (int k = 0; k < kNumbers; ++k) numbers[k] = outputOf[k] ? readScalar(mem, *outputOf[k]) : std::nan("");
     if (job.comm)
-      if (Status s = job.comm->broadcast(numbers, kNumbers, holder); !s.ok()) {
+      if (Status s = job.comm->broadcast(numbers, kNumbers, holder, lossBroadcast); !s.ok()) {
         job.report(s.message());
         abortMpi(1);
       }
@@ -505,7 +551,8 @@ int planc::runtime::runExecutable(const ExecutableModel &model, int argc, char *
       std::printf("%s\n", warning.c_str());
     }
     if (every > 0 && (step + 1) % every == 0) {
-      if (Status s = saveCheckpoint(m, mem, ckptDir, step + 1, seed, keep, job.comm ? &sync : nullptr); !s.ok()) {
+      job.at(JobPhase::Checkpoint, step);
+      if (Status s = saveCheckpoint(m, mem, series, step + 1, seed, job.comm ? &sync : nullptr); !s.ok()) {
         if (terminal) clearProgress();
         job.report("step " + std::to_string(step) + ": " + s.message());
         return 1;
@@ -518,6 +565,7 @@ int planc::runtime::runExecutable(const ExecutableModel &model, int argc, char *
     if (terminal) drawProgress(step + 1, steps, totalSeconds / double(step + 1 - start));
   }
   if (terminal) clearProgress();
+  job.at(JobPhase::Shutdown, job.stepReached);
   if (o.trace) {
     stopStepTrace();
     if (std::string err = writeTrace(*o.trace, job.comm.get(), job.rank); !err.empty()) {

@@ -55,12 +55,15 @@ void planc::runtime::printExecutableHelp(const ExecutableModel &m, const char *a
               "  --threads N           threads of the kernels (default: OpenMP's, OMP_NUM_THREADS)\n"
               "  --resume DIR          continue from a checkpoint: a step-<N> folder, or a checkpoint folder\n"
               "                        whose newest complete step is taken\n"
+              "  --drop-unused-tensors with --resume: pass over the checkpoint's tensors this plan does not\n"
+              "                        have (without it they are an error: a checkpoint of a larger model)\n"
               "  --init-from FILE      initial weights from a safetensors file: by parameter path, or by the\n"
-              "                        plan's name map (%s)\n"
+              "                        plan's name map (%s); not with --resume\n"
               "  --checkpoint-every N  write a checkpoint every N steps (default: the plan's, %lld; 0: none)\n"
               "  --checkpoint-dir DIR  where (default: the plan's, '%s'); with --steps 0, the initial weights\n"
               "                        (from --init-from, say) are written there as step 0\n"
-              "  --checkpoint-keep K   keep the newest K checkpoints (default: the plan's, %lld; 0: all)\n"
+              "  --checkpoint-keep K   keep the newest K checkpoints of this run (default: the plan's, %lld;\n"
+              "                        0: all); another run's and the one resumed from are never removed\n"
               "  --log-every N         print every Nth step's line (default 1); the last step always\n"
               "  --metrics FILE        also append every step as a JSON line: step, loss, lr, grad_norm (all\n"
               "                        digits), seconds\n"
@@ -76,7 +79,8 @@ void planc::runtime::printExecutableHelp(const ExecutableModel &m, const char *a
               "  --temperature T       of the sampling (default 0.8; 0: always the most likely token)\n"
               "  --top-k K             sample among the K most likely tokens (default 200; 0: all)\n"
               "  --comm-timeout S      with several ranks: how long a rank waits for another before it ends\n"
-              "                        the job with an error naming the operation (default 300)\n"
+              "                        the job with an error naming the step, the operation and the ranks\n"
+              "                        (default 300; every wait, start-up and shutdown included)\n"
               "  --help                this text\n\n",
               (long long)m.steps, (unsigned long long)m.seed,
               nameMapLabel(m).c_str(),
@@ -158,6 +162,7 @@ std::string planc::runtime::parseExecutableOptions(int argc, char **argv, Execut
     else if (arg == "--init-from") err = text(o.initFrom);
     else if (arg == "--metrics") err = text(o.metrics);
     else if (arg == "--trace") err = text(o.trace);
+    else if (arg == "--drop-unused-tensors") o.dropUnusedTensors = true;
     else if (arg == "--trace-steps") {
       err = number(n);
       if (err.empty() && *n == 0) err = "option --trace-steps takes a positive integer";
@@ -166,6 +171,12 @@ std::string planc::runtime::parseExecutableOptions(int argc, char **argv, Execut
     else err = "unknown option '" + arg + "' (see --help)";
     if (!err.empty()) return err;
   }
+  // A resumed run's weights are the checkpoint's: other initial weights
+  // would be silently ignored.
+  if (o.resume && o.initFrom)
+    return "--init-from and --resume cannot be used together: a resumed run continues with the checkpoint's "
+           "weights (to start from a file's weights, leave out --resume)";
+  if (o.dropUnusedTensors && !o.resume) return "--drop-unused-tensors applies to --resume only";
   return "";
 }
 

@@ -1,7 +1,7 @@
 //===- runtime/FastMath.h - exp and tanh of f32 that vectorise -*- C++ -*-===//
 //
 // Generated elementwise and row kernels (backend/c/CFamily.cpp's prelude
-// includes this file) and the CPU library (runtime/CpuKernels.h) take exp
+// includes this file) and the CPU library (runtime/kernels/cpu/) take exp
 // and tanh of f32 values through these two functions. libm's expf and
 // tanhf are calls the compiler cannot vectorise (glibc declares its vector
 // variants only under -ffast-math, which the generated code must not use:

@@ -3,6 +3,7 @@
 #include "runtime/MpiCommunicator.h"
 #include "runtime/BlockExchange.h"
 #include "runtime/Plural.h"
+#include "runtime/Watchdog.h"
 
 // The C interface only: MPI's deprecated C++ bindings would need their own library.
 #define OMPI_SKIP_MPICXX 1
@@ -10,8 +11,10 @@
 #include <mpi.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 #include <map>
 #include <sched.h>
 #include <thread>
@@ -21,6 +24,7 @@ using namespace planc::runtime;
 namespace {
 
 bool initialisedHere = false;
+int64_t worldRank = -1, worldSize = 0; // for the watchdog's errors, once known
 
 std::string mpiError(int code) {
   char text[MPI_MAX_ERROR_STRING];
@@ -29,10 +33,80 @@ std::string mpiError(int code) {
   return std::string(text, size_t(length));
 }
 
-std::string groupText(const std::vector<int64_t> &g) {
-  std::string out = "{";
-  for (size_t i = 0; i < g.size(); ++i) out += (i ? ", " : "") + std::to_string(g[i]);
-  return out + "}";
+/// "rank 2", "ranks 0, 2 and 3".
+std::string ranksText(const std::vector<int64_t> &ranks) {
+  if (ranks.empty()) return "no rank";
+  std::string out = ranks.size() == 1 ? "rank " : "ranks ";
+  for (size_t i = 0; i < ranks.size(); ++i)
+    out += (i == 0 ? "" : i + 1 == ranks.size() ? " and " : ", ") + std::to_string(ranks[i]);
+  return out;
+}
+
+/// Every rank of `group` but `self`: whom a wait waits for.
+std::vector<int64_t> othersOf(const std::vector<int64_t> &group, int64_t self) {
+  std::vector<int64_t> out;
+  for (int64_t r : group)
+    if (r != self) out.push_back(r);
+  return out;
+}
+
+/// The end of a wait that passed the timeout: "waited 3 s for rank 0,
+/// which has died or hangs (--comm-timeout 3)"; `whom` names one rank or several.
+std::string waitedFor(const std::string &whom, bool one, double waited, double limit) {
+  char seconds[32];
+  std::snprintf(seconds, sizeof seconds, "%g", limit);
+  return "waited " + std::to_string(int64_t(waited)) + " s for " + whom +
+         (one ? ", which has died or hangs" : "; one of them has died or hangs") + " (--comm-timeout " + seconds + ")";
+}
+
+std::string timedOut(const std::string &operation, const std::vector<int64_t> &peers, double waited, double limit) {
+  return operation + ": " + waitedFor(ranksText(peers), peers.size() == 1, waited, limit);
+}
+
+/// A launcher's variable as a number, or -1.
+int64_t launcherNumber(std::initializer_list<const char *> names) {
+  for (const char *v : names)
+    if (const char *text = std::getenv(v)) {
+      char *end = nullptr;
+      long long n = std::strtoll(text, &end, 10);
+      if (end != text && *end == 0 && n >= 0) return n;
+    }
+  return -1;
+}
+
+/// Every rank of a world of `size` but `rank`.
+std::vector<int64_t> othersInWorld(int64_t rank, int64_t size) {
+  std::vector<int64_t> out;
+  for (int64_t r = 0; r < size; ++r)
+    if (r != rank) out.push_back(r);
+  return out;
+}
+
+/// The error of a watchdog on the world-wide call `call`.
+std::string worldCallTimedOut(const std::string &phase, const std::string &call, int64_t rank, int64_t size,
+                              double limit) {
+  const std::string self = rank >= 0 ? "rank " + std::to_string(rank) : "a rank";
+  if (size <= 0) return self + ", " + phase + ": " + call + ": " + waitedFor("the job's other processes", false, limit, limit);
+  return self + ", " + phase + ": " + timedOut(call, othersInWorld(rank, size), limit, limit);
+}
+
+/// Calls `done` until it says true, polling as MPI needs: without sleeping
+/// while a transfer may be under way (MPI moves a large message a fragment
+/// per progress call, and only inside MPI calls), yielding the core (ranks
+/// may outnumber cores); after 100 ms, when the wait is for a rank still
+/// computing, sleeping between bursts of polls. False when `limit` seconds
+/// passed first; `waited` says how long it waited.
+template <class Done> bool pollWithin(double limit, Done done, double &waited) {
+  const auto begin = std::chrono::steady_clock::now();
+  waited = 0;
+  for (unsigned polls = 0;; ++polls) {
+    if (done()) return true;
+    if (polls <= 64) continue;
+    waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+    if (waited > limit) return false;
+    if (waited < 0.1 || polls % 16) sched_yield();
+    else std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
 }
 
 /// A started operation.
@@ -40,6 +114,7 @@ struct Pending {
   enum class Kind { Collective, Recv } kind = Kind::Collective;
   MPI_Request request = MPI_REQUEST_NULL;
   std::string description; // for errors: "all_reduce f32[4] on group {0, 1}", "recv of 16 bytes from rank 1, tag 3"
+  std::vector<int64_t> peers; // the ranks it waits for
   // Collectives: every member's block arrives in `gathered`; the result
   // goes to `recv` when the exchange completes.
   CollectiveCall call;
@@ -62,6 +137,8 @@ struct MpiCommunicator::State {
   MeshRanks mesh;
   int64_t rank = 0, size = 1;
   double timeout = 300;
+  JobPhase phase = JobPhase::StartUp;
+  int64_t phaseStep = -1;
   int tagUpperBound = 32767;
   MPI_Comm axisComm[kMeshAxes] = {MPI_COMM_NULL, MPI_COMM_NULL, MPI_COMM_NULL, MPI_COMM_NULL, MPI_COMM_NULL};
   std::vector<int64_t> axisGroup[kMeshAxes];
@@ -110,6 +187,45 @@ struct MpiCommunicator::State {
     }
   }
 
+  std::vector<int64_t> everyOtherRank() const { return othersInWorld(rank, size); }
+
+  /// Ends the job from this rank: "error: rank 1, step 4: <message>".
+  [[noreturn]] void endJob(const std::string &message) const {
+    std::fflush(stdout);
+    std::fprintf(stderr, "error: rank %lld, %s: %s\n", (long long)rank, phaseText().c_str(), message.c_str());
+    std::fflush(stderr);
+    abortMpi(1);
+  }
+
+  std::string phaseText() const {
+    const std::string step = std::to_string(phaseStep);
+    switch (phase) {
+    case JobPhase::StartUp: return "start-up";
+    case JobPhase::Step: return "step " + step;
+    case JobPhase::Checkpoint: return "the checkpoint after step " + step;
+    case JobPhase::Shutdown: return phaseStep < 0 ? "shutdown" : "shutdown after step " + step;
+    }
+    return "";
+  }
+
+  /// Waits for a started world operation: an error on an MPI error; past
+  /// the timeout, the end of the job.
+  Status await(MPI_Request &request, const std::string &what) {
+    int rc = MPI_SUCCESS;
+    double waited = 0;
+    bool done = pollWithin(
+        timeout,
+        [&] {
+          int flag = 0;
+          rc = MPI_Test(&request, &flag, MPI_STATUS_IGNORE);
+          return rc != MPI_SUCCESS || flag;
+        },
+        waited);
+    if (!done) endJob(timedOut(what, everyOtherRank(), waited, timeout));
+    if (rc != MPI_SUCCESS) return errorStatus(what + ": " + mpiError(rc));
+    return Status::success();
+  }
+
   /// Finishes a completed request: a collective's exchange, a recv's size check.
   bool finish(Pending &p, const MPI_Status &status, std::string &error) {
     if (p.kind == Pending::Kind::Recv) {
@@ -137,11 +253,15 @@ bool planc::runtime::launchedByMpi() {
   return false;
 }
 
-Status planc::runtime::initMpi(int &argc, char **&argv, int64_t &rank, int64_t &size) {
+Status planc::runtime::initMpi(int &argc, char **&argv, int64_t &rank, int64_t &size, double timeoutSeconds) {
   int already = 0;
   MPI_Initialized(&already);
   if (!already) {
     int provided = 0;
+    // MPI_Init waits for every process of the job (the launcher's fence).
+    Watchdog limit(timeoutSeconds,
+                   worldCallTimedOut("start-up", "MPI_Init", launcherNumber({"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"}),
+                                     launcherNumber({"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"}), timeoutSeconds));
     int rc = MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
     if (rc != MPI_SUCCESS) return errorStatus("MPI_Init failed: " + mpiError(rc));
     initialisedHere = true;
@@ -152,14 +272,20 @@ Status planc::runtime::initMpi(int &argc, char **&argv, int64_t &rank, int64_t &
   MPI_Comm_size(MPI_COMM_WORLD, &s);
   rank = r;
   size = s;
+  worldRank = r;
+  worldSize = s;
   return Status::success();
 }
 
-void planc::runtime::finalizeMpi() {
+void planc::runtime::finalizeMpi(double timeoutSeconds, const std::string &phase) {
   if (!initialisedHere) return;
   int finalized = 0;
   MPI_Finalized(&finalized);
-  if (!finalized) MPI_Finalize();
+  if (!finalized) {
+    // MPI_Finalize waits for every process (the launcher's fence).
+    Watchdog limit(timeoutSeconds, worldCallTimedOut(phase, "MPI_Finalize", worldRank, worldSize, timeoutSeconds));
+    MPI_Finalize();
+  }
   initialisedHere = false;
 }
 
@@ -199,6 +325,10 @@ Result<std::unique_ptr<MpiCommunicator>> MpiCommunicator::create(const MeshRanks
     int member = 0;
     for (size_t j = 0; j < g.size(); ++j)
       if (g[j] == r) member = int(j);
+    // Over the whole world, and with no non-blocking form.
+    Watchdog limit(timeoutSeconds, worldCallTimedOut("start-up", "MPI_Comm_split for the " + std::string(meshAxisName(a)) +
+                                                                     " groups",
+                                                     r, n, timeoutSeconds));
     int rc = MPI_Comm_split(MPI_COMM_WORLD, int(g.front()), member, &s->axisComm[a]);
     if (rc != MPI_SUCCESS) return errorStatus("MPI_Comm_split for the " + std::string(meshAxisName(a)) + " groups: " + mpiError(rc));
     MPI_Comm_set_errhandler(s->axisComm[a], MPI_ERRORS_RETURN);
@@ -226,6 +356,7 @@ Request MpiCommunicator::start(const CollectiveCall &call, const void *send, voi
   p.kind = Pending::Kind::Collective;
   p.call = call;
   p.description = describeCollectiveCall(call);
+  p.peers = othersOf(call.group, state->rank);
   p.recv = recv;
   for (size_t j = 0; j < call.group.size(); ++j)
     if (call.group[j] == state->rank) p.member = j;
@@ -273,6 +404,7 @@ Request MpiCommunicator::recv(int64_t peer, int64_t tag, void *data, uint64_t by
   Pending p;
   p.kind = Pending::Kind::Recv;
   p.bytes = bytes;
+  p.peers = {peer};
   p.description = "recv of " + counted(int64_t(bytes), "byte") + " from rank " + std::to_string(peer) + ", tag " +
                   std::to_string(tag);
   if (peer < 0 || peer >= state->size || tag < 0 || tag > state->tagUpperBound || bytes > uint64_t(INT32_MAX)) {
@@ -309,47 +441,56 @@ bool MpiCommunicator::test(Request request, std::string &error) {
 }
 
 bool MpiCommunicator::wait(Request request, std::string &error) {
-  auto begin = std::chrono::steady_clock::now();
-  for (unsigned polls = 0;; ++polls) {
-    if (test(request, error)) return error.empty();
-    // MPI moves a large message a fragment per progress call, and only inside
-    // MPI calls: so poll without sleeping while a transfer may be under way
-    // (yielding the core, as ranks may outnumber cores), and only after
-    // 100 ms, when the wait is for a rank still computing, sleep between
-    // bursts of polls.
-    if (polls > 64) {
-      double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
-      if (waited < 0.1 || polls % 16) sched_yield();
-      else std::this_thread::sleep_for(std::chrono::microseconds(100));
-      if (waited > state->timeout) {
-        auto it = state->pending.find(request);
-        std::string what = it == state->pending.end() ? "a request" : it->second.description;
-        if (it != state->pending.end() && it->second.kind == Pending::Kind::Collective)
-          what += " (members " + groupText(it->second.call.group) + ")";
-        error = "rank " + std::to_string(state->rank) + " waited " + std::to_string(int(waited)) + " s for " + what +
-                "; a rank it needs has died or hangs (the limit is --comm-timeout)";
-        return false;
-      }
-    }
-  }
+  double waited = 0;
+  if (pollWithin(state->timeout, [&] { return test(request, error); }, waited)) return error.empty();
+  auto it = state->pending.find(request);
+  if (it == state->pending.end()) error = timedOut("a request", {}, waited, state->timeout);
+  else error = timedOut(it->second.description, it->second.peers, waited, state->timeout);
+  return false;
 }
 
 Status MpiCommunicator::flushSends() {
-  for (Travelling &t : state->sends) {
-    int rc = MPI_Wait(&t.request, MPI_STATUS_IGNORE);
-    if (rc != MPI_SUCCESS) return errorStatus("a send did not complete: " + mpiError(rc));
-  }
+  // A send whose receiver hangs never completes: the same limit as any wait.
+  double waited = 0;
+  std::string failed;
+  bool done = pollWithin(
+      state->timeout,
+      [&] {
+        for (Travelling &t : state->sends) {
+          int flag = 0;
+          if (int rc = MPI_Test(&t.request, &flag, MPI_STATUS_IGNORE); rc != MPI_SUCCESS) {
+            failed = "a send did not complete: " + mpiError(rc);
+            return true;
+          }
+          if (!flag) return false;
+        }
+        return true;
+      },
+      waited);
+  if (!done) state->endJob(timedOut("the sends still travelling", state->everyOtherRank(), waited, state->timeout));
+  if (!failed.empty()) return errorStatus(failed);
   state->sends.clear();
   return Status::success();
 }
+
+void MpiCommunicator::setPhase(JobPhase phase, int64_t step) {
+  state->phase = phase;
+  state->phaseStep = step;
+}
+
+std::string MpiCommunicator::phaseText() const { return state->phaseText(); }
 
 std::string MpiCommunicator::compareAcrossRanks(const std::string &what, const std::string &text) {
   // Fixed-size records: the text's first 63 bytes (build ids are 16).
   char mine[64] = {};
   std::strncpy(mine, text.c_str(), sizeof mine - 1);
   std::vector<char> all(size_t(state->size) * sizeof mine);
-  int rc = MPI_Allgather(mine, int(sizeof mine), MPI_CHAR, all.data(), int(sizeof mine), MPI_CHAR, MPI_COMM_WORLD);
-  if (rc != MPI_SUCCESS) return "comparing the " + what + " of the ranks: " + mpiError(rc);
+  const std::string operation = "comparing the " + what + " of the ranks";
+  MPI_Request request = MPI_REQUEST_NULL;
+  int rc = MPI_Iallgather(mine, int(sizeof mine), MPI_CHAR, all.data(), int(sizeof mine), MPI_CHAR, MPI_COMM_WORLD,
+                          &request);
+  if (rc != MPI_SUCCESS) return operation + ": " + mpiError(rc);
+  if (Status s = state->await(request, operation); !s.ok()) return s.message();
   for (int64_t r = 0; r < state->size; ++r) {
     std::string theirs(all.data() + size_t(r) * sizeof mine);
     if (theirs != mine)
@@ -359,40 +500,48 @@ std::string MpiCommunicator::compareAcrossRanks(const std::string &what, const s
   return "";
 }
 
-Status MpiCommunicator::broadcast(double *values, int count, int64_t root) {
-  int rc = MPI_Bcast(values, count, MPI_DOUBLE, int(root), MPI_COMM_WORLD);
-  if (rc != MPI_SUCCESS) return errorStatus("broadcasting the step's numbers: " + mpiError(rc));
-  return Status::success();
+Status MpiCommunicator::broadcast(double *values, int count, int64_t root, const std::string &what) {
+  MPI_Request request = MPI_REQUEST_NULL;
+  int rc = MPI_Ibcast(values, count, MPI_DOUBLE, int(root), MPI_COMM_WORLD, &request);
+  if (rc != MPI_SUCCESS) return errorStatus(what + ": " + mpiError(rc));
+  return state->await(request, what);
 }
 
-int64_t MpiCommunicator::lowestRank(bool flag) {
+int64_t MpiCommunicator::lowestRank(bool flag, const std::string &what) {
   int mine = flag ? int(state->rank) : INT32_MAX, lowest = INT32_MAX;
-  if (MPI_Allreduce(&mine, &lowest, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD) != MPI_SUCCESS) return state->rank;
+  MPI_Request request = MPI_REQUEST_NULL;
+  if (MPI_Iallreduce(&mine, &lowest, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD, &request) != MPI_SUCCESS) return state->rank;
+  if (!state->await(request, what).ok()) return state->rank;
   return lowest == INT32_MAX ? -1 : int64_t(lowest);
 }
 
-Status MpiCommunicator::barrier() {
-  int rc = MPI_Barrier(MPI_COMM_WORLD);
-  if (rc != MPI_SUCCESS) return errorStatus("waiting for every rank: " + mpiError(rc));
-  return Status::success();
+Status MpiCommunicator::barrier(const std::string &what) {
+  MPI_Request request = MPI_REQUEST_NULL;
+  int rc = MPI_Ibarrier(MPI_COMM_WORLD, &request);
+  if (rc != MPI_SUCCESS) return errorStatus(what + ": " + mpiError(rc));
+  return state->await(request, what);
 }
 
-Result<std::vector<std::string>> MpiCommunicator::gatherToRankZero(const std::string &text) {
-  if (text.size() > size_t(INT32_MAX)) return errorStatus("gathering " + std::to_string(text.size()) + " bytes: too many");
+Result<std::vector<std::string>> MpiCommunicator::gatherToRankZero(const std::string &text, const std::string &what) {
+  if (text.size() > size_t(INT32_MAX)) return errorStatus(what + ": " + std::to_string(text.size()) + " bytes: too many");
   int mine = int(text.size());
   std::vector<int> sizes(size_t(state->size)), displacements(size_t(state->size));
-  int rc = MPI_Gather(&mine, 1, MPI_INT, sizes.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
-  if (rc != MPI_SUCCESS) return errorStatus("gathering to rank 0: " + mpiError(rc));
+  MPI_Request request = MPI_REQUEST_NULL;
+  int rc = MPI_Igather(&mine, 1, MPI_INT, sizes.data(), 1, MPI_INT, 0, MPI_COMM_WORLD, &request);
+  if (rc != MPI_SUCCESS) return errorStatus(what + ": " + mpiError(rc));
+  if (Status s = state->await(request, what); !s.ok()) return s;
   int64_t total = 0;
   for (size_t r = 0; r < sizes.size(); ++r) {
     displacements[r] = int(total);
     total += sizes[r];
   }
-  if (state->rank == 0 && total > int64_t(INT32_MAX)) return errorStatus("gathering " + std::to_string(total) + " bytes: too many");
+  // (The other ranks' gather then waits for rank 0 until the timeout.)
+  if (state->rank == 0 && total > int64_t(INT32_MAX)) return errorStatus(what + ": " + std::to_string(total) + " bytes: too many");
   std::vector<char> all(state->rank == 0 ? size_t(total) + 1 : 1);
-  rc = MPI_Gatherv(text.data(), mine, MPI_CHAR, all.data(), sizes.data(), displacements.data(), MPI_CHAR, 0,
-                   MPI_COMM_WORLD);
-  if (rc != MPI_SUCCESS) return errorStatus("gathering to rank 0: " + mpiError(rc));
+  rc = MPI_Igatherv(text.data(), mine, MPI_CHAR, all.data(), sizes.data(), displacements.data(), MPI_CHAR, 0,
+                    MPI_COMM_WORLD, &request);
+  if (rc != MPI_SUCCESS) return errorStatus(what + ": " + mpiError(rc));
+  if (Status s = state->await(request, what); !s.ok()) return s;
   std::vector<std::string> out;
   if (state->rank == 0)
     for (size_t r = 0; r < sizes.size(); ++r) out.emplace_back(all.data() + displacements[r], size_t(sizes[r]));

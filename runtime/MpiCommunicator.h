@@ -22,11 +22,20 @@
 // and a message of another size than it expects fails it, naming the peer.
 // Tags are the plan's, matched in order per (source, tag).
 //
-// Waiting: wait() polls MPI_Test, yielding the core between polls (ranks
-// may outnumber cores: mpirun --oversubscribe), and gives up after the
-// timeout with an error naming the operation and its peers, so a rank that
-// died or hangs outside mpirun's care ends the job instead of hanging it.
-// MPI errors return (MPI_ERRORS_RETURN) and become messages.
+// Waiting: every wait on another rank is bounded by the timeout
+// (--comm-timeout). The step's operations and the job's own agreements (the
+// build check, the error and checkpoint agreements, the step's numbers, the
+// trace's gather, barriers, the sends still travelling at the end) are
+// non-blocking MPI calls whose wait polls MPI_Test, yielding the core
+// between polls (ranks may outnumber cores: mpirun --oversubscribe), until a
+// deadline. The calls with no non-blocking form -- MPI_Init, MPI_Comm_split,
+// MPI_Finalize -- run under a runtime/Watchdog.h. A wait that passes the
+// timeout ends the whole job (MPI_Abort; the watchdog: exit status 1, which
+// the launcher turns into the end of the job) with an error naming the
+// rank, the training step (the phase: start-up, step N, its checkpoint,
+// shutdown), the operation and the ranks it waited for; a rank that died
+// or hangs outside mpirun's care never leaves the others spinning. MPI
+// errors return (MPI_ERRORS_RETURN) and become messages.
 //
 //===----------------------------------------------------------------------===//
 #ifndef PLANC_RUNTIME_MPICOMMUNICATOR_H
@@ -46,11 +55,18 @@ namespace planc::runtime {
 bool launchedByMpi();
 
 /// MPI_Init_thread (funneled) unless already done; the world's rank and size.
-Status initMpi(int &argc, char **&argv, int64_t &rank, int64_t &size);
-/// MPI_Finalize, once, if initMpi ran.
-void finalizeMpi();
+/// With `timeoutSeconds` > 0, a rank still waiting for the others after it
+/// ends the job (the launcher's fence waits for every process).
+Status initMpi(int &argc, char **&argv, int64_t &rank, int64_t &size, double timeoutSeconds = 0);
+/// MPI_Finalize, once, if initMpi ran; bounded as initMpi is (`phase`
+/// names the job's place in the error: "shutdown after step 9").
+void finalizeMpi(double timeoutSeconds = 0, const std::string &phase = "shutdown");
 /// Ends every process of the job (MPI_Abort) with `code`.
 [[noreturn]] void abortMpi(int code);
+
+/// Where the job is, for the errors of a wait: they name the training step
+/// the log prints.
+enum class JobPhase { StartUp, Step, Checkpoint, Shutdown };
 
 class MpiCommunicator final : public Communicator {
 public:
@@ -71,18 +87,28 @@ public:
   /// Waits for every send still travelling (before the process ends).
   Status flushSends();
 
+  /// What the errors of a wait name as the job's place: "start-up",
+  /// "step 4", "step 4's checkpoint", "shutdown after step 9" (`step`: the
+  /// training step, -1 when none ran).
+  void setPhase(JobPhase phase, int64_t step = -1);
+  std::string phaseText() const;
+
+  // The job's own agreements, each over the whole world; `what` names it in
+  // the timeout's error ("the agreement on the step's errors"). A wait past
+  // the timeout ends the job here.
+
   /// Every process's `text` (the build id), gathered; "" or the first rank
   /// whose text differs from this one's, as a sentence.
   std::string compareAcrossRanks(const std::string &what, const std::string &text);
   /// Broadcasts `count` doubles from world rank `root`.
-  Status broadcast(double *values, int count, int64_t root);
+  Status broadcast(double *values, int count, int64_t root, const std::string &what);
   /// The lowest rank whose `flag` is true, or -1 (collective): which rank
   /// reports an error that several may have.
-  int64_t lowestRank(bool flag);
+  int64_t lowestRank(bool flag, const std::string &what);
   /// Every rank's `text`, on rank 0 (in rank order); empty elsewhere.
-  Result<std::vector<std::string>> gatherToRankZero(const std::string &text);
+  Result<std::vector<std::string>> gatherToRankZero(const std::string &text, const std::string &what);
   /// A barrier over the world; an error when a rank failed on the way.
-  Status barrier();
+  Status barrier(const std::string &what);
 
   struct State;
 

@@ -10,6 +10,7 @@
 
 #include "runtime/Safetensors.h"
 #include "runtime/AtomicFile.h"
+#include "runtime/Crc32c.h"
 #include "runtime/ReadFile.h"
 #include "runtime/Plural.h"
 
@@ -37,12 +38,6 @@ const DTypeName kDTypeNames[] = {
     {ElementType::U16, "U16"},        {ElementType::U32, "U32"},        {ElementType::Bool, "BOOL"},
 };
 
-void writeLittleEndian(std::ostream &os, uint64_t bits, unsigned bytes) {
-  char buf[8];
-  for (unsigned i = 0; i < bytes; ++i) buf[i] = char((bits >> (8 * i)) & 0xff);
-  os.write(buf, bytes);
-}
-
 uint64_t readLittleEndian(const unsigned char *p, unsigned bytes) {
   uint64_t v = 0;
   for (unsigned i = 0; i < bytes; ++i) v |= uint64_t(p[i]) << (8 * i);
@@ -53,6 +48,19 @@ std::string shapeText(const std::vector<int64_t> &shape) {
   std::string out = "[";
   for (size_t i = 0; i < shape.size(); ++i) out += (i ? ", " : "") + std::to_string(shape[i]);
   return out + "]";
+}
+
+/// What a file's "header" checksum covers: every metadata entry but the
+/// checksums' own, and every tensor's dtype and shape (the byte ranges
+/// follow from them, and the tiling check keeps them exact).
+uint32_t headerCrc(const std::map<std::string, std::string> &metadata,
+                   const std::map<std::string, std::pair<ElementType, std::vector<int64_t>>> &tensors) {
+  json canonical = {{"metadata", json::object()}, {"tensors", json::object()}};
+  for (const auto &[key, value] : metadata)
+    if (key != kChecksumsKey) canonical["metadata"][key] = value;
+  for (const auto &[name, t] : tensors)
+    canonical["tensors"][name] = {safetensorsDTypeName(t.first), t.second};
+  return crc32c(canonical.dump());
 }
 
 std::string_view trimFront(std::string_view s) {
@@ -79,8 +87,20 @@ std::optional<ElementType> planc::runtime::parseSafetensorsDType(std::string_vie
 //===----------------------------------------------------------------------===//
 
 Status planc::runtime::serializeSafetensors(std::ostream &os, const HostTensorMap &tensors,
-                                            const std::map<std::string, std::string> &metadata) {
+                                            const std::map<std::string, std::string> &metadata, bool checksums,
+                                            FileDigest *digest) {
   json header = json::object();
+  std::map<std::string, std::string> meta = metadata;
+  if (checksums) {
+    json sums = {{"tensors", json::object()}};
+    std::map<std::string, std::pair<ElementType, std::vector<int64_t>>> described;
+    for (const auto &[name, t] : tensors) {
+      sums["tensors"][name] = crc32cText(crc32c(0, t.bytes.data(), t.bytes.size()));
+      described[name] = {t.type, t.shape};
+    }
+    sums["header"] = crc32cText(headerCrc(meta, described));
+    meta[kChecksumsKey] = sums.dump();
+  }
   uint64_t offset = 0;
   for (const auto &[name, t] : tensors) {
     uint64_t bytes = t.byteSize();
@@ -92,21 +112,33 @@ Status planc::runtime::serializeSafetensors(std::ostream &os, const HostTensorMa
                     {"data_offsets", {offset, offset + bytes}}};
     offset += bytes;
   }
-  if (!metadata.empty()) header["__metadata__"] = metadata;
+  if (!meta.empty()) header["__metadata__"] = meta;
   std::string text = header.dump();
   // Spaces are JSON whitespace: padding the header keeps the data 8-aligned.
   text.append((8 - text.size() % 8) % 8, ' ');
-  writeLittleEndian(os, text.size(), 8);
+  char length[8];
+  for (unsigned i = 0; i < 8; ++i) length[i] = char((uint64_t(text.size()) >> (8 * i)) & 0xff);
+  os.write(length, 8);
   os << text;
+  FileDigest d;
+  d.bytes = 8 + text.size();
+  if (digest) d.crc = crc32c(crc32c(0, length, 8), text.data(), text.size());
   // HostTensor bytes are already little-endian.
-  for (const auto &entry : tensors)
-    os.write(reinterpret_cast<const char *>(entry.second.bytes.data()), std::streamsize(entry.second.bytes.size()));
+  for (const auto &entry : tensors) {
+    const std::vector<uint8_t> &bytes = entry.second.bytes;
+    os.write(reinterpret_cast<const char *>(bytes.data()), std::streamsize(bytes.size()));
+    d.bytes += bytes.size();
+    if (digest) d.crc = crc32c(d.crc, bytes.data(), bytes.size());
+  }
+  if (digest) *digest = d;
   return Status::success();
 }
 
 Status planc::runtime::writeSafetensors(const std::string &path, const HostTensorMap &tensors,
-                                        const std::map<std::string, std::string> &metadata) {
-  return writeFileAtomically(path, [&](std::ostream &os) { return serializeSafetensors(os, tensors, metadata); });
+                                        const std::map<std::string, std::string> &metadata, bool checksums,
+                                        FileDigest *digest) {
+  return writeFileAtomically(
+      path, [&](std::ostream &os) { return serializeSafetensors(os, tensors, metadata, checksums, digest); });
 }
 
 //===----------------------------------------------------------------------===//
@@ -173,6 +205,11 @@ public:
       entries.push_back(std::move(*entry));
     }
     if (Status s = checkTiling(entries); !s.ok()) return s;
+    if (auto sums = out.metadata.find(kChecksumsKey); sums != out.metadata.end()) {
+      if (Status s = checkSums(sums->second, out.metadata, entries); !s.ok()) return s;
+      out.metadata.erase(sums);
+      out.checksummed = true;
+    }
     for (const Entry &e : entries) out.tensors[e.name] = copyOut(e);
     return out;
   }
@@ -253,6 +290,39 @@ private:
     if (at != data.size())
       return bad("the file has " + counted(int64_t(data.size() - at), "byte") + " after the last tensor's data");
     return Status::success();
+  }
+
+  /// The checksums the writer recorded, against the bytes read: every
+  /// tensor has one, and the rest of the header has one.
+  Status checkSums(const std::string &text, const std::map<std::string, std::string> &metadata,
+                   const std::vector<Entry> &entries) const {
+    const json sums = json::parse(text, nullptr, /*allow_exceptions=*/false);
+    auto crcOf = [](const json &j) -> std::optional<uint32_t> {
+      return j.is_string() ? parseCrc32cText(j.get<std::string>()) : std::nullopt;
+    };
+    if (sums.is_discarded() || !sums.is_object() || !sums.contains("header") || !crcOf(sums["header"]) ||
+        !sums.contains("tensors") || !sums["tensors"].is_object())
+      return bad("its '" + std::string(kChecksumsKey) + "' metadata is not a header's and tensors' checksums");
+    const json &tensors = sums["tensors"];
+    std::map<std::string, std::pair<ElementType, std::vector<int64_t>>> described;
+    for (const Entry &e : entries) described[e.name] = {e.type, e.shape};
+    for (const auto &[name, value] : tensors.items())
+      if (!described.count(name)) return bad("its checksums name a tensor '" + name + "' it does not have");
+    for (const Entry &e : entries) {
+      auto recorded = tensors.contains(e.name) ? crcOf(tensors[e.name]) : std::nullopt;
+      if (!recorded) return bad("tensor '" + e.name + "' has no checksum");
+      const uint32_t actual = crc32c(0, data.data() + e.begin, e.end - e.begin);
+      if (actual != *recorded)
+        return corrupt("tensor '" + e.name + "'", *recorded, actual);
+    }
+    const uint32_t header = headerCrc(metadata, described);
+    if (header != *crcOf(sums["header"])) return corrupt("its header", *crcOf(sums["header"]), header);
+    return Status::success();
+  }
+
+  Status corrupt(const std::string &what, uint32_t recorded, uint32_t actual) const {
+    return errorStatus("'" + name + "': " + what + " does not match its checksum (CRC-32C " + crc32cText(recorded) +
+                       " when written, " + crc32cText(actual) + " now): the file is corrupt");
   }
 
   HostTensor copyOut(const Entry &e) const {

@@ -33,9 +33,12 @@ struct Comms {
   std::map<int64_t, std::vector<uint8_t>> held; // by event, reused every step
 } comms;
 
+/// "error: rank 1, step 4, op 17 (all_reduce in blocks.0.mlp): <message>":
+/// the training step the log prints, then the plan's operation.
 [[noreturn]] void die(const CommStep &step, const std::string &message) {
   std::fflush(stdout);
-  std::fprintf(stderr, "error: rank %lld, %s: %s\n", (long long)comms.rank, step.what, message.c_str());
+  const std::string phase = comms.comm ? comms.comm->phaseText() + ", " : "";
+  std::fprintf(stderr, "error: rank %lld, %s%s: %s\n", (long long)comms.rank, phase.c_str(), step.what, message.c_str());
   std::fflush(stderr);
   abortMpi(1);
 }

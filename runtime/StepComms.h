@@ -15,9 +15,10 @@
 // completes, in f64, rounded once -- as the interpreter does. Groups and
 // peers are runtime/MeshRanks.h's rules for this process's rank.
 //
-// A failure here cannot be undone mid-step and the other ranks would wait
-// for this one: it prints the error (naming the step) and ends the whole
-// job (MPI_Abort), so no rank hangs.
+// A failure here -- a wait past --comm-timeout included -- cannot be undone
+// mid-step and the other ranks would wait for this one: it prints the error
+// (naming the training step the log prints, the plan's operation and the
+// ranks waited for) and ends the whole job (MPI_Abort), so no rank hangs.
 //
 //===----------------------------------------------------------------------===//
 #ifndef PLANC_RUNTIME_STEPCOMMS_H
@@ -51,7 +52,7 @@ struct CommStep {
   uint64_t outBytes = 0;           // bytes of the output (a message's bytes)
   bool accumulate = false;         // the output gets the result added
   int64_t event = -1;
-  const char *what = "";           // "step 17 (all_reduce in blocks.0.mlp)": for errors
+  const char *what = "";           // "op 17 (all_reduce in blocks.0.mlp)": for errors
 };
 
 /// Makes the calls below go to `comm` for rank `rank` of `mesh` (null: no

@@ -4,8 +4,9 @@
 #   scripts/build.sh [--asan|--fuzz] [--quiet] [TARGET...]
 #
 #   (default)  build/       g++, -O2 with line tables, everything (planc, unit tests, ...)
-#   --asan     build-asan/  g++, -O1 with line tables and assertions, AddressSanitizer + UBSan
-#   --fuzz     build-fuzz/  clang 14, libFuzzer + ASan + UBSan; only the fuzz targets (plan-fuzz, ir-fuzz)
+#   --asan     build-asan/  clang 14, -O1 with line tables and assertions, AddressSanitizer + UBSan;
+#                           everything, the libFuzzer targets (plan-fuzz, ir-fuzz) included
+#   --fuzz     build-asan/  the same build, only the fuzz targets
 #   --quiet    the build log goes to <dir>/build.log; its tail is printed if the build fails
 #
 # CMake runs again only when the folder is not configured yet or the options
@@ -35,19 +36,16 @@ case $variant in
     args=(-DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG"
           "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O2 -g1 -DNDEBUG" -DCMAKE_C_COMPILER=gcc -DCMAKE_CXX_COMPILER=g++
           -DPLANC_SANITIZE=OFF -DPLANC_FUZZ=OFF -DPLANC_TESTS=ON) ;;
-  asan)
-    dir=build-asan
-    # Debug keeps assert() on; -O1 keeps the sanitized build fast enough to test;
+  asan|fuzz)
+    # One sanitized build serves the sanitized tests and the fuzzers (a second
+    # full build would cost CI as much again): clang, whose libFuzzer the fuzz
+    # targets need. Debug keeps assert() on; -O1 keeps it fast enough to test;
     # line tables (-g1) are what the sanitizers' reports need.
-    args=(-DCMAKE_BUILD_TYPE=Debug "-DCMAKE_C_FLAGS_DEBUG=-O1 -g1" "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -g1"
-          -DCMAKE_C_COMPILER=gcc -DCMAKE_CXX_COMPILER=g++
-          -DPLANC_SANITIZE=ON -DPLANC_FUZZ=OFF -DPLANC_TESTS=ON) ;;
-  fuzz)
-    dir=build-fuzz
+    dir=build-asan
     args=(-DCMAKE_BUILD_TYPE=Debug "-DCMAKE_C_FLAGS_DEBUG=-O1 -g1" "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -g1"
           -DCMAKE_C_COMPILER=clang-14 -DCMAKE_CXX_COMPILER=clang++-14
-          -DPLANC_SANITIZE=OFF -DPLANC_FUZZ=ON -DPLANC_TESTS=OFF)
-    ((${#targets[@]})) || targets=(plan-fuzz ir-fuzz) ;;
+          -DPLANC_SANITIZE=ON -DPLANC_FUZZ=ON -DPLANC_TESTS=ON)
+    if [[ $variant == fuzz ]] && ((${#targets[@]} == 0)); then targets=(plan-fuzz ir-fuzz); fi ;;
 esac
 
 # ccache: key on paths relative to the checkout, so another clone of the

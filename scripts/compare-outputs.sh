@@ -56,6 +56,8 @@ for plan in "${plans[@]}"; do
     run_case "$base.emit-ir-partitioned" emit --emit=ir-partitioned "$plan"
     run_case "$base.emit-comm" emit --emit=comm "$plan"
     run_case "$base.emit-ir-rank0" emit --emit=ir-rank --rank 0 "$plan"
+    run_case "$base.emit-kernels" emit --emit=kernels "$plan"
+    run_case "$base.emit-kernels-cuda" emit --emit=kernels-cuda "$plan"
   fi
   run_case "$base.verify-structure" verify --structure-only "$plan"
   n=$((n + 1))

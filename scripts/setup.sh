@@ -11,7 +11,7 @@ PACKAGES=(
   antlr4 default-jre-headless libantlr4-runtime-dev
   # LLVM Support/ADT, FileCheck + lit + not, clang 14 and its libFuzzer/sanitizer runtimes
   llvm-14-dev llvm-14-tools clang-14 libclang-rt-14-dev
-  # OpenMP for clang 14: a sanitized clang build (build-fuzz/) compiles the programs planc build writes with it
+  # OpenMP for clang 14: the sanitized clang build (build-asan/) compiles the programs planc build writes with it
   libomp-14-dev
   # libraries
   nlohmann-json3-dev libgtest-dev

@@ -7,10 +7,10 @@
 #               compares the docs' generated regions with planc's output (tests/lit/docs)
 #   e2e/*       the end-to-end scripts tests/e2e/*.sh (hostile inputs, mutated plans,
 #               the schedule SVG screenshot in headless Chromium, ...)
-#   asan unit, asan lit   the same two again, built with AddressSanitizer + UBSan
-#               (that build, and the fuzzers', compile while the groups above run)
+#   asan unit, asan lit   the same two again, built with clang's AddressSanitizer + UBSan
+#               (build-asan/; it compiles while the groups above run, at the lowest priority)
 #   fuzz        libFuzzer for PLANC_FUZZ_SECONDS (default 120) in all, split over two
-#               targets: plan-fuzz (.plan text through the frontend and the memory
+#               targets of the same sanitized build: plan-fuzz (.plan text through the frontend and the memory
 #               check; seeds examples/*.plan, lib/std/*.plan) and ir-fuzz (textual IR
 #               through the parser and plan-opt's passes; seeds the lit suite's .ir files)
 #
@@ -41,6 +41,21 @@ passed=0 failed=0 skipped=0
 report=() why=()
 t_all=$(date +%s%N)
 
+# cpu_of CMD...: runs CMD (a function or a program) and writes the CPU seconds
+# (user + system) of everything it ran to $bg/cpu; returns CMD's status. The
+# summary prints them beside the wall time: on two shared cores the wall time
+# of a group depends on what runs beside it, its CPU time much less.
+cpu_of() {
+  local rc=0
+  "$@" || rc=$?
+  # `times`' second line: the children's user and system time, e.g. "1m2.500s 0m3.250s".
+  # (Not `times | ...`: the left side of a pipe is a new process, whose children are none.)
+  times >"$bg/times"
+  sed -n 2p "$bg/times" | awk '{ t = 0; for (i = 1; i <= 2; i++) { split($i, a, /[ms]/); t += a[1] * 60 + a[2] } printf "%.1f\n", t }' >"$bg/cpu"
+  return $rc
+}
+cpu_seconds() { cat "$bg/cpu" 2>/dev/null || echo -; }
+
 seconds_since() { # start-in-ns -> "12.3"
   local d=$(( $(date +%s%N) - $1 ))
   printf '%d.%d' $((d / 1000000000)) $((d / 100000000 % 10))
@@ -52,14 +67,15 @@ step() {
   echo "=== $name"
   local t0 rc=0 dt
   t0=$(date +%s%N)
-  "$@" || rc=$?
+  rm -f "$bg/cpu"
+  (cpu_of "$@") || rc=$?
   dt=$(seconds_since "$t0")
   if ((rc == 0)); then
     echo "=== $name: done (${dt} s)"
-    report+=("$(printf '%-7s %7s s  %s' done "$dt" "$name")")
+    report+=("$(printf '%-7s %7s s %8s s  %s' done "$dt" "$(cpu_seconds)" "$name")")
   else
     echo "=== $name: FAILED (exit $rc, ${dt} s)"
-    report+=("$(printf '%-7s %7s s  %s' FAILED "$dt" "$name")")
+    report+=("$(printf '%-7s %7s s %8s s  %s' FAILED "$dt" "$(cpu_seconds)" "$name")")
   fi
   return $rc
 }
@@ -74,16 +90,17 @@ group() {
   t0=$(date +%s%N)
   # Also kept, so the summary can say why a group failed (pipefail: the
   # group's status, not tee's).
-  "$@" 2>&1 | tee "$log" || rc=$?
+  rm -f "$bg/cpu"
+  cpu_of "$@" 2>&1 | tee "$log" || rc=$?
   dt=$(seconds_since "$t0")
   if ((rc == 0)); then
     passed=$((passed + 1))
     echo "=== $name: passed (${dt} s)"
-    report+=("$(printf '%-7s %7s s  %s' passed "$dt" "$name")")
+    report+=("$(printf '%-7s %7s s %8s s  %s' passed "$dt" "$(cpu_seconds)" "$name")")
   else
     failed=$((failed + 1))
     echo "=== $name: FAILED (exit $rc, ${dt} s)"
-    report+=("$(printf '%-7s %7s s  %s' FAILED "$dt" "$name")")
+    report+=("$(printf '%-7s %7s s %8s s  %s' FAILED "$dt" "$(cpu_seconds)" "$name")")
     why+=("$name:$(failure_lines "$log")")
   fi
 }
@@ -102,18 +119,19 @@ failure_lines() {
 not_run() {
   failed=$((failed + 1))
   echo "=== $1: FAILED (not run: $2)"
-  report+=("$(printf '%-7s %7s    %s' FAILED - "$1 (not run: $2)")")
+  report+=("$(printf '%-7s %7s   %8s    %s' FAILED - - "$1 (not run: $2)")")
 }
 
 skip() {
   skipped=$((skipped + 1))
   echo "=== $1: skipped ($2)"
-  report+=("$(printf '%-7s %7s    %s' skipped - "$1 ($2)")")
+  report+=("$(printf '%-7s %7s   %8s    %s' skipped - - "$1 ($2)")")
 }
 
 finish() {
   echo
   echo "=== summary (total $(seconds_since "$t_all") s)"
+  printf '  %-7s %9s %10s    %s\n' "" wall cpu ""
   printf '  %s\n' "${report[@]}"
   if ((${#why[@]})); then
     echo "why:"
@@ -145,7 +163,7 @@ lit_tests() { # BUILD_DIR
 run_fuzzer() {
   local name=$1 seconds=$2 dict=$3
   shift 3
-  local dir=build-fuzz/$name
+  local dir=build-asan/fuzz/$name
   local seeds=$dir/seeds corpus=$dir/corpus artifacts=$dir/artifacts log=$dir/fuzz.log
   rm -rf "$seeds" "$artifacts"
   mkdir -p "$seeds" "$corpus" "$artifacts"
@@ -153,7 +171,7 @@ run_fuzzer() {
   echo "$name for $seconds s: corpus $corpus, seeds $seeds, log $log"
   # New inputs go to the first folder (kept between runs); the seeds are read only.
   local rc=0
-  timeout $((seconds + 300)) "build-fuzz/bin/$name" \
+  timeout $((seconds + 300)) "build-asan/bin/$name" \
     -max_total_time="$seconds" -timeout=10 -rss_limit_mb=4096 \
     -dict="$dict" -artifact_prefix="$artifacts/" -print_final_stats=1 \
     "$corpus" "$seeds" >"$log" 2>&1 || rc=$?
@@ -165,7 +183,7 @@ run_fuzzer() {
   local a
   for a in "$artifacts"/*; do
     [[ -e $a ]] || continue
-    echo "reproduce: build-fuzz/bin/$name $a"
+    echo "reproduce: build-asan/bin/$name $a"
   done
   return 1
 }
@@ -191,6 +209,12 @@ fuzz() {
 }
 
 # --- setup and the normal build ---------------------------------------------
+# Scratch files of the run (group logs, CPU times, the background build's status).
+bg=$(mktemp -d)
+builds=
+# (No bare `a && b` here: under set -e a failing last command of the trap
+# would become the script's exit status.)
+trap 'if [[ -n $builds ]]; then kill "$builds" 2>/dev/null || true; fi; rm -rf "$bg"' EXIT
 e2e_scripts=(tests/e2e/*.sh)
 [[ -e ${e2e_scripts[0]} ]] || e2e_scripts=()
 
@@ -200,22 +224,20 @@ if ! step setup bash scripts/setup.sh; then
 fi
 LIT=$(llvm-config-14 --prefix)/build/utils/lit/lit.py
 
-# The sanitized and fuzzing builds compile beside the tests of build/, at the
-# lowest priority: the tests run as fast as alone, and the builds take the
-# CPU time they leave (the e2e scripts often wait on one compiler or one
-# process).
+# The sanitized build (its tests' and the fuzzers') compiles beside the tests
+# of build/, at the lowest priority: the tests run as fast as alone, and the
+# build takes the CPU time they leave (the e2e scripts often wait on one
+# compiler or one process).
 background_builds() {
   if ((quick)); then return 0; fi
   local rc=0
-  nice -n 19 bash scripts/build.sh --asan --quiet >"$bg/build-asan.log" 2>&1 || rc=$?
+  local t0=$(date +%s%N)
+  (cpu_of nice -n 19 bash scripts/build.sh --asan --quiet) >"$bg/build-asan.log" 2>&1 || rc=$?
+  # Its own times, for the summary: it ran beside the groups above.
+  echo "(build-asan/ compiled in $(seconds_since "$t0") s, cpu $(cpu_seconds) s)" >>"$bg/build-asan.log"
   echo "asan $rc" >>"$bg/status"
-  rc=0
-  if ((FUZZ_SECONDS > 0)); then
-    nice -n 19 bash scripts/build.sh --fuzz --quiet >"$bg/build-fuzz.log" 2>&1 || rc=$?
-  fi
-  echo "fuzz $rc" >>"$bg/status"
 }
-# wait_build NAME: the background build NAME ("asan", "fuzz") ended well; prints its output.
+# wait_build NAME: the background build NAME ("asan") ended well; prints its output.
 wait_build() {
   while ! grep -q "^$1 " "$bg/status" 2>/dev/null; do
     kill -0 "$builds" 2>/dev/null || break
@@ -224,11 +246,6 @@ wait_build() {
   cat "$bg/build-$1.log" 2>/dev/null || true
   grep -q "^$1 0$" "$bg/status" 2>/dev/null
 }
-bg=$(mktemp -d)
-builds=
-# (No bare `a && b` here: under set -e a failing last command of the trap
-# would become the script's exit status.)
-trap 'if [[ -n $builds ]]; then kill "$builds" 2>/dev/null || true; fi; rm -rf "$bg"' EXIT
 
 if step "build (build/)" bash scripts/build.sh --quiet; then
   background_builds &
@@ -264,7 +281,7 @@ if ((quick)); then
   skip fuzz --quick
 elif ((FUZZ_SECONDS <= 0)); then
   skip fuzz "PLANC_FUZZ_SECONDS=$FUZZ_SECONDS"
-elif step "build (build-fuzz/, begun beside the tests)" wait_build fuzz; then
+elif grep -q "^asan 0$" "$bg/status" 2>/dev/null; then
   group "fuzz ${FUZZ_SECONDS} s" fuzz
 else
   not_run fuzz "build failed"

@@ -2,6 +2,7 @@
 
 #include "support/Diagnostics.h"
 
+#include "llvm/ADT/Twine.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/raw_ostream.h"
 #include <nlohmann/json.hpp>
@@ -38,13 +39,32 @@ const char *planc::severityName(Severity s) {
   return "error";
 }
 
+namespace {
+
+/// Arguments longer than kMaxArgumentBytes are quoted as an excerpt, their
+/// first kArgumentHeadBytes and last kArgumentTailBytes around "...(N bytes in
+/// all)...", cut at character boundaries: a 10 MB literal is not echoed whole.
+constexpr size_t kMaxArgumentBytes = 1024, kArgumentHeadBytes = 640, kArgumentTailBytes = 160;
+
+std::string excerpt(llvm::StringRef text) {
+  if (text.size() <= kMaxArgumentBytes) return text.str();
+  // Cut at a character boundary: never inside a UTF-8 sequence.
+  size_t head = kArgumentHeadBytes, tail = text.size() - kArgumentTailBytes;
+  while (head > 0 && (static_cast<unsigned char>(text[head]) & 0xC0) == 0x80) --head;
+  while (tail < text.size() && (static_cast<unsigned char>(text[tail]) & 0xC0) == 0x80) ++tail;
+  return (text.take_front(head) + "...(" + llvm::Twine(text.size()) + " bytes in all)..." + text.drop_front(tail))
+      .str();
+}
+
+} // namespace
+
 std::string planc::formatDiagnostic(llvm::StringRef format, llvm::ArrayRef<std::string> args) {
   std::string out;
   for (size_t i = 0; i < format.size(); ++i) {
     char c = format[i];
     if (c == '%' && i + 1 < format.size() && std::isdigit((unsigned char)format[i + 1])) {
       unsigned index = format[i + 1] - '0';
-      out += index < args.size() ? args[index] : std::string("<?>");
+      out += index < args.size() ? excerpt(args[index]) : std::string("<?>");
       ++i;
       continue;
     }
@@ -59,6 +79,9 @@ std::string planc::closestMatch(llvm::StringRef name, llvm::ArrayRef<std::string
   std::string bestName;
   for (const std::string &c : candidates) {
     if (c == name) continue;
+    // The lengths alone bound the distance from below: a huge name is
+    // compared with nothing (the edit distance costs the product of the two).
+    if (c.size() > name.size() + best || name.size() > c.size() + best) continue;
     unsigned d = name.edit_distance(c, /*AllowReplacements=*/true, best);
     if (d <= best && d < bestDistance) {
       bestDistance = d;

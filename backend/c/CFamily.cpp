@@ -97,20 +97,20 @@ int64_t backend::elementsOf(const Shape &s) {
   return n;
 }
 
-std::string backend::openIndexLoop(Flavor flavor, llvm::StringRef index, llvm::StringRef count, bool simd,
+std::string backend::openIndexLoop(const CLanguage &lang, llvm::StringRef index, llvm::StringRef count, bool simd,
                                    llvm::raw_ostream &os) {
-  if (flavor == Flavor::Cuda) {
-    os << "  const int64_t " << index << " = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;\n  if (" << index
-       << " >= " << count << ") return;\n";
+  if (lang.threadIndex) {
+    os << "  const int64_t " << index << " = " << lang.threadIndex << ";\n  if (" << index << " >= " << count
+       << ") return;\n";
     return "  ";
   }
-  os << "#pragma omp parallel for " << (simd ? "simd " : "") << "schedule(static)\n  for (int64_t " << index
+  os << lang.parallelFor << (simd ? lang.simd : "") << "schedule(static)\n  for (int64_t " << index
      << " = 0; " << index << " < " << count << "; ++" << index << ") {\n";
   return "    ";
 }
 
-void backend::closeIndexLoop(Flavor flavor, llvm::raw_ostream &os) {
-  if (flavor == Flavor::Cpu) os << "  }\n";
+void backend::closeIndexLoop(const CLanguage &lang, llvm::raw_ostream &os) {
+  if (lang.loops()) os << "  }\n";
 }
 
 std::string backend::shapeComment(const KernelBuffer &b) { return spelling(b.dtype) + toString(b.shape); }
@@ -287,8 +287,8 @@ std::string backend::makeElementwiseKernel(OpKind kind, const AttrMap &attrs, co
   return "";
 }
 
-void backend::renderPrelude(Flavor flavor, llvm::raw_ostream &os) {
-  const char *fnq = flavor == Flavor::Cuda ? "[[maybe_unused]] static __host__ __device__ inline" : "[[maybe_unused]] static inline";
+void backend::renderPrelude(const CLanguage &lang, llvm::raw_ostream &os) {
+  const char *fnq = lang.helperQualifier;
   os << "#include <cmath>\n#include <cstdint>\n#include <cstring>\n\n#include \"runtime/FastMath.h\"\n\n";
   os << "// 16-bit floats: bfloat16 and IEEE half from and to f32, round to nearest even.\n";
   os << fnq << " float planc_bf16_to_f32(uint16_t h) {\n"
@@ -321,14 +321,14 @@ void backend::renderPrelude(Flavor flavor, llvm::raw_ostream &os) {
      << "  return uint16_t(sign | h);\n}\n\n";
 }
 
-void backend::renderElementwiseKernel(const ElementwiseKernel &k, Flavor flavor, llvm::raw_ostream &os) {
+void backend::renderElementwiseKernel(const ElementwiseKernel &k, const CLanguage &lang, llvm::raw_ostream &os) {
   const bool f64 = k.output.dtype == DType::F64;
   const int64_t n = elementsOf(k.output.shape);
   os << "// kernel " << k.name << ": " << spelling(k.kind) << ", elementwise";
   if (k.accumulate) os << ", accumulating";
   os << "\n";
   if (!k.comment.empty()) os << "// " << cComment(k.comment) << "\n";
-  os << (flavor == Flavor::Cuda ? "__global__ void " : "[[maybe_unused]] static void ") << k.name << "(";
+  os << lang.kernelQualifier << "void " << k.name << "(";
   for (size_t j = 0; j < k.inputs.size(); ++j) os << "const void *in" << j << "_, ";
   os << "void *out_";
   for (size_t r = 0; r < k.extraOutputs.size(); ++r) os << ", void *out" << r + 1 << "_";
@@ -356,7 +356,7 @@ void backend::renderElementwiseKernel(const ElementwiseKernel &k, Flavor flavor,
   }
   std::string body, before, opener;
   llvm::raw_string_ostream bodyOs(body), beforeOs(before), openerOs(opener);
-  const std::string indent = openIndexLoop(flavor, "i", "n", /*simd=*/true, openerOs);
+  const std::string indent = openIndexLoop(lang, "i", "n", /*simd=*/true, openerOs);
   std::string result = renderFormula(*k.formula, k.attrValues, inputs, f64, indent, bodyOs, invariant, &beforeOs, "  ");
   bodyOs.flush();
   beforeOs.flush();
@@ -369,6 +369,6 @@ void backend::renderElementwiseKernel(const ElementwiseKernel &k, Flavor flavor,
   for (size_t r = 0; r < k.extraOutputs.size(); ++r)
     os << indent << "out" << r + 1 << "[i] = "
        << storedValue(k.extraOutputs[r].dtype, "t" + std::to_string(k.formula->results[r + 1])) << ";\n";
-  closeIndexLoop(flavor, os);
+  closeIndexLoop(lang, os);
   os << "}\n\n";
 }

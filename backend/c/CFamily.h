@@ -3,16 +3,16 @@
 // The renderer both code generators share: a kernel description (today the
 // elementwise class, ir/ops/Formula.h) becomes C-family source that is valid
 // C++ for the CPU backend and CUDA C++ for the GPU backend. What differs is
-// the flavour: the CPU flavour is a function with an OpenMP loop whose body
-// the compiler can vectorise; the CUDA flavour a __global__ function with one
-// thread per element. Everything else is shared:
+// the language's data (CLanguage.h): for the CPU a function with an OpenMP
+// loop whose body the compiler can vectorise; for CUDA a __global__
+// function with one thread per element. Everything else is shared:
 //
 //  - expressions: one `const float tN = ...;` per formula node (SSA, so a
 //    value used twice is computed once), computed in f32, constants as exact
 //    hexadecimal literals, the math of <cmath>'s f32 functions (expf, tanhf);
 //  - loads and stores per dtype: f32 and f64 as they are; bf16 and f16 from
 //    and to their 16 bits with round-to-nearest-even (the prelude's helpers,
-//    __host__ __device__ in the CUDA flavour); f64 is computed in f64;
+//    __host__ __device__ in CUDA); f64 is computed in f64;
 //  - broadcasting as NumPy does it, each operand's offset from the result's
 //    index by its broadcast strides (constants the compiler folds);
 //  - a banner comment naming the kernel's op, and a shape comment on every
@@ -26,6 +26,7 @@
 #ifndef PLANC_BACKEND_C_CFAMILY_H
 #define PLANC_BACKEND_C_CFAMILY_H
 
+#include "backend/c/CLanguage.h"
 #include "ir/IR.h"
 #include "ir/ops/Formula.h"
 
@@ -37,7 +38,6 @@
 
 namespace planc::backend {
 
-enum class Flavor { Cpu, Cuda };
 
 /// One operand or the result of an elementwise kernel.
 struct KernelBuffer {
@@ -67,15 +67,15 @@ std::string makeElementwiseKernel(ir::OpKind kind, const ir::AttrMap &attrs, con
                                   const KernelBuffer &output, ElementwiseKernel &k,
                                   const std::vector<KernelBuffer> &extraOutputs = {});
 
-/// The helpers every translation unit of this flavour needs once (the
+/// The helpers every translation unit of this language needs once (the
 /// 16-bit float conversions, the includes).
-void renderPrelude(Flavor flavor, llvm::raw_ostream &os);
+void renderPrelude(const CLanguage &lang, llvm::raw_ostream &os);
 
 /// The kernel as a function `k.name(const void *in0, ..., void *out[, void
 /// *out1, ...])`: for
 /// the CPU a static function with an OpenMP loop, for CUDA a __global__
 /// function of one thread per element.
-void renderElementwiseKernel(const ElementwiseKernel &k, Flavor flavor, llvm::raw_ostream &os);
+void renderElementwiseKernel(const ElementwiseKernel &k, const CLanguage &lang, llvm::raw_ostream &os);
 
 /// The formula's body: a statement per node reading `inputs` (C expressions
 /// of type float, or double where `f64`), each line prefixed by `indent`.
@@ -101,9 +101,9 @@ int64_t elementsOf(const Shape &s);
 /// loop for the CPU (`simd` where its body vectorises), for CUDA the thread's
 /// index with a bound check. Returns the indent of the body;
 /// closeIndexLoop() ends it.
-std::string openIndexLoop(Flavor flavor, llvm::StringRef index, llvm::StringRef count, bool simd,
+std::string openIndexLoop(const CLanguage &lang, llvm::StringRef index, llvm::StringRef count, bool simd,
                           llvm::raw_ostream &os);
-void closeIndexLoop(Flavor flavor, llvm::raw_ostream &os);
+void closeIndexLoop(const CLanguage &lang, llvm::raw_ostream &os);
 
 /// The C type a buffer of `t` is read through: float, double, uint16_t for
 /// bf16 and f16 (their bits), the integer types as they are.

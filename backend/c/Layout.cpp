@@ -242,14 +242,14 @@ void renderRowCopy(const LayoutKernel &k, const RowCopy &c, const char *type, ll
 
 } // namespace
 
-void backend::renderLayoutKernel(const LayoutKernel &k, Flavor flavor, llvm::raw_ostream &os) {
+void backend::renderLayoutKernel(const LayoutKernel &k, const CLanguage &lang, llvm::raw_ostream &os) {
   // Moved as bits, or, added to the result, as values of the dtype.
   const char *type = k.accumulate ? storageType(k.output.dtype) : bitsType(k.output.dtype);
   const int64_t n = elementsOf(k.output.shape);
   os << "// kernel " << k.name << ": " << spelling(k.kind) << ", data movement"
      << (k.accumulate ? ", accumulating" : "") << "\n";
   if (!k.comment.empty()) os << "// " << cComment(k.comment) << "\n";
-  os << (flavor == Flavor::Cuda ? "__global__ void " : "[[maybe_unused]] static void ") << k.name << "(";
+  os << lang.kernelQualifier << "void " << k.name << "(";
   for (int j = 0; j < k.stageOperands; ++j) os << "const void *in" << j << "_, ";
   if (k.hasInput && k.stageOperands == 0) os << "const void *in_, ";
   os << "void *out_) {\n";
@@ -269,13 +269,13 @@ void backend::renderLayoutKernel(const LayoutKernel &k, Flavor flavor, llvm::raw
   // Rows of contiguous elements are copied row by row (vectorised), not an
   // index computed per element. Accumulating only in f32 and f64, whose
   // storage type is the value's.
-  if (flavor == Flavor::Cpu && (!k.accumulate || k.output.dtype == DType::F32 || k.output.dtype == DType::F64))
+  if (lang.loops() && (!k.accumulate || k.output.dtype == DType::F32 || k.output.dtype == DType::F64))
     if (std::optional<RowCopy> c = rowCopyOf(k)) {
       renderRowCopy(k, *c, type, os);
       os << "}\n\n";
       return;
     }
-  const std::string indent = openIndexLoop(flavor, "i", "n", /*simd=*/true, os);
+  const std::string indent = openIndexLoop(lang, "i", "n", /*simd=*/true, os);
   const std::string fill = std::to_string(k.fillBits) + "u";
   // The value written: the moved element (or the fill outside a window),
   // added to the result's when accumulating.
@@ -321,6 +321,6 @@ void backend::renderLayoutKernel(const LayoutKernel &k, Flavor flavor, llvm::raw
       write(offset, "");
     }
   }
-  closeIndexLoop(flavor, os);
+  closeIndexLoop(lang, os);
   os << "}\n\n";
 }

@@ -76,7 +76,7 @@ std::string accumulateLayout(LayoutKernel &k);
 /// `k.name(const void *in, void *out)` (fill: `k.name(void *out)`; stage_merge
 /// `k.name(const void *in0, ..., const void *in<stages-1>, void *out)`, the
 /// operands of other stages may be null), CPU or CUDA flavour.
-void renderLayoutKernel(const LayoutKernel &k, Flavor flavor, llvm::raw_ostream &os);
+void renderLayoutKernel(const LayoutKernel &k, const CLanguage &lang, llvm::raw_ostream &os);
 
 } // namespace planc::backend
 

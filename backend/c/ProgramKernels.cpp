@@ -7,7 +7,6 @@
 #include "backend/c/RankPlace.h"
 #include "backend/c/RowReduction.h"
 
-#include "exec/Groups.h"
 #include "ir/OpDef.h"
 #include "ir/ops/Formula.h"
 
@@ -17,52 +16,10 @@ using namespace planc;
 using namespace planc::backend;
 using namespace planc::ir;
 
-const char *backend::spelling(KernelClass c) {
-  switch (c) {
-  case KernelClass::Communication: return "communication";
-  case KernelClass::Elementwise: return "elementwise";
-  case KernelClass::Gemm: return "gemm";
-  case KernelClass::Layout: return "layout";
-  case KernelClass::Reduction: return "reduction";
-  case KernelClass::Library: return "library";
-  }
-  return "";
-}
-
-KernelClass backend::kernelClassOf(OpKind kind) {
-  if (exec::isCommunicationStep(kind)) return KernelClass::Communication;
-  if (formulaOf(kind) || kind == OpKind::Cast || kind == OpKind::FusedElementwise) return KernelClass::Elementwise;
-  switch (kind) {
-  case OpKind::MatMul: return KernelClass::Gemm;
-  case OpKind::Transpose:
-  case OpKind::Slice:
-  case OpKind::Pad:
-  case OpKind::Reshape:
-  case OpKind::BroadcastTo:
-  case OpKind::Fill:
-  case OpKind::ShardSlice:
-  case OpKind::StageMerge: return KernelClass::Layout;
-  case OpKind::ReduceSum:
-  case OpKind::ReduceMean:
-  case OpKind::ReduceMax:
-  case OpKind::SumTo:
-  case OpKind::Softmax:
-  case OpKind::LogSoftmax:
-  case OpKind::SoftmaxGrad:
-  case OpKind::LayerNorm:
-  case OpKind::LayerNormGrad:
-  case OpKind::RmsNorm:
-  case OpKind::RmsNormGrad:
-  case OpKind::CrossEntropy:
-  case OpKind::CrossEntropyGrad:
-  case OpKind::VocabCeStats:
-  case OpKind::VocabCeGrad:
-  case OpKind::GlobalNorm: return KernelClass::Reduction;
-  default: return KernelClass::Library;
-  }
-}
-
 namespace {
+
+/// The op's kernel description (ir/KernelDesc.h).
+const KernelDesc &descOf(OpKind kind) { return opDef(kind).kernel; }
 
 /// A cast between float types: the identity formula between two dtypes.
 const Formula &identity() {
@@ -142,10 +99,23 @@ bool apartOrSame(const exec::RankProgram &program, int64_t x, int64_t y) {
   return apart || (a.offset == b.offset && a.size == b.size);
 }
 
-/// A row reduction the CPU and CUDA flavours render from a description.
-bool isRowStep(const exec::Step &s) {
-  return s.kind == OpKind::LayerNorm || s.kind == OpKind::RmsNorm || s.kind == OpKind::Softmax ||
-         s.kind == OpKind::LogSoftmax;
+/// A row reduction whose rows are its first operand, read and written
+/// element by element (softmax, the norms: their other operands, if any,
+/// read per column), as its op's rule makes it on the step's buffers: a
+/// step that may compute the step before it in its first pass.
+bool isRowStep(const exec::RankProgram &program, const exec::Step &s) {
+  if (s.kind >= OpKind::NumOps || !descOf(s.kind).rowReduction || s.outputs.size() != 1) return false;
+  std::vector<Shape> shapes;
+  for (int64_t in : s.inputs) {
+    if (!isBuffer(program, in)) return false;
+    shapes.push_back(bufferOf(program, in).shape);
+  }
+  if (!isBuffer(program, s.outputs[0])) return false;
+  ir::RowReduction r;
+  if (!descOf(s.kind).rowReduction(s.attrs, shapes, bufferOf(program, s.outputs[0]).shape, r).empty()) return false;
+  for (size_t i = 1; i < r.perColumn.size(); ++i)
+    if (!r.perColumn[i]) return false;
+  return r.outputPerElement;
 }
 
 /// Whether step i's result is computed inside step i + 1's kernel
@@ -177,7 +147,7 @@ bool foldsIntoNext(const exec::RankProgram &program, size_t i, const std::vector
   for (int64_t o : u.outputs)
     if (!isBuffer(program, o)) return false;
   const KernelBuffer result = bufferOf(program, made);
-  if (isRowStep(u)) {
+  if (isRowStep(program, u)) {
     if (u.inputs[0] != made || u.outputs.size() != 1 || result.dtype != DType::F32) return false;
     for (int64_t in : p.inputs) {
       // Read at the same element, or a row's worth (a bias) at its column.
@@ -278,48 +248,173 @@ std::string makeFoldedKernel(const exec::RankProgram &program, const exec::Step 
   return "";
 }
 
+/// Which steps are computed inside the next step's kernel
+/// (RenderOptions::foldProducers): those foldsIntoNext allows whose
+/// composed kernel can be made.
+std::vector<bool> foldedSteps(const exec::RankProgram &program) {
+  std::vector<bool> folds(program.steps.size(), false);
+  std::vector<int> readers(program.buffers.size(), 0);
+  std::vector<bool> bound(program.buffers.size(), false);
+  for (const exec::Step &s : program.steps)
+    for (int64_t in : s.inputs)
+      if (isBuffer(program, in)) ++readers[size_t(in)];
+  for (const exec::OutputBinding &o : program.outputs)
+    if (isBuffer(program, o.buffer)) bound[size_t(o.buffer)] = true;
+  for (size_t i = 0; i + 1 < program.steps.size(); ++i) {
+    if (!foldsIntoNext(program, i, readers, bound)) continue;
+    std::vector<int64_t> callInputs;
+    if (isRowStep(program, program.steps[i + 1])) {
+      RowKernel r;
+      folds[i] = makeFoldedRowKernel(program, program.steps[i], program.steps[i + 1], r, callInputs).empty();
+    } else {
+      ElementwiseKernel e;
+      folds[i] = makeFoldedKernel(program, program.steps[i], program.steps[i + 1], e, callInputs).empty();
+    }
+  }
+  return folds;
+}
+
+/// The source of step `i`'s kernel, of class `k.kind` (its call inputs
+/// set in `k` where it computes a folded step too), into `body` under
+/// `banner`; "" or why it has none.
+std::string renderStep(const exec::ExecutionPlan &plan, const exec::RankProgram &program, size_t i,
+                       const std::vector<bool> &folds, const CLanguage &lang, const std::string &name,
+                       std::string banner, StepKernel &k, llvm::raw_ostream &body) {
+  const exec::Step &s = program.steps[i];
+  bool inputsOk = true;
+  for (int64_t in : s.inputs) inputsOk &= in >= 0 && size_t(in) < program.buffers.size();
+  const bool oneOutput =
+      inputsOk && s.outputs.size() == 1 && s.outputs[0] >= 0 && size_t(s.outputs[0]) < program.buffers.size();
+  std::string why;
+  std::vector<KernelBuffer> ins;
+  if (inputsOk)
+    for (int64_t in : s.inputs) ins.push_back(bufferOf(program, in));
+  switch (k.kind) {
+  case KernelClass::None: why = "no kernel class"; break; // the op table refuses such an op
+  case KernelClass::Communication: why = "a call on the runtime's communicator"; break;
+  case KernelClass::Reduction: {
+    if (!oneOutput || hasLibraryKernel(s.kind)) {
+      why = renderLibraryKernel(program, s, name, banner, lang, body, plan.mesh);
+      break;
+    }
+    RowKernel r;
+    if (i > 0 && folds[i - 1]) {
+      why = makeFoldedRowKernel(program, program.steps[i - 1], s, r, k.callInputs);
+      if (why.empty())
+        banner += "; computes step " + std::to_string(i - 1) + " (" + ir::spelling(program.steps[i - 1].kind) +
+                  ") in its first pass and writes it";
+    } else {
+      why = makeRowKernel(s.kind, s.attrs, ins, bufferOf(program, s.outputs[0]), r);
+    }
+    if (!why.empty() && ins.size() == 1 && descOf(s.kind).sumDims) {
+      // Not along the last dims: a sum over broadcast dims.
+      SumToKernel t;
+      std::string whyNot = makeSumToKernel(s.kind, s.attrs, ins[0], bufferOf(program, s.outputs[0]), t);
+      if (whyNot.empty()) {
+        t.name = name;
+        t.accumulate = s.accumulates(0);
+        t.comment = banner;
+        renderSumToKernel(t, lang, body);
+        why.clear();
+        break;
+      }
+      why = whyNot;
+    }
+    if (why == "not a row reduction") why = "this reduction is not rendered yet";
+    if (!why.empty()) break;
+    r.name = name;
+    r.accumulate = s.accumulates(0);
+    r.comment = banner;
+    renderRowKernel(r, lang, body);
+    break;
+  }
+  case KernelClass::Library: why = renderLibraryKernel(program, s, name, banner, lang, body, plan.mesh); break;
+  case KernelClass::Elementwise: {
+    if (!inputsOk || s.outputs.empty()) break;
+    bool outputsOk = true;
+    for (int64_t o : s.outputs) outputsOk &= o >= 0 && size_t(o) < program.buffers.size();
+    if (!outputsOk) break;
+    ElementwiseKernel e;
+    if (s.kind == OpKind::Cast) {
+      KernelBuffer out = bufferOf(program, s.outputs[0]);
+      if (ins.size() != 1 || !isFloat(ins[0].dtype) || !isFloat(out.dtype) || byteSize(out.dtype) < 2 ||
+          byteSize(ins[0].dtype) < 2) {
+        why = "a cast outside f64, f32, bf16 and f16";
+        break;
+      }
+      why = makeElementwiseKernel(OpKind::Neg, {}, ins, out, e); // checks the dtypes
+      e.kind = OpKind::Cast;
+      e.formula = &identity();
+      e.attrValues.clear();
+    } else if (i > 0 && folds[i - 1]) {
+      why = makeFoldedKernel(program, program.steps[i - 1], s, e, k.callInputs);
+      if (why.empty())
+        banner += "; computes step " + std::to_string(i - 1) + " (" + ir::spelling(program.steps[i - 1].kind) +
+                  ") where it reads its result";
+    } else {
+      std::vector<KernelBuffer> extra;
+      for (size_t r = 1; r < s.outputs.size(); ++r) extra.push_back(bufferOf(program, s.outputs[r]));
+      why = makeElementwiseKernel(s.kind, s.attrs, ins, bufferOf(program, s.outputs[0]), e, extra);
+    }
+    if (!why.empty()) break;
+    e.name = name;
+    e.accumulate = s.accumulates(0);
+    e.comment = banner;
+    renderElementwiseKernel(e, lang, body);
+    break;
+  }
+  case KernelClass::Gemm: {
+    if (!oneOutput || ins.size() != 2) break;
+    if (lang.noGemm) {
+      why = lang.noGemm;
+      break;
+    }
+    GemmKernel g;
+    why = makeGemmKernel(s.attrs, ins[0], ins[1], bufferOf(program, s.outputs[0]), g);
+    if (!why.empty()) break;
+    g.name = name;
+    g.accumulate = s.accumulates(0);
+    g.comment = banner;
+    renderGemmKernel(g, body);
+    break;
+  }
+  case KernelClass::Layout: {
+    LayoutKernel l;
+    why = makeStepLayoutKernel(plan, program, s, l);
+    if (why.empty() && s.accumulates(0)) why = accumulateLayout(l);
+    if (!why.empty()) break;
+    l.name = name;
+    l.comment = banner;
+    renderLayoutKernel(l, lang, body);
+    break;
+  }
+  }
+  return why;
+}
+
 } // namespace
 
 std::vector<StepKernel> backend::renderProgramKernels(const exec::ExecutionPlan &plan,
-                                                      const exec::RankProgram &program, Flavor flavor,
+                                                      const exec::RankProgram &program, const CLanguage &lang,
                                                       llvm::raw_ostream &os, const RenderOptions &options) {
   const llvm::StringRef prefix = options.prefix;
   const bool prelude = options.prelude;
   os << "// Kernels of plan " << cComment(plan.name) << ", program of pipeline stage " << program.stage << " (ranks";
   for (int64_t r : program.ranks) os << " " << r;
-  os << "), " << (flavor == Flavor::Cuda ? "CUDA" : "CPU") << " flavour.\n";
+  os << "), " << lang.name << " flavour.\n";
   os << "// Generated by planc from the execution plan; kernel descriptions: docs/kernels.md.\n\n";
   if (prelude) {
-    renderPrelude(flavor, os);
-    if (flavor == Flavor::Cpu) renderGemmPrelude(os);
-    renderLibraryPrelude(flavor, os);
-    renderMeshCoordPrelude(flavor, os);
+    renderPrelude(lang, os);
+    if (!lang.noGemm) renderGemmPrelude(os);
+    renderLibraryPrelude(lang, os);
+    renderMeshCoordPrelude(lang, os);
   }
   std::vector<StepKernel> kernels(program.steps.size());
   // Identical kernels (the same op on the same shapes in every micro-batch)
   // are rendered once and named by their first step.
   std::map<std::string, std::string> renderedBySource;
-  std::vector<bool> folds(program.steps.size(), false);
-  if (options.foldProducers) {
-    std::vector<int> readers(program.buffers.size(), 0);
-    std::vector<bool> bound(program.buffers.size(), false);
-    for (const exec::Step &s : program.steps)
-      for (int64_t in : s.inputs)
-        if (isBuffer(program, in)) ++readers[size_t(in)];
-    for (const exec::OutputBinding &o : program.outputs)
-      if (isBuffer(program, o.buffer)) bound[size_t(o.buffer)] = true;
-    for (size_t i = 0; i + 1 < program.steps.size(); ++i) {
-      if (!foldsIntoNext(program, i, readers, bound)) continue;
-      std::vector<int64_t> callInputs;
-      if (isRowStep(program.steps[i + 1])) {
-        RowKernel r;
-        folds[i] = makeFoldedRowKernel(program, program.steps[i], program.steps[i + 1], r, callInputs).empty();
-      } else {
-        ElementwiseKernel e;
-        folds[i] = makeFoldedKernel(program, program.steps[i], program.steps[i + 1], e, callInputs).empty();
-      }
-    }
-  }
+  const std::vector<bool> folds =
+      options.foldProducers ? foldedSteps(program) : std::vector<bool>(program.steps.size(), false);
   for (size_t i = 0; i < program.steps.size(); ++i) {
     const exec::Step &s = program.steps[i];
     StepKernel &k = kernels[i];
@@ -328,124 +423,19 @@ std::vector<StepKernel> backend::renderProgramKernels(const exec::ExecutionPlan 
       continue;
     }
     if (folds[i]) {
-      k.kind = kernelClassOf(s.kind);
+      k.kind = descOf(s.kind).cls;
       k.rendered = true;
       k.foldedInto = int64_t(i) + 1;
       continue;
     }
-    k.kind = kernelClassOf(s.kind);
+    k.kind = descOf(s.kind).cls;
     const std::string name = prefix.str() + "s" + std::to_string(i) + "_" + cIdentifier(ir::spelling(s.kind));
-    bool inputsOk = true;
-    for (int64_t in : s.inputs) inputsOk &= in >= 0 && size_t(in) < program.buffers.size();
-    const bool oneOutput =
-        inputsOk && s.outputs.size() == 1 && s.outputs[0] >= 0 && size_t(s.outputs[0]) < program.buffers.size();
-    std::string text, why;
+    std::string text;
     llvm::raw_string_ostream body(text);
-    std::string banner = "step " + std::to_string(i) + ", " + ir::spelling(s.work) + " " +
-                         (s.microBatch < 0 ? std::string("once") : "mb" + std::to_string(s.microBatch)) +
-                         (s.path.empty() ? "" : ", " + s.path);
-    std::vector<KernelBuffer> ins;
-    if (inputsOk)
-      for (int64_t in : s.inputs) ins.push_back(bufferOf(program, in));
-    switch (k.kind) {
-    case KernelClass::Communication: why = "a call on the runtime's communicator"; break;
-    case KernelClass::Reduction: {
-      if (!oneOutput || hasLibraryKernel(s.kind)) {
-        why = renderLibraryKernel(program, s, name, banner, flavor, body, plan.mesh);
-        break;
-      }
-      RowKernel r;
-      if (i > 0 && folds[i - 1]) {
-        why = makeFoldedRowKernel(program, program.steps[i - 1], s, r, k.callInputs);
-        if (why.empty())
-          banner += "; computes step " + std::to_string(i - 1) + " (" + ir::spelling(program.steps[i - 1].kind) +
-                    ") in its first pass and writes it";
-      } else {
-        why = makeRowKernel(s.kind, s.attrs, ins, bufferOf(program, s.outputs[0]), r);
-      }
-      if (!why.empty() && ins.size() == 1 && (s.kind == OpKind::SumTo || s.kind == OpKind::ReduceSum)) {
-        // Not along the last dims: a sum over broadcast dims.
-        SumToKernel t;
-        std::string whyNot = makeSumToKernel(s.kind, s.attrs, ins[0], bufferOf(program, s.outputs[0]), t);
-        if (whyNot.empty()) {
-          t.name = name;
-          t.accumulate = s.accumulates(0);
-          t.comment = banner;
-          renderSumToKernel(t, flavor, body);
-          why.clear();
-          break;
-        }
-        why = whyNot;
-      }
-      if (why == "not a row reduction") why = "this reduction is not rendered yet";
-      if (!why.empty()) break;
-      r.name = name;
-      r.accumulate = s.accumulates(0);
-      r.comment = banner;
-      renderRowKernel(r, flavor, body);
-      break;
-    }
-    case KernelClass::Library: why = renderLibraryKernel(program, s, name, banner, flavor, body, plan.mesh); break;
-    case KernelClass::Elementwise: {
-      if (!inputsOk || s.outputs.empty()) break;
-      bool outputsOk = true;
-      for (int64_t o : s.outputs) outputsOk &= o >= 0 && size_t(o) < program.buffers.size();
-      if (!outputsOk) break;
-      ElementwiseKernel e;
-      if (s.kind == OpKind::Cast) {
-        KernelBuffer out = bufferOf(program, s.outputs[0]);
-        if (ins.size() != 1 || !isFloat(ins[0].dtype) || !isFloat(out.dtype) || byteSize(out.dtype) < 2 ||
-            byteSize(ins[0].dtype) < 2) {
-          why = "a cast outside f64, f32, bf16 and f16";
-          break;
-        }
-        why = makeElementwiseKernel(OpKind::Neg, {}, ins, out, e); // checks the dtypes
-        e.kind = OpKind::Cast;
-        e.formula = &identity();
-        e.attrValues.clear();
-      } else if (i > 0 && folds[i - 1]) {
-        why = makeFoldedKernel(program, program.steps[i - 1], s, e, k.callInputs);
-        if (why.empty())
-          banner += "; computes step " + std::to_string(i - 1) + " (" + ir::spelling(program.steps[i - 1].kind) +
-                    ") where it reads its result";
-      } else {
-        std::vector<KernelBuffer> extra;
-        for (size_t r = 1; r < s.outputs.size(); ++r) extra.push_back(bufferOf(program, s.outputs[r]));
-        why = makeElementwiseKernel(s.kind, s.attrs, ins, bufferOf(program, s.outputs[0]), e, extra);
-      }
-      if (!why.empty()) break;
-      e.name = name;
-      e.accumulate = s.accumulates(0);
-      e.comment = banner;
-      renderElementwiseKernel(e, flavor, body);
-      break;
-    }
-    case KernelClass::Gemm: {
-      if (!oneOutput || ins.size() != 2) break;
-      if (flavor == Flavor::Cuda) {
-        why = "the CUDA GEMM (cuBLASLt) comes with the CUDA backend";
-        break;
-      }
-      GemmKernel g;
-      why = makeGemmKernel(s.attrs, ins[0], ins[1], bufferOf(program, s.outputs[0]), g);
-      if (!why.empty()) break;
-      g.name = name;
-      g.accumulate = s.accumulates(0);
-      g.comment = banner;
-      renderGemmKernel(g, body);
-      break;
-    }
-    case KernelClass::Layout: {
-      LayoutKernel l;
-      why = makeStepLayoutKernel(plan, program, s, l);
-      if (why.empty() && s.accumulates(0)) why = accumulateLayout(l);
-      if (!why.empty()) break;
-      l.name = name;
-      l.comment = banner;
-      renderLayoutKernel(l, flavor, body);
-      break;
-    }
-    }
+    const std::string banner = "step " + std::to_string(i) + ", " + ir::spelling(s.work) + " " +
+                               (s.microBatch < 0 ? std::string("once") : "mb" + std::to_string(s.microBatch)) +
+                               (s.path.empty() ? "" : ", " + s.path);
+    std::string why = renderStep(plan, program, i, folds, lang, name, banner, k, body);
     body.flush();
     if (text.empty() && why.empty()) why = "not one output buffer";
     if (k.reason.empty()) k.reason = why;

@@ -1,8 +1,9 @@
 //===- backend/c/ProgramKernels.h - the kernel of every step of a rank's program -*- C++ -*-===//
 //
-// Which kernel description each step of an execution plan's program gets
-// (its op's class), and the source of every step whose class is rendered
-// today. The classes, in the order a step is tried:
+// Which kernel each step of an execution plan's program gets (its op's
+// kernel description, ir/KernelDesc.h: class, formula, row reduction,
+// library signature), and the source of every step whose class is rendered
+// today. The classes:
 //
 //   communication  a call on the runtime's communicator (exec/Groups.h rules)
 //   elementwise    a formula (ir/ops/Formula.h); cast is a load and a store
@@ -31,13 +32,14 @@
 #define PLANC_BACKEND_C_PROGRAMKERNELS_H
 
 #include "backend/c/CFamily.h"
+#include "ir/KernelDesc.h"
 #include "exec/ExecutionPlan.h"
 
 namespace planc::backend {
 
-enum class KernelClass { Communication, Elementwise, Gemm, Layout, Reduction, Library };
-const char *spelling(KernelClass c);
-KernelClass kernelClassOf(ir::OpKind kind);
+/// Each op declares its class (OpDef::kernel, ir/KernelDesc.h).
+using ir::KernelClass;
+using ir::spelling; // "elementwise", ...
 
 struct StepKernel {
   KernelClass kind = KernelClass::Library;
@@ -71,13 +73,13 @@ struct RenderOptions {
   bool foldProducers = false;
 };
 
-/// The kernels of `program` in `flavor`: the prelude, then one function per
+/// The kernels of `program` in `lang`: the prelude, then one function per
 /// step rendered (named after the step index and op, "s12_gelu"), each with
 /// a banner naming the step's micro-batch, op and layer path; a closing
 /// comment counts the steps per class and how many are rendered. Returns
 /// the choice made for every step.
 std::vector<StepKernel> renderProgramKernels(const exec::ExecutionPlan &plan, const exec::RankProgram &program,
-                                             Flavor flavor, llvm::raw_ostream &os, const RenderOptions &options = {});
+                                             const CLanguage &lang, llvm::raw_ostream &os, const RenderOptions &options = {});
 
 } // namespace planc::backend
 

@@ -35,13 +35,10 @@ std::string times(MeshAxis a, int64_t k) { return meshCoord(a) + (k == 1 ? "" : 
 
 } // namespace
 
-void backend::renderMeshCoordPrelude(Flavor flavor, llvm::raw_ostream &os) {
+void backend::renderMeshCoordPrelude(const CLanguage &lang, llvm::raw_ostream &os) {
   os << "// The rank's mesh coordinates, indexed by MeshAxis (ir/Mesh.h: dp, pp, tp, cp, ep); the executable sets\n"
      << "// them before the first step. Kernels of a block whose place depends on the rank read them.\n";
-  if (flavor == Flavor::Cuda)
-    os << "__constant__ int64_t planc_mesh_coord[5] = {0, 0, 0, 0, 0}; // set with cudaMemcpyToSymbol\n\n";
-  else
-    os << "[[maybe_unused]] static int64_t planc_mesh_coord[5] = {0, 0, 0, 0, 0};\n\n";
+  os << lang.constantQualifier << " int64_t planc_mesh_coord[5] = {0, 0, 0, 0, 0};" << lang.constantNote << "\n\n";
 }
 
 bool backend::isSplitOverMesh(const TensorType &t, const MeshSizes &mesh) {

@@ -32,7 +32,7 @@ using MeshSizes = std::array<int64_t, kNumMeshAxes>;
 /// The prelude's declaration of planc_mesh_coord: for the CPU a static
 /// int64_t array of zeros, for CUDA a __constant__ one (the executable copies
 /// the coordinates into it with cudaMemcpyToSymbol).
-void renderMeshCoordPrelude(Flavor flavor, llvm::raw_ostream &os);
+void renderMeshCoordPrelude(const CLanguage &lang, llvm::raw_ostream &os);
 
 /// Whether a rank's block of `t` depends on the rank: some dim is split over
 /// an axis of more than one rank.

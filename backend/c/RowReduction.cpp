@@ -11,30 +11,11 @@ using namespace planc;
 using namespace planc::backend;
 using namespace planc::ir;
 
-namespace {
-
-double floatAttr(const AttrMap &attrs, const char *name, double otherwise) {
-  auto it = attrs.find(name);
-  if (it == attrs.end()) return otherwise;
-  if (const double *d = std::get_if<double>(&it->second)) return *d;
-  if (const int64_t *i = std::get_if<int64_t>(&it->second)) return double(*i);
-  return otherwise;
-}
-
-bool isLastDim(const AttrMap &attrs, size_t rank) {
-  auto it = attrs.find("dim");
-  int64_t dim = it != attrs.end() && std::holds_alternative<int64_t>(it->second) ? std::get<int64_t>(it->second) : -1;
-  return dim == -1 || dim == int64_t(rank) - 1;
-}
-
-} // namespace
-
 std::string backend::makeRowKernel(OpKind kind, const AttrMap &attrs, const std::vector<KernelBuffer> &inputs,
                                    const KernelBuffer &output, RowKernel &k) {
   k = RowKernel();
-  const OpKind described[] = {OpKind::Softmax, OpKind::LogSoftmax, OpKind::SoftmaxGrad, OpKind::LayerNorm,
-                              OpKind::RmsNorm, OpKind::ReduceSum, OpKind::ReduceMean, OpKind::ReduceMax};
-  if (std::find(std::begin(described), std::end(described), kind) == std::end(described)) return "not a row reduction";
+  const ir::RowReductionRule rule = kind < OpKind::NumOps ? opDef(kind).kernel.rowReduction : nullptr;
+  if (!rule) return "not a row reduction";
   k.kind = kind;
   k.inputs = inputs;
   k.out = output;
@@ -43,92 +24,12 @@ std::string backend::makeRowKernel(OpKind kind, const AttrMap &attrs, const std:
       return std::string("dtype ") + spelling(b.dtype) + " has no generated row kernel yet";
   if (output.dtype != DType::F32 && output.dtype != DType::BF16 && output.dtype != DType::F16)
     return std::string("dtype ") + spelling(output.dtype) + " has no generated row kernel yet";
-  if (inputs.empty() || inputs[0].shape.empty()) return "no row to reduce";
-  const Shape &x = inputs[0].shape;
-  k.length = x.back();
-  k.rows = k.length ? elementsOf(x) / k.length : 0;
-  k.perColumn.assign(inputs.size(), false);
-  const double L = double(k.length);
-  FormulaBuilder b;
-  switch (kind) {
-  case OpKind::Softmax:
-  case OpKind::LogSoftmax: {
-    if (!isLastDim(attrs, x.size())) return "a softmax along another dim than the last";
-    FormulaBuilder m;
-    k.stages.push_back({Combiner::Max, m.done(m.input(0))});
-    FormulaBuilder e; // exp(x - max)
-    k.stages.push_back({Combiner::Sum, e.done(e.exp(e.sub(e.input(0), e.input(1))))});
-    int z = b.sub(b.input(0), b.input(1));
-    if (kind == OpKind::Softmax) k.output = b.done(b.div(b.exp(z), b.input(2)));
-    else k.output = b.done(b.sub(z, b.unary(FormulaOp::Log, b.input(2))));
-    return "";
-  }
-  case OpKind::SoftmaxGrad: { // (y, dy): dx = y (dy - sum dy y)
-    if (inputs.size() != 2 || inputs[1].shape != x) return "operands of different shapes";
-    if (!isLastDim(attrs, x.size())) return "a softmax along another dim than the last";
-    FormulaBuilder d;
-    k.stages.push_back({Combiner::Sum, d.done(d.mul(d.input(1), d.input(0)))});
-    k.output = b.done(b.mul(b.input(0), b.sub(b.input(1), b.input(2))));
-    return "";
-  }
-  case OpKind::LayerNorm:
-  case OpKind::RmsNorm: {
-    const bool centered = kind == OpKind::LayerNorm;
-    if (inputs.size() != (centered ? 3u : 2u)) return "the wrong number of operands";
-    for (size_t i = 1; i < inputs.size(); ++i) {
-      if (inputs[i].shape != Shape{k.length}) return "a weight or bias of another length than the row";
-      k.perColumn[i] = true;
-    }
-    const double eps = floatAttr(attrs, "eps", kNormDefaultEps);
-    const int stat = int(inputs.size()); // the first stage value
-    if (centered) {
-      FormulaBuilder s0;
-      k.stages.push_back({Combiner::Sum, s0.done(s0.input(0))});
-      FormulaBuilder s1; // (x - mean)^2
-      int dev = s1.sub(s1.input(0), s1.div(s1.input(stat), s1.constant(L)));
-      k.stages.push_back({Combiner::Sum, s1.done(s1.mul(dev, dev))});
-      int xhat = b.sub(b.input(0), b.div(b.input(stat), b.constant(L)));
-      int rstd = b.div(b.constant(1.0),
-                       b.unary(FormulaOp::Sqrt, b.add(b.div(b.input(stat + 1), b.constant(L)), b.constant(eps))));
-      k.output = b.done(b.add(b.mul(b.mul(xhat, rstd), b.input(1)), b.input(2)));
-    } else {
-      FormulaBuilder s0;
-      k.stages.push_back({Combiner::Sum, s0.done(s0.mul(s0.input(0), s0.input(0)))});
-      int rstd = b.div(b.constant(1.0),
-                       b.unary(FormulaOp::Sqrt, b.add(b.div(b.input(stat), b.constant(L)), b.constant(eps))));
-      k.output = b.done(b.mul(b.mul(b.input(0), rstd), b.input(1)));
-    }
-    return "";
-  }
-  case OpKind::ReduceSum:
-  case OpKind::ReduceMean:
-  case OpKind::ReduceMax: {
-    // Only trailing dims: they are contiguous rows.
-    auto it = attrs.find("dims");
-    if (it == attrs.end() || !std::holds_alternative<std::vector<int64_t>>(it->second)) return "no dims";
-    std::vector<int64_t> dims = std::get<std::vector<int64_t>>(it->second);
-    for (int64_t &d : dims)
-      if (d < 0) d += int64_t(x.size());
-    std::sort(dims.begin(), dims.end());
-    for (size_t i = 0; i < dims.size(); ++i)
-      if (dims[i] != int64_t(x.size() - dims.size() + i)) return "a reduction over dims that are not the last ones";
-    int64_t length = 1;
-    for (size_t i = x.size() - dims.size(); i < x.size(); ++i) length *= x[i];
-    k.length = length;
-    k.rows = length ? elementsOf(x) / length : 0;
-    if (elementsOf(output.shape) != k.rows) return "a result of another size than the rows";
-    FormulaBuilder s;
-    k.stages.push_back({kind == OpKind::ReduceMax ? Combiner::Max : Combiner::Sum, s.done(s.input(0))});
-    k.outputPerElement = false;
-    int v = b.input(1);
-    k.output = b.done(kind == OpKind::ReduceMean ? b.div(v, b.constant(double(length))) : v);
-    return "";
-  }
-  default: return "not a row reduction";
-  }
+  std::vector<Shape> shapes;
+  for (const KernelBuffer &b : inputs) shapes.push_back(b.shape);
+  return rule(attrs, shapes, output.shape, k); // the op's stages and output (ir/KernelDesc.h)
 }
 
-void backend::renderRowKernel(const RowKernel &k, Flavor flavor, llvm::raw_ostream &os) {
+void backend::renderRowKernel(const RowKernel &k, const CLanguage &lang, llvm::raw_ostream &os) {
   auto storage = [](DType t) { return t == DType::F32 ? "float" : "uint16_t"; };
   auto load = [&](size_t input, const std::string &at) {
     std::string e = "in" + std::to_string(input) + "[" + at + "]";
@@ -149,7 +50,7 @@ void backend::renderRowKernel(const RowKernel &k, Flavor flavor, llvm::raw_ostre
   };
   os << "// kernel " << k.name << ": " << spelling(k.kind) << ", reduction over rows of " << k.length << "\n";
   if (!k.comment.empty()) os << "// " << cComment(k.comment) << "\n";
-  os << (flavor == Flavor::Cuda ? "__global__ void " : "[[maybe_unused]] static void ") << k.name << "(";
+  os << lang.kernelQualifier << "void " << k.name << "(";
   const bool folded = k.prologue != nullptr;
   for (size_t j = 0; j < k.inputs.size(); ++j) os << (folded && j == 0 ? "void *in" : "const void *in") << j << "_, ";
   for (size_t j = 0; j < k.prologueInputs.size(); ++j) os << "const void *p" << j << "_, ";
@@ -165,7 +66,7 @@ void backend::renderRowKernel(const RowKernel &k, Flavor flavor, llvm::raw_ostre
   os << "  " << storage(k.out.dtype) << " *out = (" << storage(k.out.dtype) << " *)out_; // " << shapeComment(k.out)
      << "\n";
   os << "  const int64_t rows = " << k.rows << ", length = " << k.length << ";\n";
-  const std::string in1 = openIndexLoop(flavor, "r", "rows", /*simd=*/false, os), in2 = in1 + "  ";
+  const std::string in1 = openIndexLoop(lang, "r", "rows", /*simd=*/false, os), in2 = in1 + "  ";
   // The operands at j, then the stage values so far.
   auto operands = [&](size_t stages) {
     std::vector<std::string> xs;
@@ -193,8 +94,8 @@ void backend::renderRowKernel(const RowKernel &k, Flavor flavor, llvm::raw_ostre
     os << in1 << "double " << v << " = " << (st.combiner == Combiner::Max ? "-(double)INFINITY" : "0") << ";\n";
     // Vectorised: the row's f64 sum in lanes, then added up (another
     // association than the interpreter's, in f64: far below f32's ulp).
-    if (flavor == Flavor::Cpu)
-      os << "#pragma omp simd reduction(" << (st.combiner == Combiner::Max ? "max" : "+") << " : " << v << ")\n";
+    if (lang.loops())
+      os << lang.vectorLoop << " reduction(" << (st.combiner == Combiner::Max ? "max" : "+") << " : " << v << ")\n";
     os << in1 << "for (int64_t j = 0; j < length; ++j) {\n";
     std::vector<std::string> xs = operands(s);
     if (folded && s == 0) {
@@ -207,7 +108,7 @@ void backend::renderRowKernel(const RowKernel &k, Flavor flavor, llvm::raw_ostre
     os << in1 << "}\n";
   }
   if (k.outputPerElement) {
-    if (flavor == Flavor::Cpu) os << "#pragma omp simd\n";
+    if (lang.loops()) os << lang.vectorLoop << "\n";
     os << in1 << "for (int64_t j = 0; j < length; ++j) {\n";
     std::string t = renderFormula(k.output, {}, operands(k.stages.size()), false, in2, os);
     std::string at = "out[r * length + j]";
@@ -220,7 +121,7 @@ void backend::renderRowKernel(const RowKernel &k, Flavor flavor, llvm::raw_ostre
     std::string t = renderFormula(k.output, {}, xs, false, in2, os);
     os << in2 << "out[r] = " << store(k.accumulate ? outLoad("out[r]") + " + " + t : t) << ";\n" << in1 << "}\n";
   }
-  closeIndexLoop(flavor, os);
+  closeIndexLoop(lang, os);
   os << "}\n\n";
 }
 
@@ -234,29 +135,15 @@ std::string backend::makeSumToKernel(OpKind kind, const AttrMap &attrs, const Ke
   if (input.dtype != DType::F32 && input.dtype != DType::BF16 && input.dtype != DType::F16 && input.dtype != DType::F64)
     return std::string("dtype ") + spelling(input.dtype) + " has no generated sum yet";
   const size_t rank = input.shape.size();
-  if (kind == OpKind::SumTo) {
-    if (output.shape.size() > rank) return "a result of higher rank than the operand";
-    k.aligned.assign(rank - output.shape.size(), 1);
-    k.aligned.insert(k.aligned.end(), output.shape.begin(), output.shape.end());
-  } else if (kind == OpKind::ReduceSum) {
-    auto it = attrs.find("dims");
-    if (it == attrs.end() || !std::holds_alternative<std::vector<int64_t>>(it->second)) return "no dims";
-    k.aligned = input.shape;
-    for (int64_t d : std::get<std::vector<int64_t>>(it->second)) {
-      if (d < 0) d += int64_t(rank);
-      if (d < 0 || d >= int64_t(rank)) return "a dim out of range";
-      k.aligned[size_t(d)] = 1;
-    }
-    if (elementsOf(k.aligned) != elementsOf(output.shape)) return "a result of another size";
-  } else {
-    return "not a sum";
-  }
+  const ir::SumDimsRule rule = kind < OpKind::NumOps ? opDef(kind).kernel.sumDims : nullptr;
+  if (!rule) return "not a sum";
+  if (std::string why = rule(attrs, input.shape, output.shape, k.aligned); !why.empty()) return why;
   for (size_t d = 0; d < rank; ++d)
     if (k.aligned[d] != 1 && k.aligned[d] != input.shape[d]) return "a result that is not a sum over broadcast dims";
   return "";
 }
 
-void backend::renderSumToKernel(const SumToKernel &k, Flavor flavor, llvm::raw_ostream &os) {
+void backend::renderSumToKernel(const SumToKernel &k, const CLanguage &lang, llvm::raw_ostream &os) {
   const bool f64 = k.output.dtype == DType::F64;
   const char *type = f64 ? "double" : k.output.dtype == DType::F32 ? "float" : "uint16_t";
   auto load = [&](const std::string &at) {
@@ -301,7 +188,7 @@ void backend::renderSumToKernel(const SumToKernel &k, Flavor flavor, llvm::raw_o
   for (size_t d : reduced) m *= x[d];
   os << "// kernel " << k.name << ": " << spelling(k.kind) << ", a sum of " << m << " elements each\n";
   if (!k.comment.empty()) os << "// " << cComment(k.comment) << "\n";
-  os << (flavor == Flavor::Cuda ? "__global__ void " : "[[maybe_unused]] static void ") << k.name
+  os << lang.kernelQualifier << "void " << k.name
      << "(const void *in_, void *out_) {\n";
   os << "  const " << type << " *in = (const " << type << " *)in_; // " << shapeComment(k.input) << "\n";
   os << "  " << type << " *out = (" << type << " *)out_; // " << shapeComment(k.output) << "\n";
@@ -312,7 +199,7 @@ void backend::renderSumToKernel(const SumToKernel &k, Flavor flavor, llvm::raw_o
   // sum in f64 in row order as below: the same result.
   bool trailing = !kept.empty() && kept.size() + reduced.size() == rank;
   for (size_t j = 0; j < kept.size(); ++j) trailing &= kept[j] == rank - kept.size() + j;
-  if (flavor == Flavor::Cpu && trailing && n > 1) {
+  if (lang.loops() && trailing && n > 1) {
     os << "#pragma omp parallel for schedule(static) if (n * m > 16384)\n"
        << "  for (int64_t o0 = 0; o0 < n; o0 += 64) {\n"
        << "    const int64_t w = n - o0 < 64 ? n - o0 : 64;\n"
@@ -327,11 +214,11 @@ void backend::renderSumToKernel(const SumToKernel &k, Flavor flavor, llvm::raw_o
        << "  }\n}\n\n";
     return;
   }
-  const std::string in1 = openIndexLoop(flavor, "o", "n", /*simd=*/false, os);
+  const std::string in1 = openIndexLoop(lang, "o", "n", /*simd=*/false, os);
   os << in1 << "const int64_t base = " << offsetOf(kept, "o") << ";\n";
   os << in1 << "double s = 0;\n";
   os << in1 << "for (int64_t q = 0; q < m; ++q) s += " << load("in[base + " + offsetOf(reduced, "q") + "]") << ";\n";
   os << in1 << "out[o] = " << result("out[o]", "s") << ";\n";
-  closeIndexLoop(flavor, os);
+  closeIndexLoop(lang, os);
   os << "}\n\n";
 }

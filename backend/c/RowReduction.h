@@ -1,6 +1,6 @@
 //===- backend/c/RowReduction.h - reductions along the last dims as row kernels -*- C++ -*-===//
 //
-// The kernel description of the reduction class, for reductions along the
+// The row kernels of the reduction class, for reductions along the
 // innermost dims (softmax and log_softmax along the last dim and
 // softmax_grad, layer and RMS norm, reduce_sum/mean/max over trailing dims):
 // the operands are `rows` rows of `length` elements, and each row goes
@@ -10,7 +10,8 @@
 //   output   out[r, j] = g(operands at j, s_0 ..)   -- per element
 //         or out[r]    = g(s_0 ..)                  -- per row (a reduction)
 //
-// with f_k and g formulas (ir/ops/Formula.h): inputs 0 .. n-1 are the
+// with f_k and g formulas (ir/ops/Formula.h), which each op declares
+// (KernelDesc::rowReduction, ir/KernelDesc.h): inputs 0 .. n-1 are the
 // operands' elements at (r, j) (a weight or bias of `length` elements is
 // read at j alone), inputs n, n+1, ... the stage values. Stages accumulate in
 // f64, element arithmetic is f32. The CPU flavour runs rows in parallel
@@ -25,25 +26,19 @@
 #define PLANC_BACKEND_C_ROWREDUCTION_H
 
 #include "backend/c/CFamily.h"
+#include "ir/KernelDesc.h"
 
 namespace planc::backend {
 
-enum class Combiner { Sum, Max };
+using ir::Combiner;
+using ir::RowStage;
 
-struct RowStage {
-  Combiner combiner = Combiner::Sum;
-  ir::Formula value;
-};
-
-struct RowKernel {
+/// The op's row reduction (its stages and output, declared with the op:
+/// ir/KernelDesc.h) on these buffers.
+struct RowKernel : ir::RowReduction {
   std::string name;
   ir::OpKind kind = ir::OpKind::NumOps;
-  int64_t rows = 0, length = 0;
   std::vector<KernelBuffer> inputs;
-  std::vector<bool> perColumn; // per input: `length` elements read at j
-  std::vector<RowStage> stages;
-  ir::Formula output;
-  bool outputPerElement = true;
   KernelBuffer out;
   bool accumulate = false;
   std::string comment;
@@ -70,18 +65,20 @@ struct SumToKernel {
   std::string comment;
 };
 
-/// The sum of `input` to `output`'s shape (sum_to, or reduce_sum whose
-/// result keeps or drops the dims); "" and `k` filled, or why not.
+/// The sum of `input` to `output`'s shape (an op with a sum over dims,
+/// KernelDesc::sumDims: sum_to, or reduce_sum whose result keeps or drops
+/// the dims); "" and `k` filled, or why not.
 std::string makeSumToKernel(ir::OpKind kind, const ir::AttrMap &attrs, const KernelBuffer &input,
                             const KernelBuffer &output, SumToKernel &k);
-void renderSumToKernel(const SumToKernel &k, Flavor flavor, llvm::raw_ostream &os);
+void renderSumToKernel(const SumToKernel &k, const CLanguage &lang, llvm::raw_ostream &os);
 
-/// The row kernel of `kind` with `attrs` on these buffers; "" and `k`
-/// filled, or why there is none.
+/// The row kernel of `kind` with `attrs` on these buffers (the op's rule,
+/// on buffers of a dtype it renders); "" and `k` filled, or why there is
+/// none.
 std::string makeRowKernel(ir::OpKind kind, const ir::AttrMap &attrs, const std::vector<KernelBuffer> &inputs,
                           const KernelBuffer &output, RowKernel &k);
 
-void renderRowKernel(const RowKernel &k, Flavor flavor, llvm::raw_ostream &os);
+void renderRowKernel(const RowKernel &k, const CLanguage &lang, llvm::raw_ostream &os);
 
 } // namespace planc::backend
 

@@ -3,6 +3,7 @@
 #include "backend/interp/PlanInterpreter.h"
 #include "backend/interp/TensorAdapters.h"
 
+#include "exec/CommCall.h"
 #include "exec/Groups.h"
 #include "ir/LocalBlocks.h"
 #include "ir/MeshLayout.h"
@@ -53,6 +54,17 @@ struct RankRun {
   std::map<int64_t, std::pair<int64_t, Tensor>> heldSums;
   bool done = false;
 };
+
+runtime::CollectiveKind collectiveKindOf(exec::CommCall::Collective c) {
+  switch (c) {
+  case exec::CommCall::Collective::AllReduce: return runtime::CollectiveKind::AllReduce;
+  case exec::CommCall::Collective::ReduceScatter: return runtime::CollectiveKind::ReduceScatter;
+  case exec::CommCall::Collective::AllGather: return runtime::CollectiveKind::AllGather;
+  case exec::CommCall::Collective::AllToAll: return runtime::CollectiveKind::AllToAll;
+  case exec::CommCall::Collective::Broadcast: return runtime::CollectiveKind::Broadcast;
+  }
+  return runtime::CollectiveKind::AllReduce;
+}
 
 std::string stepText(const RankProgram &p, size_t i) {
   const Step &s = p.steps[i];
@@ -175,66 +187,32 @@ struct PlanInterpreter::State {
     // An output that accumulates gets the result added to what it holds.
     Tensor held;
     if (s.accumulates(0) && !s.outputs.empty()) held = decode(r, s.outputs[0]);
+    std::string why;
+    std::optional<exec::CommCall> call = exec::commCallOf(*r.program, i, why);
+    if (!call) return failAt(r, i, why);
     runtime::Request request = 0;
-    auto intAttr = [&](const char *name, int64_t otherwise) {
-      auto it = s.attrs.find(name);
-      return it != s.attrs.end() && std::holds_alternative<int64_t>(it->second) ? std::get<int64_t>(it->second) : otherwise;
-    };
-    if (s.kind == OpKind::Send || s.kind == OpKind::Recv) {
+    if (call->kind != exec::CommCall::Kind::Collective) {
       int64_t peer = exec::peerOf(plan, s, r.rank);
       if (peer < 0) return failAt(r, i, "the message names no peer");
-      const bool send = s.kind == OpKind::Send;
-      if ((send ? s.inputs.size() : s.outputs.size()) != 1) return failAt(r, i, "a message moves one buffer");
-      int64_t buffer = send ? s.inputs[0] : s.outputs[0];
-      const Buffer &b = r.program->buffers[size_t(buffer)];
-      uint64_t bytes = elementsOf(b.local()) * runtime::byteSize(toElementType(b.type().dtype));
-      int64_t tag = intAttr("tag", 0);
-      request = send ? comm.send(peer, tag, bytesOf(r, buffer), bytes, error)
-                     : comm.recv(peer, tag, bytesOf(r, buffer), bytes, error);
+      uint8_t *bytes = bytesOf(r, call->block);
+      request = call->kind == exec::CommCall::Kind::Send
+                    ? comm.send(peer, call->tag, bytes, call->outputBytes, error)
+                    : comm.recv(peer, call->tag, bytes, call->outputBytes, error);
     } else {
-      if (s.inputs.size() != 1 || s.outputs.size() != 1 || s.inputs[0] < 0)
-        return failAt(r, i, "a collective reads one buffer and writes one");
-      const Buffer &from = r.program->buffers[size_t(s.inputs[0])], &to = r.program->buffers[size_t(s.outputs[0])];
-      runtime::CollectiveCall call;
-      call.type = toElementType(from.type().dtype);
-      call.group = exec::groupOf(plan, s, r.rank);
-      call.shape.assign(from.local().begin(), from.local().end());
-      auto dim = [&](const char *name) {
-        int64_t d = intAttr(name, 0);
-        return int(d < 0 ? d + int64_t(from.local().size()) : d);
-      };
-      switch (s.kind) {
-      case OpKind::AllReduce: {
-        call.kind = runtime::CollectiveKind::AllReduce;
-        auto it = s.attrs.find("reduce");
-        if (it != s.attrs.end() && std::holds_alternative<std::string>(it->second) &&
-            std::get<std::string>(it->second) == "max")
-          call.op = runtime::ReduceOp::Max;
-        break;
-      }
-      case OpKind::ReduceScatter:
-        call.kind = runtime::CollectiveKind::ReduceScatter;
-        call.dim = dim("dim");
-        break;
-      case OpKind::AllGather:
-        call.kind = runtime::CollectiveKind::AllGather;
-        call.dim = dim("dim");
-        call.gatheredRows = size_t(call.dim) < to.local().size() ? to.local()[size_t(call.dim)] : 0;
-        break;
-      case OpKind::AllToAll:
-        call.kind = runtime::CollectiveKind::AllToAll;
-        call.splitDim = dim("split_dim");
-        call.concatDim = dim("concat_dim");
-        break;
-      case OpKind::Broadcast:
-        call.kind = runtime::CollectiveKind::Broadcast;
-        call.root = intAttr("root", 0);
-        break;
-      default:
-        return failAt(r, i, "no communicator call runs this op");
-      }
-      if (call.group.empty()) return failAt(r, i, "the collective names no group");
-      request = comm.start(call, bytesOf(r, s.inputs[0]), bytesOf(r, s.outputs[0]), error);
+      const Buffer &from = r.program->buffers[size_t(call->block)];
+      runtime::CollectiveCall c;
+      c.type = toElementType(from.type().dtype);
+      c.group = exec::groupOf(plan, s, r.rank);
+      c.shape.assign(from.local().begin(), from.local().end());
+      c.kind = collectiveKindOf(call->collective);
+      c.op = call->reduce == exec::CommCall::Reduce::Max ? runtime::ReduceOp::Max : runtime::ReduceOp::Sum;
+      c.dim = call->dim;
+      c.gatheredRows = call->gatheredRows;
+      c.splitDim = call->splitDim;
+      c.concatDim = call->concatDim;
+      c.root = call->root;
+      if (c.group.empty()) return failAt(r, i, "the collective names no group");
+      request = comm.start(c, bytesOf(r, call->input), bytesOf(r, call->output), error);
     }
     if (!request) return failAt(r, i, error);
     if (s.accumulates(0) && s.event >= 0 && !s.outputs.empty()) r.heldSums[s.event] = {s.outputs[0], held};

@@ -56,4 +56,6 @@ void ir::registerActivationGradOps(OpDef *t) {
   // backward all-reduce sits where the forward's operand was whole).
   for (OpKind k : {OpKind::GeluGrad, OpKind::SiluGrad, OpKind::SigmoidGrad, OpKind::TanhGrad, OpKind::ReluGrad})
     declare(t, k, kElementwise, elementwiseLabels);
+  for (OpKind k : {OpKind::GeluGrad, OpKind::SiluGrad, OpKind::SigmoidGrad, OpKind::TanhGrad, OpKind::ReluGrad})
+    kernel(t, k, KernelClass::Elementwise);
 }

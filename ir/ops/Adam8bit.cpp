@@ -162,4 +162,5 @@ void ir::registerAdam8bitOps(OpDef *t) {
   entry(t, OpKind::Adam8bitUpdate).operandRoles = {R::Parameter,  R::Gradient,   R::BlockState,     R::BlockState,
                                                    R::BlockState, R::BlockState, R::HyperParameter, R::HyperParameter};
   entry(t, OpKind::Adam8bitUpdate).inPlaceOf = {0, 2, 3, 4, 5};
+  noKernel(t, OpKind::Adam8bitUpdate, KernelClass::Library, "no hand-written kernel");
 }

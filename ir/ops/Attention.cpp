@@ -19,6 +19,7 @@
 
 #include "ir/ops/DimRule.h"
 #include "ir/ops/OpSupport.h"
+#include "numerics/Philox.h"
 
 #include <cmath>
 #include <limits>
@@ -251,7 +252,7 @@ void evalDropout(EvalContext &ctx, const Op &op, llvm::ArrayRef<const Tensor *> 
   uint64_t key = dropoutKey(ctx, op.attrs);
   std::vector<int64_t> counter = dropoutCounters(ctx, op.attrs, op.operands[0]->type);
   for (size_t i = 0; i < x.size(); ++i)
-    y[i] = EvalContext::philoxUniform(key, uint64_t(counter[i])) >= p ? x[i] * keepScale : 0.0;
+    y[i] = numerics::philoxUniform(key, uint64_t(counter[i])) >= p ? x[i] * keepScale : 0.0;
 }
 
 // The same attributes draw the same mask: dx = mask * dy / (1 - p).
@@ -302,6 +303,34 @@ std::optional<DimLabels> labelsDropout(const Op &op) {
   return L;
 }
 
+// The row kernels (ir/KernelDesc.h): softmax and log_softmax as max, then
+// the sum of exp(x - max), then each element; softmax_grad (y, dy) as
+// dx = y (dy - sum dy y).
+template <bool Log>
+std::string rowsSoftmax(const AttrMap &attrs, llvm::ArrayRef<Shape> operands, const Shape &, RowReduction &r) {
+  if (auto e = rowsOfLastDim(operands, r); !e.empty()) return e;
+  if (!alongLastDim(attrs, operands[0].size())) return "a softmax along another dim than the last";
+  FormulaBuilder m;
+  r.stages.push_back({Combiner::Max, m.done(m.input(0))});
+  FormulaBuilder e; // exp(x - max)
+  r.stages.push_back({Combiner::Sum, e.done(e.exp(e.sub(e.input(0), e.input(1))))});
+  FormulaBuilder b;
+  int z = b.sub(b.input(0), b.input(1));
+  r.output = Log ? b.done(b.sub(z, b.unary(FormulaOp::Log, b.input(2)))) : b.done(b.div(b.exp(z), b.input(2)));
+  return "";
+}
+
+std::string rowsSoftmaxGrad(const AttrMap &attrs, llvm::ArrayRef<Shape> operands, const Shape &, RowReduction &r) {
+  if (auto e = rowsOfLastDim(operands, r); !e.empty()) return e;
+  if (operands.size() != 2 || operands[1] != operands[0]) return "operands of different shapes";
+  if (!alongLastDim(attrs, operands[0].size())) return "a softmax along another dim than the last";
+  FormulaBuilder d;
+  r.stages.push_back({Combiner::Sum, d.done(d.mul(d.input(1), d.input(0)))});
+  FormulaBuilder b;
+  r.output = b.done(b.mul(b.input(0), b.sub(b.input(1), b.input(2))));
+  return "";
+}
+
 } // namespace
 
 uint64_t ir::dropoutKey(const EvalContext &ctx, const AttrMap &attrs) {
@@ -349,4 +378,12 @@ void ir::registerAttentionOps(OpDef *t) {
   declare(t, OpKind::MaskGrad, 0, labelsMask);
   declare(t, OpKind::Rope, 0, labelsRope);
   declare(t, OpKind::Dropout, 0, labelsDropout);
+
+  rowKernel(t, OpKind::Softmax, rowsSoftmax<false>);
+  rowKernel(t, OpKind::LogSoftmax, rowsSoftmax<true>);
+  rowKernel(t, OpKind::SoftmaxGrad, rowsSoftmaxGrad);
+  kernel(t, OpKind::CausalMask, KernelClass::Library, {"causal_mask", /*fills -inf*/ true});
+  kernel(t, OpKind::MaskGrad, KernelClass::Library, {"causal_mask", /*fills 0*/ false});
+  kernel(t, OpKind::Rope, KernelClass::Library, {"rope"});
+  kernel(t, OpKind::Dropout, KernelClass::Library, {"dropout"});
 }

@@ -248,4 +248,10 @@ void ir::registerCollectiveOps(OpDef *t) {
   for (OpKind k : {OpKind::ReduceScatter, OpKind::AllGather, OpKind::AllToAll}) entry(t, k).wireBytes = wireRing;
   // Recv sends nothing: its bytes are counted at its sender.
   for (OpKind k : {OpKind::Broadcast, OpKind::Send}) entry(t, k).wireBytes = wireWhole;
+  for (OpKind k : {OpKind::AllReduce, OpKind::ReduceScatter, OpKind::AllGather, OpKind::AllToAll, OpKind::Send,
+                   OpKind::Recv, OpKind::Broadcast})
+    kernel(t, k, KernelClass::Communication);
+  // Nothing moves between ranks: a gather of the rank's block, of its stage's operand.
+  kernel(t, OpKind::ShardSlice, KernelClass::Layout);
+  kernel(t, OpKind::StageMerge, KernelClass::Layout);
 }

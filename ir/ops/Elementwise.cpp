@@ -263,4 +263,9 @@ void ir::registerElementwiseOps(OpDef *t) {
   declare(t, OpKind::Sub, kElementwise | kKeepsPaddingZero, labelsJointlyLinear);
   declare(t, OpKind::Mul, kElementwise | kKeepsPaddingZero, labelsMul);
   declare(t, OpKind::Div, kElementwise, labelsDiv);
+  // Each a formula (ir/ops/Formula.cpp).
+  for (OpKind k : {OpKind::Neg, OpKind::Exp, OpKind::Log, OpKind::Sqrt, OpKind::Rsqrt, OpKind::Tanh, OpKind::Relu,
+                   OpKind::Gelu, OpKind::Silu, OpKind::Sigmoid, OpKind::Abs, OpKind::Pow, OpKind::Scale,
+                   OpKind::AddScalar, OpKind::Add, OpKind::Sub, OpKind::Mul, OpKind::Div})
+    kernel(t, k, KernelClass::Elementwise);
 }

@@ -140,4 +140,6 @@ void ir::registerEmbeddingOps(OpDef *t) {
   declare(t, OpKind::Gather, 0, labelsGather);
   declare(t, OpKind::ScatterAdd, 0, labelsScatterAdd);
   entry(t, OpKind::ScatterAdd).rowsAttr = "rows";
+  kernel(t, OpKind::Gather, KernelClass::Library, {"gather"});
+  kernel(t, OpKind::ScatterAdd, KernelClass::Library, {"scatter_add"});
 }

@@ -29,6 +29,7 @@
 #include "ir/Interpreter.h"
 #include "ir/ops/DimRule.h"
 #include "ir/ops/OpSupport.h"
+#include "numerics/Philox.h"
 
 #include <cmath>
 #include <limits>
@@ -154,7 +155,7 @@ struct FlashKernel {
   double keep(int64_t b, int64_t i, int64_t j) const {
     if (counter.empty()) return 1.0;
     int64_t at = (b * dims.s + i) * dims.t + j;
-    return EvalContext::philoxUniform(key, uint64_t(counter[size_t(at)])) >= attrs.p ? keepScale : 0.0;
+    return numerics::philoxUniform(key, uint64_t(counter[size_t(at)])) >= attrs.p ? keepScale : 0.0;
   }
   /// scale * q_i . k_j of matrix b.
   double score(const Tensor &q, const Tensor &k, int64_t b, int64_t i, int64_t j) const {
@@ -321,4 +322,6 @@ void ir::registerFlashAttentionOps(OpDef *t) {
   t[unsigned(OpKind::FlashAttentionGrad)].recomputedFlops = recomputedFlopsFlashGrad;
   declare(t, OpKind::FlashAttention, 0, labelsFlash);
   declare(t, OpKind::FlashAttentionGrad, 0, labelsFlash);
+  kernel(t, OpKind::FlashAttention, KernelClass::Library, {"flash_attention", /*the gradient*/ false});
+  kernel(t, OpKind::FlashAttentionGrad, KernelClass::Library, {"flash_attention", /*the gradient*/ true});
 }

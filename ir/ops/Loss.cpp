@@ -225,4 +225,8 @@ void ir::registerLossOps(OpDef *t) {
   define(t, OpKind::CrossEntropyGrad, inferCrossEntropyGrad, evalCrossEntropyGrad, nullptr, flopsCrossEntropyGrad);
   declare(t, OpKind::CrossEntropy, 0, labelsCrossEntropy);
   declare(t, OpKind::CrossEntropyGrad, 0, labelsCrossEntropy);
+  kernel(t, OpKind::CrossEntropy, KernelClass::Reduction, {"cross_entropy", /*the gradient*/ false});
+  kernel(t, OpKind::CrossEntropyGrad, KernelClass::Reduction, {"cross_entropy", /*the gradient*/ true});
+  kernel(t, OpKind::VocabCeStats, KernelClass::Reduction, {"vocab_ce", /*the gradient*/ false});
+  kernel(t, OpKind::VocabCeGrad, KernelClass::Reduction, {"vocab_ce", /*the gradient*/ true});
 }

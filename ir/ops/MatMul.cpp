@@ -151,4 +151,5 @@ std::optional<DimLabels> labelsMatMul(const Op &op) {
 void ir::registerMatMulOps(OpDef *t) {
   define(t, OpKind::MatMul, inferMatMul, evalMatMul, gradMatMul, flopsMatMul);
   declare(t, OpKind::MatMul, 0, labelsMatMul);
+  kernel(t, OpKind::MatMul, KernelClass::Gemm);
 }

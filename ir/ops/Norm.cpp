@@ -179,6 +179,41 @@ std::optional<DimLabels> labelsNorm(const Op &op) {
   return r.L;
 }
 
+// The row kernel (ir/KernelDesc.h): layer norm as the row's sum, then its
+// sum of squared deviations, then each element (x - mean) rstd w + b; RMS
+// norm as the sum of squares, then x rstd w. The weight and bias are read
+// per column.
+template <bool Centered>
+std::string rowsNorm(const AttrMap &attrs, llvm::ArrayRef<Shape> operands, const Shape &, RowReduction &r) {
+  if (auto e = rowsOfLastDim(operands, r); !e.empty()) return e;
+  if (operands.size() != (Centered ? 3u : 2u)) return "the wrong number of operands";
+  for (size_t i = 1; i < operands.size(); ++i) {
+    if (operands[i] != Shape{r.length}) return "a weight or bias of another length than the row";
+    r.perColumn[i] = true;
+  }
+  const double eps = floatOr(attrs, "eps", kNormDefaultEps), L = double(r.length);
+  const int stat = int(operands.size()); // the first stage value
+  FormulaBuilder b;
+  if (Centered) {
+    FormulaBuilder s0;
+    r.stages.push_back({Combiner::Sum, s0.done(s0.input(0))});
+    FormulaBuilder s1; // (x - mean)^2
+    int dev = s1.sub(s1.input(0), s1.div(s1.input(stat), s1.constant(L)));
+    r.stages.push_back({Combiner::Sum, s1.done(s1.mul(dev, dev))});
+    int xhat = b.sub(b.input(0), b.div(b.input(stat), b.constant(L)));
+    int rstd = b.div(b.constant(1.0),
+                     b.unary(FormulaOp::Sqrt, b.add(b.div(b.input(stat + 1), b.constant(L)), b.constant(eps))));
+    r.output = b.done(b.add(b.mul(b.mul(xhat, rstd), b.input(1)), b.input(2)));
+  } else {
+    FormulaBuilder s0;
+    r.stages.push_back({Combiner::Sum, s0.done(s0.mul(s0.input(0), s0.input(0)))});
+    int rstd = b.div(b.constant(1.0),
+                     b.unary(FormulaOp::Sqrt, b.add(b.div(b.input(stat), b.constant(L)), b.constant(eps))));
+    r.output = b.done(b.mul(b.mul(b.input(0), rstd), b.input(1)));
+  }
+  return "";
+}
+
 } // namespace
 
 void ir::registerNormOps(OpDef *t) {
@@ -188,4 +223,9 @@ void ir::registerNormOps(OpDef *t) {
   define(t, OpKind::RmsNormGrad, inferRmsNormGrad, evalNormGrad<false>, nullptr, flopsRmsNormGrad);
   for (OpKind k : {OpKind::LayerNorm, OpKind::LayerNormGrad, OpKind::RmsNorm, OpKind::RmsNormGrad})
     declare(t, k, 0, labelsNorm);
+  rowKernel(t, OpKind::LayerNorm, rowsNorm<true>);
+  rowKernel(t, OpKind::RmsNorm, rowsNorm<false>);
+  // The weight's and bias's gradients sum over rows: by hand.
+  kernel(t, OpKind::LayerNormGrad, KernelClass::Reduction, {"norm_grad", /*centred*/ true});
+  kernel(t, OpKind::RmsNormGrad, KernelClass::Reduction, {"norm_grad", /*centred*/ false});
 }

@@ -162,3 +162,26 @@ bool IndexWalker::next() {
   }
   return false;
 }
+
+std::string ir::rowsOfLastDim(llvm::ArrayRef<Shape> operands, RowReduction &r) {
+  if (operands.empty() || operands[0].empty()) return "no row to reduce";
+  const Shape &x = operands[0];
+  r.length = x.back();
+  r.rows = r.length ? product(x) / r.length : 0;
+  r.perColumn.assign(operands.size(), false);
+  return "";
+}
+
+bool ir::alongLastDim(const AttrMap &attrs, size_t rank) {
+  auto it = attrs.find("dim");
+  int64_t dim = it != attrs.end() && std::holds_alternative<int64_t>(it->second) ? std::get<int64_t>(it->second) : -1;
+  return dim == -1 || dim == int64_t(rank) - 1;
+}
+
+double ir::floatOr(const AttrMap &attrs, const char *name, double otherwise) {
+  auto it = attrs.find(name);
+  if (it == attrs.end()) return otherwise;
+  if (const double *d = std::get_if<double>(&it->second)) return *d;
+  if (const int64_t *i = std::get_if<int64_t>(&it->second)) return double(*i);
+  return otherwise;
+}

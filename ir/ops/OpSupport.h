@@ -60,6 +60,26 @@ inline void declare(OpDef *table, OpKind kind, uint32_t traits, DimLabelsFn labe
   d.dimLabels = labels;
 }
 
+/// Declares the kernel description of `kind`: its class, and for a library
+/// op (or a reduction with a runtime kernel) the runtime kernel's signature.
+inline void kernel(OpDef *table, OpKind kind, KernelClass cls, LibrarySignature library = {}) {
+  OpDef &d = table[size_t(kind)];
+  d.kernel.cls = cls;
+  d.kernel.library = library;
+}
+/// A reduction rendered as a row kernel by `rule`.
+inline void rowKernel(OpDef *table, OpKind kind, RowReductionRule rule) {
+  OpDef &d = table[size_t(kind)];
+  d.kernel.cls = KernelClass::Reduction;
+  d.kernel.rowReduction = rule;
+}
+/// An op of class `cls` that has no kernel yet, and why.
+inline void noKernel(OpDef *table, OpKind kind, KernelClass cls, const char *why) {
+  OpDef &d = table[size_t(kind)];
+  d.kernel.cls = cls;
+  d.kernel.none = why;
+}
+
 /// The table entry of `kind`, for the facts only some ops have.
 inline OpDef &entry(OpDef *table, OpKind kind) { return table[size_t(kind)]; }
 
@@ -113,6 +133,14 @@ std::optional<Shape> broadcastShapes(const Shape &a, const Shape &b);
 bool broadcastsTo(const Shape &from, const Shape &to);
 int64_t product(const Shape &s, size_t begin = 0, size_t end = ~size_t(0));
 std::vector<int64_t> rowMajorStrides(const Shape &s);
+
+/// The row reductions' rules (KernelDesc::rowReduction) share these: the
+/// rows of operand 0's last dim in `r` (no operand per column yet), or "no
+/// row to reduce"; whether the op's `dim` is the last of `rank` (or
+/// absent); a float attribute, or `otherwise` where absent or not a number.
+std::string rowsOfLastDim(llvm::ArrayRef<Shape> operands, RowReduction &r);
+bool alongLastDim(const AttrMap &attrs, size_t rank);
+double floatOr(const AttrMap &attrs, const char *name, double otherwise);
 
 /// layernorm's and rmsnorm's `eps` where the op has none.
 constexpr double kNormDefaultEps = 1e-5;

@@ -257,4 +257,9 @@ void ir::registerOptimizerOps(OpDef *t) {
   entry(t, OpKind::AdamUpdate).operandRoles = {R::Parameter, R::Gradient,       R::State,
                                                R::State,     R::HyperParameter, R::HyperParameter};
   entry(t, OpKind::AdamUpdate).inPlaceOf = {0, 2, 3};
+  kernel(t, OpKind::GlobalNorm, KernelClass::Reduction, {"global_norm"});
+  kernel(t, OpKind::ClipScale, KernelClass::Elementwise);
+  kernel(t, OpKind::LrSchedule, KernelClass::Library, {"lr_schedule"});
+  kernel(t, OpKind::SgdUpdate, KernelClass::Library, {"sgd_update"});
+  kernel(t, OpKind::AdamUpdate, KernelClass::Elementwise);
 }

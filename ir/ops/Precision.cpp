@@ -152,4 +152,7 @@ void ir::registerPrecisionOps(OpDef *t) {
   declare(t, OpKind::Select, kElementwise | kKeepsPaddingZero, elementwiseLabels);
   declare(t, OpKind::LossScaleUpdate, kInPlace, nullptr);
   entry(t, OpKind::LossScaleUpdate).inPlaceOf = {0, 1};
+  kernel(t, OpKind::AllFinite, KernelClass::Library, {"all_finite"});
+  kernel(t, OpKind::Select, KernelClass::Library, {"select"});
+  kernel(t, OpKind::LossScaleUpdate, KernelClass::Library, {"loss_scale_update"});
 }

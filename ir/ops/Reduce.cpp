@@ -11,6 +11,7 @@
 #include "ir/ops/DimRule.h"
 #include "ir/ops/OpSupport.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -257,6 +258,57 @@ std::optional<DimLabels> labelsBroadcastTo(const Op &op) {
   return r.L;
 }
 
+// The row kernel (ir/KernelDesc.h) of a reduction over trailing dims,
+// which are contiguous rows: one stage, its value per row. Over other dims
+// reduce_sum is a sum over broadcast dims (the code generator's sum_to
+// kernel); the others have none.
+template <Reduction R>
+std::string rowsReduce(const AttrMap &attrs, llvm::ArrayRef<Shape> operands, const Shape &result, RowReduction &r) {
+  if (auto e = rowsOfLastDim(operands, r); !e.empty()) return e;
+  const Shape &x = operands[0];
+  auto it = attrs.find("dims");
+  if (it == attrs.end() || !std::holds_alternative<std::vector<int64_t>>(it->second)) return "no dims";
+  std::vector<int64_t> dims = std::get<std::vector<int64_t>>(it->second);
+  for (int64_t &d : dims)
+    if (d < 0) d += int64_t(x.size());
+  std::sort(dims.begin(), dims.end());
+  for (size_t i = 0; i < dims.size(); ++i)
+    if (dims[i] != int64_t(x.size() - dims.size() + i)) return "a reduction over dims that are not the last ones";
+  r.length = product(x, x.size() - dims.size());
+  r.rows = r.length ? product(x) / r.length : 0;
+  if (product(result) != r.rows) return "a result of another size than the rows";
+  FormulaBuilder s;
+  r.stages.push_back({R == Reduction::Max ? Combiner::Max : Combiner::Sum, s.done(s.input(0))});
+  r.outputPerElement = false;
+  FormulaBuilder b;
+  int v = b.input(1);
+  r.output = b.done(R == Reduction::Mean ? b.div(v, b.constant(double(r.length))) : v);
+  return "";
+}
+
+// The sum over broadcast dims (ir/KernelDesc.h): sum_to's result aligned
+// at the right, reduce_sum's operand with its dims made 1.
+std::string sumDimsSumTo(const AttrMap &, const Shape &operand, const Shape &result, Shape &aligned) {
+  if (result.size() > operand.size()) return "a result of higher rank than the operand";
+  aligned.assign(operand.size() - result.size(), 1);
+  aligned.insert(aligned.end(), result.begin(), result.end());
+  return "";
+}
+
+std::string sumDimsReduceSum(const AttrMap &attrs, const Shape &operand, const Shape &result, Shape &aligned) {
+  const size_t rank = operand.size();
+  auto it = attrs.find("dims");
+  if (it == attrs.end() || !std::holds_alternative<std::vector<int64_t>>(it->second)) return "no dims";
+  aligned = operand;
+  for (int64_t d : std::get<std::vector<int64_t>>(it->second)) {
+    if (d < 0) d += int64_t(rank);
+    if (d < 0 || d >= int64_t(rank)) return "a dim out of range";
+    aligned[size_t(d)] = 1;
+  }
+  if (product(aligned) != product(result)) return "a result of another size";
+  return "";
+}
+
 } // namespace
 
 void ir::registerReduceOps(OpDef *t) {
@@ -270,4 +322,11 @@ void ir::registerReduceOps(OpDef *t) {
   declare(t, OpKind::BroadcastTo, 0, labelsBroadcastTo);
   entry(t, OpKind::SumTo).shapeAttr = "shape";
   entry(t, OpKind::BroadcastTo).shapeAttr = "shape";
+  rowKernel(t, OpKind::ReduceSum, rowsReduce<Reduction::Sum>);
+  rowKernel(t, OpKind::ReduceMean, rowsReduce<Reduction::Mean>);
+  rowKernel(t, OpKind::ReduceMax, rowsReduce<Reduction::Max>);
+  kernel(t, OpKind::SumTo, KernelClass::Reduction); // a sum over broadcast dims, not rows
+  entry(t, OpKind::SumTo).kernel.sumDims = sumDimsSumTo;
+  entry(t, OpKind::ReduceSum).kernel.sumDims = sumDimsReduceSum;
+  kernel(t, OpKind::BroadcastTo, KernelClass::Layout);
 }

@@ -425,4 +425,9 @@ void ir::registerShapeOps(OpDef *t) {
   declare(t, OpKind::Fill, 0, labelsFill);
   entry(t, OpKind::Reshape).shapeAttr = "shape";
   entry(t, OpKind::Fill).shapeAttr = "shape";
+  for (OpKind k : {OpKind::Reshape, OpKind::Transpose, OpKind::Slice, OpKind::Pad, OpKind::Fill})
+    kernel(t, k, KernelClass::Layout);
+  kernel(t, OpKind::Concat, KernelClass::Library, {"copy_blocks", /*repeats*/ false});
+  kernel(t, OpKind::RepeatInterleave, KernelClass::Library, {"copy_blocks", /*repeats*/ true});
+  kernel(t, OpKind::Cast, KernelClass::Elementwise); // a rounding load and store, no formula
 }

@@ -12,7 +12,7 @@
 // compiler bug, and the fuzzer stops on it.
 //
 //   scripts/build.sh --fuzz
-//   build-fuzz/bin/plan-fuzz -dict=tests/fuzz/plan.dict CORPUS_DIR SEED_DIR
+//   build-asan/bin/plan-fuzz -dict=tests/fuzz/plan.dict CORPUS_DIR SEED_DIR
 //
 //===----------------------------------------------------------------------===//
 

@@ -11,7 +11,7 @@
 // Anything else is a compiler bug, and the fuzzer stops on it.
 //
 //   scripts/build.sh --fuzz ir-fuzz
-//   build-fuzz/bin/ir-fuzz -dict=tests/fuzz/ir.dict CORPUS_DIR SEED_DIR
+//   build-asan/bin/ir-fuzz -dict=tests/fuzz/ir.dict CORPUS_DIR SEED_DIR
 //
 //===----------------------------------------------------------------------===//
 

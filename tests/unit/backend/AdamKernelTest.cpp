@@ -30,7 +30,7 @@ TEST(AdamKernelTest, InPlaceUpdateEqualsTheInterpreterAndTorch) {
   planc::testing::ScratchDir dir;
   std::string source;
   llvm::raw_string_ostream os(source);
-  renderPrelude(Flavor::Cpu, os);
+  renderPrelude(cpuLanguage(), os);
   os << planc::testing::kReadFileHelper;
   std::vector<std::array<Tensor, 3>> expected;
   for (bool decoupled : {false, true}) {
@@ -51,7 +51,7 @@ TEST(AdamKernelTest, InPlaceUpdateEqualsTheInterpreterAndTorch) {
                                     {vec, vec}),
               "");
     k.name = decoupled ? "adamw" : "adam";
-    renderElementwiseKernel(k, Flavor::Cpu, os);
+    renderElementwiseKernel(k, cpuLanguage(), os);
     std::array<Tensor, 3> want = {Tensor({n}, DType::F32), Tensor({n}, DType::F32), Tensor({n}, DType::F32)};
     evalFormula(*formulaOf(OpKind::AdamUpdate), attrs, {&p, &g, &m, &v, &lrT, &stepT}, want);
     // torch.optim.Adam / AdamW, written out.

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "backend/c/CFamily.h"
+#include "backend/c/RankPlace.h"
 #include "backend/interp/TensorAdapters.h"
 #include "ir/OpDef.h"
 #include "ir/ops/Formula.h"
@@ -156,8 +157,8 @@ protected:
     std::ofstream src(dir + "/kernels.cpp");
     std::string text;
     llvm::raw_string_ostream os(text);
-    renderPrelude(Flavor::Cpu, os);
-    for (const Case &c : cases) renderElementwiseKernel(c.kernel, Flavor::Cpu, os);
+    renderPrelude(cpuLanguage(), os);
+    for (const Case &c : cases) renderElementwiseKernel(c.kernel, cpuLanguage(), os);
     os << "#include <fstream>\n#include <iterator>\n#include <string>\n#include <vector>\n";
     os << "static std::vector<char> readFile(const std::string &p) {\n"
           "  std::ifstream f(p, std::ios::binary);\n"
@@ -286,7 +287,7 @@ std::string runWithPrelude(const std::string &body) {
   EXPECT_FALSE(llvm::sys::fs::createUniqueDirectory("planc-prelude", dir));
   std::string text;
   llvm::raw_string_ostream os(text);
-  renderPrelude(Flavor::Cpu, os);
+  renderPrelude(cpuLanguage(), os);
   os << "#include <cstdio>\n" << body;
   os.flush();
   std::string src = std::string(dir) + "/p.cpp", exe = std::string(dir) + "/p", out = std::string(dir) + "/out";
@@ -345,8 +346,8 @@ TEST(CFamilyTest, RendersTheCudaFlavourFromTheSameDescription) {
   k.name = "k0_gelu";
   std::string cpu, cuda;
   llvm::raw_string_ostream c(cpu), g(cuda);
-  renderElementwiseKernel(k, Flavor::Cpu, c);
-  renderElementwiseKernel(k, Flavor::Cuda, g);
+  renderElementwiseKernel(k, cpuLanguage(), c);
+  renderElementwiseKernel(k, cudaLanguage(), g);
   EXPECT_NE(cpu.find("[[maybe_unused]] static void k0_gelu(const void *in0_, void *out_)"), std::string::npos) << cpu;
   EXPECT_NE(cpu.find("#pragma omp parallel for simd"), std::string::npos) << cpu;
   EXPECT_NE(cuda.find("__global__ void k0_gelu(const void *in0_, void *out_)"), std::string::npos) << cuda;
@@ -360,7 +361,7 @@ TEST(CFamilyTest, RendersTheCudaFlavourFromTheSameDescription) {
   EXPECT_EQ(cpu.substr(cpu.find("tanhf"), 20), cuda.substr(cuda.find("tanhf"), 20));
   std::string prelude;
   llvm::raw_string_ostream p(prelude);
-  renderPrelude(Flavor::Cuda, p);
+  renderPrelude(cudaLanguage(), p);
   EXPECT_NE(prelude.find("[[maybe_unused]] static __host__ __device__ inline float planc_bf16_to_f32"), std::string::npos);
   // A kernel the renderer cannot make says why.
   EXPECT_EQ(makeElementwiseKernel(OpKind::MatMul, {}, {}, {}, k), "no formula");
@@ -371,6 +372,37 @@ TEST(CFamilyTest, RendersTheCudaFlavourFromTheSameDescription) {
   EXPECT_EQ(makeElementwiseKernel(OpKind::AdamUpdate, {}, std::vector<KernelBuffer>(6, {DType::F32, {4}}),
                                   {DType::F32, {4}}, k),
             "gives 3 results");
+}
+
+// The renderers read the language's data and never ask which language it
+// is: a language of other spellings (a HIP-like one) comes out in them.
+TEST(CFamilyTest, RendersWhateverTheLanguageSpells) {
+  CLanguage other = cudaLanguage();
+  other.name = "OTHER";
+  other.kernelQualifier = "extern \"C\" __global__ ";
+  other.helperQualifier = "static __device__ inline";
+  other.threadIndex = "int64_t(hipBlockIdx_x) * hipBlockDim_x + hipThreadIdx_x";
+  ElementwiseKernel k;
+  ASSERT_EQ(makeElementwiseKernel(OpKind::Relu, {}, {{DType::F32, {64}}}, {DType::F32, {64}}, k), "");
+  k.name = "k1_relu";
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  renderPrelude(other, os);
+  renderElementwiseKernel(k, other, os);
+  renderMeshCoordPrelude(other, os);
+  os.flush();
+  EXPECT_NE(text.find("static __device__ inline float planc_bf16_to_f32"), std::string::npos) << text;
+  EXPECT_NE(text.find("extern \"C\" __global__ void k1_relu(const void *in0_, void *out_)"), std::string::npos) << text;
+  EXPECT_NE(text.find("const int64_t i = int64_t(hipBlockIdx_x) * hipBlockDim_x + hipThreadIdx_x;"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("__constant__ int64_t planc_mesh_coord[5]"), std::string::npos) << text;
+  EXPECT_EQ(text.find("blockIdx.x"), std::string::npos) << "CUDA's own spelling leaked: " << text;
+  EXPECT_EQ(text.find("#pragma omp"), std::string::npos) << text;
+  // The CPU's: a loop of the host's threads, the library and the GEMM there.
+  EXPECT_TRUE(cpuLanguage().loops());
+  EXPECT_FALSE(cudaLanguage().loops());
+  EXPECT_EQ(cpuLanguage().noLibrary, nullptr);
+  EXPECT_NE(cudaLanguage().noGemm, nullptr);
 }
 
 } // namespace

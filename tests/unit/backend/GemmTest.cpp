@@ -77,7 +77,7 @@ TEST(GemmTest, CompiledCallsEqualTheInterpretersMatmul) {
   const std::string &d = dir.path;
   std::string text;
   llvm::raw_string_ostream os(text);
-  renderPrelude(Flavor::Cpu, os); // the 16-bit conversions
+  renderPrelude(cpuLanguage(), os); // the 16-bit conversions
   renderGemmPrelude(os);
   os << "#include <cstdint>\n" << planc::testing::kReadFileHelper;
   for (const GemmCase &g : cases) renderGemmKernel(g.kernel, os);

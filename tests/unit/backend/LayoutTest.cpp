@@ -69,7 +69,7 @@ TEST(LayoutTest, CompiledGathersEqualTheInterpreter) {
   std::string source;
   llvm::raw_string_ostream os(source);
   os << "#include <cstdint>\n" << planc::testing::kReadFileHelper;
-  for (const LayoutCase &c : cases) renderLayoutKernel(c.kernel, Flavor::Cpu, os);
+  for (const LayoutCase &c : cases) renderLayoutKernel(c.kernel, cpuLanguage(), os);
   os << "int main(int, char **argv) {\n  std::string dir = argv[1];\n";
   for (size_t k = 0; k < cases.size(); ++k) {
     const std::string f = "dir + \"/" + std::to_string(k);
@@ -133,9 +133,9 @@ TEST(LayoutTest, AccumulatingGathersAddToTheResult) {
   planc::testing::ScratchDir dir;
   std::string source;
   llvm::raw_string_ostream os(source);
-  renderPrelude(Flavor::Cpu, os); // the 16-bit conversions
+  renderPrelude(cpuLanguage(), os); // the 16-bit conversions
   os << planc::testing::kReadFileHelper;
-  for (const Case &c : cases) renderLayoutKernel(c.kernel, Flavor::Cpu, os);
+  for (const Case &c : cases) renderLayoutKernel(c.kernel, cpuLanguage(), os);
   os << "int main(int, char **argv) {\n  std::string dir = argv[1];\n";
   for (size_t k = 0; k < cases.size(); ++k) {
     const std::string f = "dir + \"/" + std::to_string(k);

@@ -1,7 +1,7 @@
 //===- tests/unit/backend/LibraryKernelsTest.cpp - library kernels, compiled, compared -===//
 //
 // The hand-written kernels of the library class (backend/c/LibraryKernels.h
-// renders a wrapper per step that calls runtime/CpuKernels.h): every op's
+// renders a wrapper per step that calls runtime/kernels/cpu/): every op's
 // wrapper rendered for a tiny execution plan of one step, all of them
 // compiled into one program (with the source tree's include path and the
 // runtime's sources it calls), run on random inputs, and compared with the
@@ -10,7 +10,7 @@
 // dropout are bit-exact; the rest within 1e-6 relative in f32 (a few ulps;
 // global_norm adds its operands' sums in another association) and 1e-12
 // in f64. Fused attention and cross-entropy of f32 buffers compute in f32
-// (runtime/CpuKernels.h): within 1e-5 of the output's largest element.
+// (runtime/kernels/cpu/): within 1e-5 of the output's largest element.
 // Output buffers hold random bytes before the call, so a result not
 // written whole is seen; an accumulating step adds to them.
 //
@@ -20,7 +20,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "backend/c/LibraryKernels.h"
-#include "runtime/CpuKernels.h"
+#include "runtime/kernels/cpu/Attention.h"
+#include "runtime/kernels/cpu/CrossEntropy.h"
+#include "runtime/kernels/cpu/Dropout.h"
+#include "runtime/kernels/cpu/Indexing.h"
+#include "runtime/kernels/cpu/Norms.h"
+#include "runtime/kernels/cpu/Optimizer.h"
+#include "runtime/kernels/cpu/Position.h"
 
 #include "CompiledProgram.h"
 #include "OpTestHelpers.h"
@@ -121,7 +127,7 @@ void addCase(std::vector<LibraryCase> &cases, const std::string &group, const st
 }
 
 /// The plan of one step: a buffer per operand and result, as BuildPlan makes them.
-std::string renderCase(const LibraryCase &c, Flavor flavor, llvm::raw_ostream &os) {
+std::string renderCase(const LibraryCase &c, const CLanguage &lang, llvm::raw_ostream &os) {
   exec::RankProgram p;
   auto buffer = [&](const std::string &name, const Tensor &t) {
     exec::Buffer b;
@@ -137,7 +143,7 @@ std::string renderCase(const LibraryCase &c, Flavor flavor, llvm::raw_ostream &o
   for (size_t k = 0; k < c.want.size(); ++k) s.outputs.push_back(buffer("y" + std::to_string(k), c.want[k]));
   s.accumulate = c.accumulate;
   p.steps.push_back(s);
-  return renderLibraryKernel(p, p.steps[0], c.name, c.label, flavor, os);
+  return renderLibraryKernel(p, p.steps[0], c.name, c.label, lang, os);
 }
 
 std::vector<LibraryCase> makeCases() {
@@ -431,11 +437,11 @@ void LibraryKernelsTest::SetUpTestSuite() {
   planc::testing::ScratchDir dir;
   std::string source;
   llvm::raw_string_ostream os(source);
-  renderPrelude(Flavor::Cpu, os);
-  renderLibraryPrelude(Flavor::Cpu, os);
+  renderPrelude(cpuLanguage(), os);
+  renderLibraryPrelude(cpuLanguage(), os);
   os << "#include <cstdio>\n" << planc::testing::kReadFileHelper;
   for (const LibraryCase &c : all) {
-    std::string why = renderCase(c, Flavor::Cpu, os);
+    std::string why = renderCase(c, cpuLanguage(), os);
     if (!why.empty()) {
       ADD_FAILURE() << c.label << ": no library kernel: " << why;
       return;
@@ -478,8 +484,9 @@ void LibraryKernelsTest::SetUpTestSuite() {
   // under the sanitizers that library wants theirs.
   const std::string root = sourceDir();
   if (!planc::testing::compileAndRun(source, dir.path,
-                                     {"-I" + root, root + "/runtime/CpuKernels.cpp", root + "/runtime/Philox.cpp",
-                                      root + "/runtime/ElementBits.cpp", root + "/runtime/ElementType.cpp"}))
+                                     {"-I" + root, root + "/runtime/CpuKernels.cpp", root + "/numerics/Philox.cpp",
+                                      root + "/numerics/ElementBits.cpp", root + "/numerics/FloatFormat.cpp",
+                                      root + "/numerics/ElementType.cpp"}))
     return;
   for (size_t n = 0; n < all.size(); ++n) {
     LibraryCase &c = all[n];
@@ -607,23 +614,36 @@ TEST(LibraryKernelsInProcessTest, SaysWhyItRendersNothing) {
   c.want = {Tensor({3, 3}, DType::F32)};
   std::string text;
   llvm::raw_string_ostream os(text);
-  EXPECT_EQ(renderCase(c, Flavor::Cpu, os), "");
+  EXPECT_EQ(renderCase(c, cpuLanguage(), os), "");
   os.flush();
   EXPECT_NE(text, "");
 
   std::string none;
   llvm::raw_string_ostream nothing(none);
-  EXPECT_NE(renderCase(c, Flavor::Cuda, nothing), "");
+  EXPECT_NE(renderCase(c, cudaLanguage(), nothing), "");
   c.inputs = {Tensor({3, 3}, DType::F8E4M3)};
   c.want = {Tensor({3, 3}, DType::F8E4M3)};
-  EXPECT_NE(renderCase(c, Flavor::Cpu, nothing), "");
+  EXPECT_NE(renderCase(c, cpuLanguage(), nothing), "");
   c.inputs = {Tensor({3, 3}, DType::F32)};
   c.kind = OpKind::Add;
-  EXPECT_NE(renderCase(c, Flavor::Cpu, nothing), "");
+  EXPECT_NE(renderCase(c, cpuLanguage(), nothing), "");
   nothing.flush();
   EXPECT_EQ(none, "") << "nothing is written for a step it does not render";
   EXPECT_TRUE(hasLibraryKernel(OpKind::SgdUpdate));
   EXPECT_FALSE(hasLibraryKernel(OpKind::MatMul));
+}
+
+// Every library signature an op declares (ir/KernelDesc.h) has its wrapper
+// here, and every op of the library class has one or says why not.
+TEST(LibraryKernelsInProcessTest, EverySignatureHasAWrapper) {
+  for (unsigned i = 0; i < unsigned(OpKind::NumOps); ++i) {
+    const KernelDesc &k = opDef(OpKind(i)).kernel;
+    if (k.library.name) EXPECT_TRUE(hasLibraryKernel(OpKind(i))) << spelling(OpKind(i)) << ": " << k.library.name;
+    if (k.cls == KernelClass::Library) EXPECT_TRUE(k.library.name || k.none) << spelling(OpKind(i));
+  }
+  // Without a signature there is no wrapper, whatever the class.
+  EXPECT_FALSE(hasLibraryKernel(OpKind::Adam8bitUpdate));
+  EXPECT_FALSE(hasLibraryKernel(OpKind::Softmax));
 }
 
 } // namespace

@@ -25,7 +25,9 @@
 #include "ir/LocalBlocks.h"
 #include "ir/MeshLayout.h"
 #include "ir/OpDef.h"
-#include "runtime/CpuKernels.h"
+#include "runtime/kernels/cpu/Attention.h"
+#include "runtime/kernels/cpu/Dropout.h"
+#include "runtime/kernels/cpu/Indexing.h"
 
 #include "CompiledProgram.h"
 #include "OpTestHelpers.h"
@@ -165,7 +167,7 @@ std::string renderCase(const RankCase &c, bool prelude, llvm::raw_ostream &os) {
   s.accumulate = c.accumulate;
   p.steps.push_back(s);
   plan.programs.push_back(p);
-  std::vector<StepKernel> k = renderProgramKernels(plan, plan.programs[0], Flavor::Cpu, os, {c.name, prelude});
+  std::vector<StepKernel> k = renderProgramKernels(plan, plan.programs[0], cpuLanguage(), os, {c.name, prelude});
   if (k.size() != 1 || !k[0].rendered) {
     ADD_FAILURE() << c.label << ": no kernel: " << (k.empty() ? "no step" : k[0].reason);
     return "";
@@ -424,8 +426,9 @@ void RankKernelsTest::SetUpTestSuite() {
   // compiled in; the prelude includes <cblas.h>, which nothing here calls.
   const std::string root = sourceDir();
   if (!planc::testing::compileAndRun(source, dir.path,
-                                     {"-I" + root, root + "/runtime/CpuKernels.cpp", root + "/runtime/Philox.cpp",
-                                      root + "/runtime/ElementBits.cpp", root + "/runtime/ElementType.cpp"}))
+                                     {"-I" + root, root + "/runtime/CpuKernels.cpp", root + "/numerics/Philox.cpp",
+                                      root + "/numerics/ElementBits.cpp", root + "/numerics/FloatFormat.cpp",
+                                      root + "/numerics/ElementType.cpp"}))
     return;
   for (size_t n = 0; n < all.size(); ++n)
     for (size_t k = 0; k < all[n].want.size(); ++k)

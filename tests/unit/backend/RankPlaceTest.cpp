@@ -57,7 +57,7 @@ TEST(RankPlaceTest, CompiledOffsetsAndDataRowsEqualLocalBlocks) {
   std::string source;
   llvm::raw_string_ostream os(source);
   os << "#include <cstdint>\n#include <cstdio>\n#include <string>\n\n";
-  renderMeshCoordPrelude(Flavor::Cpu, os);
+  renderMeshCoordPrelude(cpuLanguage(), os);
   os << "int main(int, char **argv) {\n  FILE *f = fopen((std::string(argv[1]) + \"/places\").c_str(), \"w\");\n";
   for (const PlaceCase &c : cases) {
     const MeshLayout layout(c.mesh);

@@ -64,9 +64,9 @@ TEST(RowReductionTest, CompiledRowsEqualTheInterpreter) {
   planc::testing::ScratchDir dir;
   std::string source;
   llvm::raw_string_ostream os(source);
-  renderPrelude(Flavor::Cpu, os);
+  renderPrelude(cpuLanguage(), os);
   os << planc::testing::kReadFileHelper;
-  for (const RowCase &c : cases) renderRowKernel(c.kernel, Flavor::Cpu, os);
+  for (const RowCase &c : cases) renderRowKernel(c.kernel, cpuLanguage(), os);
   os << "int main(int, char **argv) {\n  std::string dir = argv[1];\n";
   for (size_t k = 0; k < cases.size(); ++k) {
     const RowCase &c = cases[k];
@@ -142,9 +142,9 @@ TEST(RowReductionTest, AFoldedStepIsComputedInTheFirstPassAndWritten) {
   planc::testing::ScratchDir dir;
   std::string source;
   llvm::raw_string_ostream os(source);
-  renderPrelude(Flavor::Cpu, os);
+  renderPrelude(cpuLanguage(), os);
   os << planc::testing::kReadFileHelper;
-  for (const Folded &f : cases) renderRowKernel(f.kernel, Flavor::Cpu, os);
+  for (const Folded &f : cases) renderRowKernel(f.kernel, cpuLanguage(), os);
   os << "#include <cmath>\nint main(int, char **argv) {\n  std::string dir = argv[1];\n"
      << "  std::vector<char> a = readFile(dir + \"/a\"), bias = readFile(dir + \"/bias\"), b = readFile(dir + \"/b\");\n"
      << "  std::vector<char> w = readFile(dir + \"/w\"), beta = readFile(dir + \"/beta\");\n";
@@ -210,9 +210,9 @@ TEST(RowReductionTest, CompiledSumsOverBroadcastDimsEqualTheInterpreter) {
   planc::testing::ScratchDir dir;
   std::string source;
   llvm::raw_string_ostream os(source);
-  renderPrelude(Flavor::Cpu, os);
+  renderPrelude(cpuLanguage(), os);
   os << planc::testing::kReadFileHelper;
-  for (const SumCase &c : cases) renderSumToKernel(c.kernel, Flavor::Cpu, os);
+  for (const SumCase &c : cases) renderSumToKernel(c.kernel, cpuLanguage(), os);
   os << "int main(int, char **argv) {\n  std::string dir = argv[1];\n";
   for (size_t k = 0; k < cases.size(); ++k) {
     const std::string f = "dir + \"/" + std::to_string(k);

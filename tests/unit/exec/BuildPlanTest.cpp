@@ -17,6 +17,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <map>
 #include <set>
 #include <string>
 
@@ -178,6 +179,49 @@ TEST(BuildPlanTest, GradientsSumOverMicroBatches) {
       EXPECT_EQ(w.second, 3);
     }
   }
+}
+
+// What a backend needs of the model is on the plan: every Param buffer
+// carries its parameter's initialisation, and the optimizer's states (the
+// frozen values the update writes) say they are no model parameter.
+TEST(BuildPlanTest, ParamBuffersCarryTheirInitialisation) {
+  Compiled c = compilePlan("examples/tiny-gpt.plan", {});
+  ASSERT_TRUE(c.ok);
+  const ir::Module &m = *c.result.module;
+  std::map<std::string, const ir::Value *> params;
+  for (const ir::Value *v : m.params) params[v->name] = v;
+  std::set<std::string> updated;
+  for (const ir::Output &o : m.outputs)
+    if (o.isUpdate()) updated.insert(o.path);
+  int model = 0, states = 0, zeros = 0;
+  for (const RankProgram &p : c.result.plan->programs)
+    for (const Buffer &b : p.buffers) {
+      if (b.role != BufferRole::Param) continue;
+      SCOPED_TRACE(b.name);
+      auto it = params.find(b.value());
+      ASSERT_NE(it, params.end());
+      const ir::Value &v = *it->second;
+      EXPECT_EQ(b.init.kind, v.init);
+      EXPECT_DOUBLE_EQ(b.init.stddev, v.initStd);
+      const bool state = v.frozen && updated.count(b.path);
+      EXPECT_EQ(b.init.modelParam, !state);
+      (state ? states : model)++;
+      zeros += b.init.kind == ir::InitKind::Zeros;
+    }
+  EXPECT_GT(model, 0);
+  EXPECT_GT(states, 0); // AdamW's moments
+  EXPECT_GT(zeros, 0);  // the moments and the biases start at zero
+}
+
+// The fusion policy's folding is a fact of the plan: on by default, off
+// under `fusion = none`.
+TEST(BuildPlanTest, TheFusionPolicyDecidesFolding) {
+  Compiled fused = compilePlan("examples/tiny-gpt.plan", {});
+  ASSERT_TRUE(fused.ok);
+  EXPECT_TRUE(fused.result.plan->foldProducers);
+  Compiled plain = compilePlan("examples/tiny-gpt.plan", {"train.fusion=none"});
+  ASSERT_TRUE(plain.ok);
+  EXPECT_FALSE(plain.result.plan->foldProducers);
 }
 
 } // namespace

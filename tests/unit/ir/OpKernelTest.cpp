@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "OpTestHelpers.h"
+#include "ir/ops/Formula.h"
 
 #include <cmath>
 
@@ -36,6 +37,68 @@ TEST(OpKernelTest, EveryOpHasAShapeRuleAKernelAndAFlopCount) {
   EXPECT_EQ(opDef(OpKind::LayerNormGrad).grad, nullptr);
   EXPECT_EQ(opDef(OpKind::AdamUpdate).grad, nullptr);
   EXPECT_NE(opDef(OpKind::MatMul).grad, nullptr);
+}
+
+// The kernel description (ir/KernelDesc.h): every op kind has a class and,
+// in that class, what a code generator renders it from -- or says why it
+// has nothing.
+TEST(OpKernelTest, EveryOpHasAKernelDescriptionOrAReasonItHasNone) {
+  for (unsigned i = 0; i < unsigned(OpKind::NumOps); ++i) {
+    const OpKind kind = OpKind(i);
+    const KernelDesc &k = opDef(kind).kernel;
+    SCOPED_TRACE(spelling(kind));
+    ASSERT_NE(k.cls, KernelClass::None);
+    switch (k.cls) {
+    case KernelClass::Elementwise:
+      // cast rounds between dtypes; fused_elementwise carries its formula.
+      if (kind != OpKind::Cast && kind != OpKind::FusedElementwise) {
+        EXPECT_NE(k.formula, nullptr);
+      }
+      EXPECT_TRUE(isElementwise(kind) || kind == OpKind::AdamUpdate || kind == OpKind::ClipScale ||
+                  kind == OpKind::Cast || kind == OpKind::FusedElementwise);
+      break;
+    case KernelClass::Reduction:
+      EXPECT_TRUE(k.rowReduction || k.sumDims || k.library.name);
+      break;
+    case KernelClass::Library: EXPECT_TRUE(k.library.name || k.none); break;
+    case KernelClass::Communication: EXPECT_TRUE(exchangesData(kind)); break;
+    default: break;
+    }
+    if (k.cls != KernelClass::Elementwise) {
+      EXPECT_EQ(k.formula, nullptr);
+    }
+    if (k.none) {
+      EXPECT_EQ(k.library.name, nullptr) << "a kernel and a reason it has none";
+    }
+  }
+  EXPECT_EQ(opDef(OpKind::MatMul).kernel.cls, KernelClass::Gemm);
+  EXPECT_EQ(opDef(OpKind::ShardSlice).kernel.cls, KernelClass::Layout);
+  EXPECT_STREQ(opDef(OpKind::Adam8bitUpdate).kernel.none, "no hand-written kernel");
+  // Two ops of one signature differ in its variant alone.
+  EXPECT_STREQ(opDef(OpKind::CausalMask).kernel.library.name, opDef(OpKind::MaskGrad).kernel.library.name);
+  EXPECT_NE(opDef(OpKind::CausalMask).kernel.library.variant, opDef(OpKind::MaskGrad).kernel.library.variant);
+}
+
+// A row reduction's stages and output come from its op: layer norm's on
+// rows of 4 with a weight and bias read per column.
+TEST(OpKernelTest, RowReductionRuleOfLayerNorm) {
+  RowReduction r;
+  const Shape x{3, 4}, w{4};
+  ASSERT_EQ(opDef(OpKind::LayerNorm).kernel.rowReduction({}, {x, w, w}, x, r), "");
+  EXPECT_EQ(r.rows, 3);
+  EXPECT_EQ(r.length, 4);
+  EXPECT_EQ(r.perColumn, (std::vector<bool>{false, true, true}));
+  ASSERT_EQ(r.stages.size(), 2u);
+  EXPECT_TRUE(r.outputPerElement);
+  // Mean 2.5, variance 1.25 of the row 1 2 3 4: the output of x = 4.
+  EXPECT_DOUBLE_EQ(evalFormulaAt(r.stages[0].value, {}, {1, 0, 0}), 1); // the sum's term at x = 1
+  const double y = evalFormulaAt(r.output, {}, {4, 2, 0.5, 10, 5});
+  EXPECT_NEAR(y, (4 - 2.5) / std::sqrt(1.25 + 1e-5) * 2 + 0.5, 1e-12);
+  EXPECT_EQ(opDef(OpKind::LayerNorm).kernel.rowReduction({}, {x, Shape{5}, w}, x, r),
+            "a weight or bias of another length than the row");
+  // reduce_max over a dim that is not the last: no row kernel.
+  EXPECT_EQ(opDef(OpKind::ReduceMax).kernel.rowReduction({{"dims", std::vector<int64_t>{0}}}, {x}, Shape{4}, r),
+            "a reduction over dims that are not the last ones");
 }
 
 TEST(OpKernelTest, BinaryOpsBroadcastAsNumPy) {
@@ -474,18 +537,6 @@ TEST(OpKernelTest, RoundToNearestEvenPerDType) {
   EXPECT_EQ(roundTo(DType::U8, 255.9), 255);
   EXPECT_EQ(roundTo(DType::I32, 2147483648.0), -2147483648.0);
   EXPECT_EQ(roundTo(DType::Bool, 0.5), 1);
-}
-
-TEST(OpKernelTest, PhiloxMatchesRandom123) {
-  // Random123's known-answer vectors for Philox4x32-10.
-  using W = std::array<uint32_t, 4>;
-  EXPECT_EQ(EvalContext::philox4x32({0, 0, 0, 0}, 0), (W{0x6627e8d5, 0xe169c58d, 0xbc57ac4c, 0x9b00dbd8}));
-  EXPECT_EQ(EvalContext::philox4x32({0xffffffff, 0xffffffff, 0xffffffff, 0xffffffff}, ~uint64_t(0)),
-            (W{0x408f276d, 0x41c83b0e, 0xa20bc7c6, 0x6d5451fd}));
-  EXPECT_EQ(EvalContext::philox4x32({0x243f6a88, 0x85a308d3, 0x13198a2e, 0x03707344}, 0x299f31d0a4093822ull),
-            (W{0xd16cfe09, 0x94fdcceb, 0x5001e420, 0x24126ea1}));
-  // The uniform is the top 53 bits of words 1:0.
-  EXPECT_EQ(EvalContext::philoxUniform(0, 0), double(((uint64_t(0xe169c58d) << 32) | 0x6627e8d5) >> 11) * 0x1p-53);
 }
 
 TEST(OpKernelTest, InterpreterChecksFeedsAndRoundsToDTypes) {

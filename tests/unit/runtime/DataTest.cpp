@@ -189,7 +189,7 @@ TEST(DataTest, BadFilesAreErrorsNamingTheFile) {
   EXPECT_NE(msg.find("text data file '" + empty + "' has 0 tokens"), std::string::npos) << msg;
 
   msg = openError(DataSpec{DataSpec::Kind::Text, dir.path, ElementType::U8});
-  EXPECT_NE(msg.find("cannot read text data file '" + dir.path + "'"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("text data file '" + dir.path + "' is not a regular file (a folder)"), std::string::npos) << msg;
 
   // A token the model's vocabulary (50) does not have.
   std::string big = dir.file("big.bin", u16s({1, 2, 3, 4, 5, 6, 7, 8, 900}));
@@ -201,6 +201,28 @@ TEST(DataTest, BadFilesAreErrorsNamingTheFile) {
   EXPECT_NE(msg.find("'" + big + "': token 900 at position 8 is outside the model's vocabulary of 50"),
             std::string::npos)
       << msg;
+}
+
+TEST(DataTest, FilesPastTheirLimitsAreRefusedBeforeReading) {
+  // A device would be read without end: refused by its kind, not its size.
+  std::string msg = openError(DataSpec{DataSpec::Kind::Text, "/dev/zero", ElementType::U8});
+  EXPECT_NE(msg.find("text data file '/dev/zero' is not a regular file (a character device); only regular files are read"),
+            std::string::npos)
+      << msg;
+  // A regular file larger than the source's limit (64 GiB by default; small
+  // here) is refused with its size and the limit; one at the limit is read.
+  TempDir dir;
+  std::string tokens = u16s({1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12});
+  std::string path = dir.file("tokens.bin", tokens);
+  DataSpec spec{DataSpec::Kind::Tokens, path, ElementType::U16};
+  spec.maxFileBytes = tokens.size() - 2;
+  msg = openError(spec);
+  EXPECT_NE(msg.find("token data file '" + path + "' is 24 bytes, more than the limit of 22 bytes (the file is read into memory whole)"),
+            std::string::npos)
+      << msg;
+  spec.maxFileBytes = tokens.size();
+  EXPECT_TRUE(open(spec));
+  EXPECT_EQ(DataSpec{}.maxFileBytes, uint64_t(64) << 30);
 }
 
 TEST(DataTest, BatchesAreTheInputsElementType) {

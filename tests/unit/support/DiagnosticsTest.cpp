@@ -35,6 +35,32 @@ TEST(DiagnosticsTest, FormatsArgumentsInOrder) {
   EXPECT_EQ(formatDiagnostic("100% sure", {}), "100% sure");
 }
 
+TEST(DiagnosticsTest, LongArgumentsAreQuotedAsBoundedExcerpts) {
+  // Up to 1,024 bytes an argument is quoted whole (a long import cycle's
+  // paths are one argument).
+  std::string atLimit(1024, 'x');
+  EXPECT_EQ(formatDiagnostic("'%0'", {atLimit}), "'" + atLimit + "'");
+  // 10 MB: its first 640 and last 160 bytes around the count.
+  std::string huge = "<" + std::string(10000000, 'a') + ">";
+  EXPECT_EQ(formatDiagnostic("name '%0' is unknown", {huge}),
+            "name '<" + std::string(639, 'a') + "...(10000002 bytes in all)..." + std::string(159, 'a') + ">' is unknown");
+  // Never inside a UTF-8 sequence: a 2-byte character across the cut is kept
+  // whole or left out whole.
+  std::string text = "x"; // so that byte 640 is in the middle of a character
+  while (text.size() < 2001) text += "\xc3\xa9"; // "é"
+  std::string cut = formatDiagnostic("%0", {text});
+  EXPECT_LT(cut.size(), size_t(1024));
+  ASSERT_NE(cut.find("...(2001 bytes in all)..."), std::string::npos) << cut;
+  for (size_t i = 0; i < cut.size(); ++i)
+    if ((static_cast<unsigned char>(cut[i]) & 0xC0) == 0x80) // a continuation byte follows its lead byte
+      EXPECT_TRUE(i > 0 && static_cast<unsigned char>(cut[i - 1]) == 0xc3) << "byte " << i << " of " << cut;
+    else if (static_cast<unsigned char>(cut[i]) == 0xc3)
+      EXPECT_TRUE(i + 1 < cut.size() && static_cast<unsigned char>(cut[i + 1]) == 0xa9) << "byte " << i;
+  // A huge name is compared with no candidate (the cost would be its length
+  // times theirs), and matches none.
+  EXPECT_EQ(closestMatch(std::string(1000000, 'a'), {"attention", "mlp"}), "");
+}
+
 TEST(DiagnosticsTest, TextRendersLocationCaretRangeAndFixit) {
   Fixture f("model m {\n  x = attentoin(y)\n}\n");
   std::string out;

@@ -1,11 +1,11 @@
-//===- runtime/ParamInit.cpp - the initial values of parameters ----------===//
+//===- numerics/InitialValues.cpp - the initial values of parameters ------===//
 
-#include "runtime/ParamInit.h"
-#include "runtime/Philox.h"
+#include "numerics/InitialValues.h"
+#include "numerics/Philox.h"
 
 #include <cmath>
 
-uint64_t planc::runtime::initKey(std::string_view path, uint64_t seed) {
+uint64_t planc::numerics::initKey(std::string_view path, uint64_t seed) {
   uint64_t h = 0xcbf29ce484222325ull; // FNV-1a
   for (unsigned char c : path) {
     h ^= c;
@@ -17,7 +17,7 @@ uint64_t planc::runtime::initKey(std::string_view path, uint64_t seed) {
   return h ^ (x ^ (x >> 31));
 }
 
-double planc::runtime::initialNormal(uint64_t key, uint64_t index) {
+double planc::numerics::initialNormal(uint64_t key, uint64_t index) {
   double u1 = philoxUniform(key, 2 * index), u2 = philoxUniform(key, 2 * index + 1);
   return std::sqrt(-2.0 * std::log(1.0 - u1)) * std::cos(2.0 * M_PI * u2);
 }

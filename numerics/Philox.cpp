@@ -1,8 +1,8 @@
-//===- runtime/Philox.cpp - Philox4x32-10 ----------------------------------===//
+//===- numerics/Philox.cpp - Philox4x32-10 ---------------------------------===//
 
-#include "runtime/Philox.h"
+#include "numerics/Philox.h"
 
-std::array<uint32_t, 4> planc::runtime::philox4x32(std::array<uint32_t, 4> c, uint64_t key) {
+std::array<uint32_t, 4> planc::numerics::philox4x32(std::array<uint32_t, 4> c, uint64_t key) {
   constexpr uint32_t kMul0 = 0xD2511F53, kMul1 = 0xCD9E8D57;
   constexpr uint32_t kWeyl0 = 0x9E3779B9, kWeyl1 = 0xBB67AE85;
   uint32_t k0 = uint32_t(key), k1 = uint32_t(key >> 32);
@@ -17,7 +17,7 @@ std::array<uint32_t, 4> planc::runtime::philox4x32(std::array<uint32_t, 4> c, ui
   return c;
 }
 
-double planc::runtime::philoxUniform(uint64_t key, uint64_t counter) {
+double planc::numerics::philoxUniform(uint64_t key, uint64_t counter) {
   std::array<uint32_t, 4> r = philox4x32({uint32_t(counter), uint32_t(counter >> 32), 0, 0}, key);
   // Every double in [0, 1) with spacing 2^-53, so 1 - u is never 0.
   uint64_t bits = (uint64_t(r[1]) << 32) | r[0];

@@ -1,10 +1,10 @@
-//===- runtime/ElementType.cpp - names and sizes of the element types -----===//
+//===- numerics/ElementType.cpp - names and sizes of the element types ----===//
 
-#include "runtime/ElementType.h"
+#include "numerics/ElementType.h"
 
 #include <iterator>
 
-using namespace planc::runtime;
+using namespace planc::numerics;
 
 namespace {
 
@@ -25,20 +25,24 @@ static_assert(unsigned(ElementType::Bool) + 1 == kNumElementTypes, "kNumElementT
 
 } // namespace
 
-const char *planc::runtime::spelling(ElementType t) {
+const char *planc::numerics::spelling(ElementType t) {
   return unsigned(t) < kNumElementTypes ? kElementTable[unsigned(t)].name : "?";
 }
 
-std::optional<ElementType> planc::runtime::parseElementType(std::string_view name) {
+std::optional<ElementType> planc::numerics::parseElementType(std::string_view name) {
   for (unsigned i = 0; i < kNumElementTypes; ++i)
     if (name == kElementTable[i].name) return ElementType(i);
   return std::nullopt;
 }
 
-unsigned planc::runtime::byteSize(ElementType t) {
+unsigned planc::numerics::byteSize(ElementType t) {
   return unsigned(t) < kNumElementTypes ? kElementTable[unsigned(t)].bytes : 0;
 }
 
-bool planc::runtime::isFloat(ElementType t) {
+bool planc::numerics::isFloat(ElementType t) {
   return unsigned(t) < kNumElementTypes && kElementTable[unsigned(t)].isFloat;
+}
+
+bool planc::numerics::isInteger(ElementType t) {
+  return unsigned(t) < kNumElementTypes && !kElementTable[unsigned(t)].isFloat && t != ElementType::Bool;
 }

@@ -1,0 +1,100 @@
+//===- ir/KernelDesc.h - what a code generator needs to know about an op -*- C++ -*-===//
+//
+// The kernel description of an op kind (OpDef::kernel), declared by its
+// family's define() in ir/ops/ beside its shape rule and reference kernel,
+// so that a code generator asks the op table instead of switching on op
+// kinds. docs/kernels.md describes the classes:
+//
+//   communication  a call on the runtime's communicator
+//   elementwise    a formula (ir/ops/Formula.h) of each result element
+//   gemm           matmul as library GEMM calls
+//   layout         data movement as a strided gather
+//   reduction      a row reduction: stages (the pre formulas, each summed or
+//                  maxed along a row) and an output (the post formula)
+//   library        a hand-written runtime kernel, named by its signature
+//
+// A reduction may also have a library kernel (cross-entropy, the norms'
+// backward): the renderer takes the library one where there is one.
+//
+//===----------------------------------------------------------------------===//
+#ifndef PLANC_IR_KERNELDESC_H
+#define PLANC_IR_KERNELDESC_H
+
+#include "ir/IR.h"
+#include "ir/ops/Formula.h"
+
+#include "llvm/ADT/ArrayRef.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace planc::ir {
+
+enum class KernelClass : uint8_t { None, Communication, Elementwise, Gemm, Layout, Reduction, Library };
+/// "communication", "elementwise", ... ("none" for None).
+const char *spelling(KernelClass c);
+
+/// How a stage of a row reduction combines a row's values.
+enum class Combiner : uint8_t { Sum, Max };
+
+/// One pass over a row: s_k = combine over j of value(operands at j, s_0 .. s_k-1).
+struct RowStage {
+  Combiner combiner = Combiner::Sum;
+  Formula value;
+};
+
+/// A reduction along the innermost dims: the operands are `rows` rows of
+/// `length` elements; each row goes through `stages`, then `output` gives
+///   out[r, j] = output(operands at j, s_0 ..)   (outputPerElement)
+///   out[r]    = output(s_0 ..)                  (otherwise)
+/// Formula inputs 0 .. n-1 are the operands' elements at (r, j) (an operand
+/// marked perColumn, a weight or bias of `length` elements, is read at j
+/// alone), inputs n, n+1, ... the stage values.
+struct RowReduction {
+  int64_t rows = 0, length = 0;
+  std::vector<bool> perColumn; // per operand
+  std::vector<RowStage> stages;
+  Formula output;
+  bool outputPerElement = true;
+};
+
+/// Fills `r` for an op of these attributes on operands of these shapes
+/// (a result of shape `result`); "" or why it is not a row reduction there
+/// (a softmax along another dim than the last).
+using RowReductionRule = std::string (*)(const AttrMap &attrs, llvm::ArrayRef<Shape> operands, const Shape &result,
+                                         RowReduction &r);
+
+/// A sum over any dims (sum_to, reduce_sum): `aligned` is the result's
+/// shape aligned to the operand's rank, 1 along each summed dim; "" or why
+/// not (a result of higher rank).
+using SumDimsRule = std::string (*)(const AttrMap &attrs, const Shape &operand, const Shape &result, Shape &aligned);
+
+/// The hand-written runtime kernel a library op calls: the wrapper the code
+/// generator writes is found by `name`; `variant` is the one choice two ops
+/// sharing a signature differ in (causal_mask fills -inf where mask_grad
+/// fills 0; layer_norm_grad centres where rms_norm_grad does not).
+struct LibrarySignature {
+  const char *name = nullptr;
+  bool variant = false;
+};
+
+struct KernelDesc {
+  KernelClass cls = KernelClass::None;
+  /// Elementwise: the formula (null for cast, whose kernel is a rounding
+  /// load and store, and fused_elementwise, whose formula is its attribute).
+  const Formula *formula = nullptr;
+  /// Reduction: the stages and output of its row kernel, where it has one.
+  RowReductionRule rowReduction = nullptr;
+  /// Reduction: which dims a sum adds up, where they need not be rows.
+  SumDimsRule sumDims = nullptr;
+  /// Library: the runtime kernel; a reduction may have one too.
+  LibrarySignature library;
+  /// Why a step of this op gets no kernel of its class, where that is so
+  /// for every step (an op of the library class without a runtime kernel).
+  const char *none = nullptr;
+};
+
+} // namespace planc::ir
+
+#endif

@@ -1,0 +1,3 @@
+#include "ir/IR.h"
+#include "exec/ExecutionPlan.h"
+#include "runtime/Data.h"

@@ -1,0 +1,3 @@
+#include "backend/c/Render.h"
+#include "ir/IR.h"
+#include "exec/ExecutionPlan.h"

@@ -1,0 +1,2 @@
+#include "ir/IR.h"
+#include "analysis/MemoryPlan.h"

@@ -1,0 +1,2 @@
+#include "support/Error.h"
+#include "numerics/ElementType.h"

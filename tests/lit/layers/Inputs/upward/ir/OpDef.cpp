@@ -1,0 +1,2 @@
+// A file a private header names: allowed.
+#include "ir/ops/Support.h"

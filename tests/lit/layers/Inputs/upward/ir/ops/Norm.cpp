@@ -1,0 +1,2 @@
+// Inside the folder a private header names: allowed.
+#include "ir/ops/Support.h"
