@@ -38,7 +38,8 @@ std::string commStepConstant(const exec::RankProgram &p, size_t i, const std::st
   std::optional<exec::CommCall> call = exec::commCallOf(p, i, why);
   if (!call) return "";
   const exec::Buffer &block = p.buffers[size_t(call->block)];
-  const std::string what = "step " + std::to_string(i) + " (" + ir::spelling(s.kind) +
+  // "op": the training step is the runtime's to name (runtime/StepComms.h).
+  const std::string what = "op " + std::to_string(i) + " (" + ir::spelling(s.kind) +
                            (s.path.empty() ? "" : " in " + s.path) + ")";
   std::string t;
   llvm::raw_string_ostream os(t);
