@@ -11,10 +11,6 @@
 
 #include "llvm/ADT/StringExtras.h"
 
-#include <cerrno>
-#include <cmath>
-#include <cstdlib>
-#include <limits>
 #include <set>
 
 using namespace planc;
