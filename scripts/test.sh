@@ -167,7 +167,18 @@ unit_tests() { # BUILD_DIR
     echo "no $bin: tests/unit has no tests, or the build did not make them"
     return 1
   fi
-  timeout 900 "$bin" --gtest_brief=1
+  # Two shards side by side (GoogleTest's own sharding: every test in exactly
+  # one), so that the tests take both cores; each shard's output after both end.
+  local shard rc=0 pids=()
+  for shard in 0 1; do
+    GTEST_TOTAL_SHARDS=2 GTEST_SHARD_INDEX=$shard timeout 900 "$bin" --gtest_brief=1 >"$bg/unit-$lane-$shard.log" 2>&1 &
+    pids+=($!)
+  done
+  for shard in 0 1; do
+    wait "${pids[$shard]}" || rc=1
+    cat "$bg/unit-$lane-$shard.log"
+  done
+  return $rc
 }
 
 lit_tests() { # BUILD_DIR [TIMEOUT_SECONDS]
