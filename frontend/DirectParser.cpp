@@ -291,24 +291,7 @@ ast::ItemPtr DirectParser::stmt(unsigned depth) {
     ++i;
     auto s = std::make_unique<ast::RepeatItem>(SMRange());
     s->count = exprAt(depth);
-    // `repeat 12 as blocks @recompute { }`: the count's postfix `as name`
-    // and annotations belong to the repeat (ParserAST.cpp does the same).
-    std::vector<ast::Annotation> trailing;
-    while (s->count) {
-      if (auto *a = llvm::dyn_cast<ast::AnnotatedExpr>(s->count.get())) {
-        trailing.insert(trailing.begin(), std::move(a->annotation));
-        ast::ExprPtr inner = std::move(a->inner);
-        s->count = std::move(inner);
-      } else if (auto *n = llvm::dyn_cast<ast::NamedExpr>(s->count.get()); n && s->label.empty()) {
-        s->label = n->name;
-        s->labelRange = n->nameRange;
-        ast::ExprPtr inner = std::move(n->inner);
-        s->count = std::move(inner);
-      } else {
-        break;
-      }
-    }
-    s->annotations = std::move(trailing);
+    takeRepeatCountPostfix(*s);
     expectPunct("{");
     s->body = body(depth);
     expectPunct("}");

@@ -229,25 +229,7 @@ private:
     if (auto *r = dynamic_cast<PlanParser::RepeatStmtContext *>(ctx)) {
       auto s = std::make_unique<ast::RepeatItem>(pos.range(r));
       s->count = buildExpr(r->expr());
-      // `repeat 12 as blocks @recompute { }`: the expression grammar takes a postfix
-      // `as name` and annotations (Plan.g4 says why), and those belong to the repeat.
-      std::vector<ast::Annotation> trailing;
-      while (s->count) {
-        if (auto *a = llvm::dyn_cast<ast::AnnotatedExpr>(s->count.get())) {
-          trailing.insert(trailing.begin(), std::move(a->annotation));
-          ast::ExprPtr inner = std::move(a->inner);
-          s->count = std::move(inner);
-        } else if (auto *n = llvm::dyn_cast<ast::NamedExpr>(s->count.get()); n && s->label.empty()) {
-          s->label = n->name;
-          s->labelRange = n->nameRange;
-          ast::ExprPtr inner = std::move(n->inner);
-          s->count = std::move(inner);
-        } else {
-          break;
-        }
-      }
-      s->annotations.insert(s->annotations.begin(), std::make_move_iterator(trailing.begin()),
-                            std::make_move_iterator(trailing.end()));
+      takeRepeatCountPostfix(*s);
       s->body = buildBody(r->bodyItem());
       return s;
     }

@@ -8,7 +8,9 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <iterator>
 #include <limits>
+#include <vector>
 
 using namespace planc;
 using namespace planc::parser;
@@ -83,4 +85,24 @@ LiteralError parser::readQuantity(llvm::StringRef text, ast::QuantityExpr &q) {
     return LiteralError::NotFinite;
   }
   return underflows(digits, q.number) ? LiteralError::NotFinite : LiteralError::None;
+}
+
+void planc::parser::takeRepeatCountPostfix(ast::RepeatItem &r) {
+  std::vector<ast::Annotation> trailing;
+  while (r.count) {
+    if (auto *a = llvm::dyn_cast<ast::AnnotatedExpr>(r.count.get())) {
+      trailing.insert(trailing.begin(), std::move(a->annotation));
+      ast::ExprPtr inner = std::move(a->inner);
+      r.count = std::move(inner);
+    } else if (auto *n = llvm::dyn_cast<ast::NamedExpr>(r.count.get()); n && r.label.empty()) {
+      r.label = n->name;
+      r.labelRange = n->nameRange;
+      ast::ExprPtr inner = std::move(n->inner);
+      r.count = std::move(inner);
+    } else {
+      break;
+    }
+  }
+  r.annotations.insert(r.annotations.begin(), std::make_move_iterator(trailing.begin()),
+                       std::make_move_iterator(trailing.end()));
 }
