@@ -47,8 +47,8 @@ target_compile_features(planc_numerics INTERFACE cxx_std_17)
 target_compile_features(planc_support INTERFACE cxx_std_17)
 target_compile_features(planc_runtime INTERFACE cxx_std_17)
 # planc's headers include LLVM's: the LLVM planc was built with (its headers,
-# its definitions) goes with them. libLLVM-14.so itself is on the linker's
-# default path.
+# its definitions) goes with them; planc-config.cmake finds LLVM's package for
+# the static LLVMSupport the libraries link.
 separate_arguments(PLANC_LLVM_DEFINES NATIVE_COMMAND "${LLVM_DEFINITIONS}")
 list(TRANSFORM PLANC_LLVM_DEFINES REPLACE "^-D" "")
 # (Quoted: a generator expression around a list must stay one argument.)

@@ -8,6 +8,7 @@
 #include "ir/IR.h"
 #include "ir/OpDef.h"
 #include "ir/Placement.h"
+#include "ir/StepOutputs.h"
 #include "analysis/MemoryPlan.h"
 #include "passes/Passes.h"
 
@@ -181,6 +182,7 @@ llvm::Expected<ModelStatesCheck> planc::checkModelStates(Compilation &c, bool ve
         if (a != MeshAxis::DP) block[d] /= config.parallel.size(a);
     return block;
   };
+  const ir::OutputIndex outputs(m);
   for (const auto &[p, stages] : stagesOf) {
     auto count = [&, &stages = stages](Category cat, unsigned bytes, bool split, const Shape &block) {
       if (!bytes) return;
@@ -212,7 +214,7 @@ llvm::Expected<ModelStatesCheck> planc::checkModelStates(Compilation &c, bool ve
                                     passes);
     count(Category::Parameters, e.parameters, zero >= 3, block);
     if (p->frozen) continue;
-    const Output *gradient = m.outputFor(OutputRole::ParamGradient, pathOf(*p));
+    const Output *gradient = outputs.find(OutputRole::ParamGradient, pathOf(*p));
     const Value *g = gradient ? gradient->value : nullptr;
     count(Category::Gradients, e.gradients, zero >= 2, g ? blockOf(g->type) : block);
     count(Category::OptimizerState, e.optimizer, zero >= 1, block);

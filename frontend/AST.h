@@ -1,6 +1,7 @@
 //===- frontend/AST.h - the .plan abstract syntax tree ----------*- C++ -*-===//
 //
-// Plain data, built by ASTBuilder from the parse tree and read by Sema. Every
+// Plain data, built by the direct parser (DirectParser.h) from the tokens, or
+// by ASTBuilder (ParserAST.cpp) from ANTLR's parse tree, and read by Sema. Every
 // node keeps the source range it came from so any later error can point back at
 // the user's text. Nodes are LLVM-style: a Kind plus classof, no virtual logic.
 //

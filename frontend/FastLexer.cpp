@@ -1,6 +1,7 @@
 //===- frontend/FastLexer.cpp - longest match over UTF-8 bytes ------------===//
 
 #include "frontend/FastLexer.h"
+#include "frontend/RawTokens.h"
 
 #include "PlanLexer.h"
 
@@ -128,51 +129,32 @@ size_t string(llvm::StringRef s, size_t p) {
 /// The bytes of the UTF-8 code point starting with `lead`.
 size_t codePointBytes(unsigned char lead) { return lead < 0x80 ? 1 : lead < 0xE0 ? 2 : lead < 0xF0 ? 3 : 4; }
 
-} // namespace
-
-bool parser::lexFast(llvm::StringRef s, antlr4::TokenSource *source, antlr4::CharStream *input, size_t maxTokens,
-                     std::vector<std::unique_ptr<antlr4::Token>> &out) {
+/// The scan both lexFast and lexRaw make: calls `emit(type, begin, bytes,
+/// hidden)` for each token, EOF last, and stops (false) at the token past
+/// `maxTokens` or when `emit` returns false.
+template <typename Emit> bool scan(llvm::StringRef s, size_t maxTokens, Emit emit) {
   const Literals &lit = literals();
-  const std::pair<antlr4::TokenSource *, antlr4::CharStream *> pair(source, input);
-  auto &factory = antlr4::CommonTokenFactory::DEFAULT;
-  size_t p = 0, cp = 0;               // byte and code point of the scan
-  size_t line = 1, lineStartCp = 0;   // ANTLR counts lines at '\n'
+  size_t p = 0;
   size_t count = 0;
-  // Moves p and cp over `bytes` bytes, counting code points and lines.
-  auto advance = [&](size_t bytes) {
-    for (size_t end = p + bytes; p < end; ++p) {
-      unsigned char c = (unsigned char)s[p];
-      if ((c & 0xC0) != 0x80) ++cp;
-      if (c == '\n') {
-        ++line;
-        lineStartCp = cp;
-      }
-    }
-  };
-  auto emit = [&](size_t type, size_t bytes, size_t channel) {
-    size_t startCp = cp, startLine = line, column = cp - lineStartCp;
-    advance(bytes);
-    out.push_back(factory->create(pair, type, "", channel, startCp, cp - 1, startLine, column));
-    return type == antlr4::Token::EOF || channel != antlr4::Token::DEFAULT_CHANNEL || ++count <= maxTokens;
-  };
   while (p < s.size()) {
     const char c = s[p];
     // Skipped: whitespace and line comments.
     if (c == ' ' || c == '\t' || c == '\r' || c == '\n') {
-      advance(1);
+      ++p;
       continue;
     }
     if (c == '/' && p + 1 < s.size() && s[p + 1] == '/') {
       size_t q = p + 2;
       while (q < s.size() && s[q] != '\r' && s[q] != '\n') ++q;
-      advance(q - p);
+      p = q;
       continue;
     }
     if (c == '/' && p + 1 < s.size() && s[p + 1] == '*') {
       size_t close = s.find("*/", p + 2);
       size_t bytes = close == llvm::StringRef::npos ? s.size() - p : close + 2 - p;
       // Counted as the generated lexer's first pass counted it: every token.
-      if (!emit(PlanLexer::BLOCK_COMMENT, bytes, antlr4::Token::HIDDEN_CHANNEL)) return false;
+      emit(size_t(PlanLexer::BLOCK_COMMENT), p, bytes, true);
+      p += bytes;
       if (++count > maxTokens) return false;
       continue;
     }
@@ -203,8 +185,59 @@ bool parser::lexFast(llvm::StringRef s, antlr4::TokenSource *source, antlr4::Cha
         break; // longest first
       }
     if (!bestLen) offer(codePointBytes((unsigned char)c), PlanLexer::BAD_CHAR);
-    if (!emit(bestType, bestLen, antlr4::Token::DEFAULT_CHANNEL)) return false;
+    emit(bestType, p, bestLen, false);
+    p += bestLen;
+    if (++count > maxTokens) return false;
   }
-  emit(antlr4::Token::EOF, 0, antlr4::Token::DEFAULT_CHANNEL);
+  emit(size_t(antlr4::Token::EOF), p, 0, false);
   return true;
+}
+
+} // namespace
+
+bool parser::lexFast(llvm::StringRef s, antlr4::TokenSource *source, antlr4::CharStream *input, size_t maxTokens,
+                     std::vector<std::unique_ptr<antlr4::Token>> &out) {
+  const std::pair<antlr4::TokenSource *, antlr4::CharStream *> pair(source, input);
+  auto &factory = antlr4::CommonTokenFactory::DEFAULT;
+  size_t p = 0, cp = 0;               // byte and code point of the scan
+  size_t line = 1, lineStartCp = 0;   // ANTLR counts lines at '\n'
+  // Moves p and cp to byte `to`, counting code points and lines.
+  auto advanceTo = [&](size_t to) {
+    for (; p < to; ++p) {
+      unsigned char c = (unsigned char)s[p];
+      if ((c & 0xC0) != 0x80) ++cp;
+      if (c == '\n') {
+        ++line;
+        lineStartCp = cp;
+      }
+    }
+  };
+  return scan(s, maxTokens, [&](size_t type, size_t begin, size_t bytes, bool hidden) {
+    advanceTo(begin);
+    size_t startCp = cp, startLine = line, column = cp - lineStartCp;
+    advanceTo(begin + bytes);
+    out.push_back(factory->create(pair, type, "", hidden ? antlr4::Token::HIDDEN_CHANNEL : antlr4::Token::DEFAULT_CHANNEL,
+                                  startCp, cp - 1, startLine, column));
+  });
+}
+
+bool parser::lexRaw(llvm::StringRef s, size_t maxTokens, std::vector<RawToken> &out) {
+  const Literals &lit = literals();
+  return scan(s, maxTokens, [&](size_t type, size_t begin, size_t bytes, bool) {
+    RawToken::Kind kind;
+    switch (type) {
+    case PlanLexer::SCHEDULE_1F1B: kind = RawToken::Schedule1F1B; break;
+    case PlanLexer::QUANTITY: kind = RawToken::Quantity; break;
+    case PlanLexer::NUMBER: kind = RawToken::Number; break;
+    case PlanLexer::STRING: kind = RawToken::String; break;
+    case PlanLexer::ANNOTATION: kind = RawToken::Annotation; break;
+    case PlanLexer::IDENT: kind = RawToken::Ident; break;
+    case PlanLexer::BLOCK_COMMENT: kind = RawToken::BlockComment; break;
+    case PlanLexer::BAD_CHAR: kind = RawToken::BadChar; break;
+    default:
+      if (type == size_t(antlr4::Token::EOF)) kind = RawToken::End;
+      else kind = lit.word(s.substr(begin, bytes)) ? RawToken::Keyword : RawToken::Punct;
+    }
+    out.push_back({kind, uint32_t(begin), uint32_t(begin + bytes)});
+  });
 }

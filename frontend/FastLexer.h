@@ -7,7 +7,8 @@
 // stop as code point indices into `input`, line and column), so the parser
 // and every reader of tokens see no difference; tests/unit/frontend/
 // FastLexerTest.cpp compares both lexers token by token on every .plan file
-// of the repository and on thousands of mutated ones.
+// of the repository and on thousands of mutated ones. The same scan, without
+// token objects, is RawTokens.h's lexRaw, which the direct parser reads.
 //
 // Rules, as ANTLR applies them: the longest match wins; a tie goes to the
 // rule defined first (the grammar's literals, then SCHEDULE_1F1B, QUANTITY,

@@ -3,15 +3,19 @@
 // Order of work, each step guarding the next:
 //  1. the bytes (SourceBytes.cpp): NUL (a binary file) and invalid UTF-8,
 //     which ANTLR's input stream would throw on;
-//  2. the tokens: characters no rule matches, unterminated strings and comments,
+//  2. the direct parser (DirectParser.cpp), the fast path: it builds the AST
+//     of a text without errors straight from the tokens, and gives up,
+//     reporting nothing, on anything else; then, for what it gave up on,
+//  3. the tokens: characters no rule matches, unterminated strings and comments,
 //     and nesting deep enough to exhaust the recursive-descent parser's stack;
-//  3. the parse: SLL first (fast), LL with planc's error reporting on failure;
-//  4. the AST: built only from a parse without errors, with a depth limit.
+//  4. the parse: SLL first (fast), LL with planc's error reporting on failure;
+//  5. the AST: built only from a parse without errors, with a depth limit.
 // The token checks are in ParserTokens.cpp, the AST builder in ParserAST.cpp.
 //
 //===----------------------------------------------------------------------===//
 
 #include "frontend/Parser.h"
+#include "frontend/DirectParser.h"
 #include "frontend/FastLexer.h"
 #include "frontend/ParserImpl.h"
 #include "frontend/SourceBytes.h"
@@ -19,6 +23,7 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/SourceMgr.h"
 
+#include <cstdlib>
 #include <set>
 
 using namespace planc;
@@ -218,6 +223,15 @@ auto parseTwoStage(ParseSession &s, PlanErrorStrategy &strategy, Entry entry) ->
 }
 
 
+/// `PLANC_PARSER=antlr` in the environment turns the direct parser off, so
+/// that tests can compare its ASTs with the ANTLR path's on the same files
+/// (tests/e2e/parser-agree.sh); every caller of parseFile, imports included,
+/// then takes the same path.
+bool directParserEnabled() {
+  const char *choice = std::getenv("PLANC_PARSER");
+  return !choice || llvm::StringRef(choice) != "antlr";
+}
+
 } // namespace
 
 std::unique_ptr<ast::SourceFile> planc::parseFile(llvm::SourceMgr &sm, unsigned bufferId,
@@ -226,6 +240,15 @@ std::unique_ptr<ast::SourceFile> planc::parseFile(llvm::SourceMgr &sm, unsigned 
   llvm::StringRef text = buffer->getBuffer();
   std::vector<uint32_t> cp;
   if (!checkBytes(text, buffer->getBufferIdentifier(), diags, cp)) return nullptr;
+  // The fast path: the direct parser builds the AST without ANTLR, or gives
+  // the text back (having reported nothing) for the ANTLR path to report on.
+  if (directParserEnabled()) {
+    if (auto file = parseFileDirect(text, limits)) {
+      file->fileName = buffer->getBufferIdentifier().str();
+      file->bufferId = bufferId;
+      return file;
+    }
+  }
   Positions pos(text, cp);
   try {
     ParseSession s(text);

@@ -1,9 +1,10 @@
 //===- frontend/Parser.h - .plan text to AST --------------------*- C++ -*-===//
 //
 // The only door from text to the AST. Parser*.cpp are the only files that
-// see ANTLR: they check the bytes (UTF-8, NUL, nesting), run the generated
-// lexer and parser with errors turned into planc diagnostics, and build the
-// AST.
+// see ANTLR's parser: they check the bytes (UTF-8, NUL, nesting), try the
+// direct parser (DirectParser.h: the AST of a text without errors, without
+// ANTLR), and where it gives up run the generated parser with errors turned
+// into planc diagnostics, and build the AST.
 //
 //===----------------------------------------------------------------------===//
 #ifndef PLANC_FRONTEND_PARSER_H

@@ -7,13 +7,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "frontend/ParserImpl.h"
+#include "frontend/ParserLiterals.h"
 
 #include "llvm/ADT/StringExtras.h"
 
-#include <cerrno>
-#include <cmath>
-#include <cstdlib>
-#include <limits>
 #include <set>
 
 using namespace planc;
@@ -28,20 +25,6 @@ namespace {
 std::string textOf(const Positions &pos, antlr4::ParserRuleContext *ctx) {
   antlr4::Token *start = ctx->getStart();
   return start && start == ctx->getStop() ? pos.textOf(start) : ctx->getText();
-}
-
-std::string unescape(const std::string &quoted) {
-  std::string out;
-  for (size_t i = 1; i + 1 < quoted.size(); ++i) {
-    char c = quoted[i];
-    if (c == '\\' && i + 2 < quoted.size()) {
-      char n = quoted[++i];
-      out += n == 'n' ? '\n' : n == 't' ? '\t' : n;
-    } else {
-      out += c;
-    }
-  }
-  return out;
 }
 
 /// Builds the AST; the tree is known to be free of syntax errors.
@@ -246,25 +229,7 @@ private:
     if (auto *r = dynamic_cast<PlanParser::RepeatStmtContext *>(ctx)) {
       auto s = std::make_unique<ast::RepeatItem>(pos.range(r));
       s->count = buildExpr(r->expr());
-      // `repeat 12 as blocks @recompute { }`: the expression grammar takes a postfix
-      // `as name` and annotations (Plan.g4 says why), and those belong to the repeat.
-      std::vector<ast::Annotation> trailing;
-      while (s->count) {
-        if (auto *a = llvm::dyn_cast<ast::AnnotatedExpr>(s->count.get())) {
-          trailing.insert(trailing.begin(), std::move(a->annotation));
-          ast::ExprPtr inner = std::move(a->inner);
-          s->count = std::move(inner);
-        } else if (auto *n = llvm::dyn_cast<ast::NamedExpr>(s->count.get()); n && s->label.empty()) {
-          s->label = n->name;
-          s->labelRange = n->nameRange;
-          ast::ExprPtr inner = std::move(n->inner);
-          s->count = std::move(inner);
-        } else {
-          break;
-        }
-      }
-      s->annotations.insert(s->annotations.begin(), std::make_move_iterator(trailing.begin()),
-                            std::make_move_iterator(trailing.end()));
+      takeRepeatCountPostfix(*s);
       s->body = buildBody(r->bodyItem());
       return s;
     }
@@ -352,70 +317,26 @@ public:
   }
 
 private:
-  /// Whether the literal `digits` (a mantissa with a non-zero digit) was read
-  /// as 0 or a subnormal: `1e-400` is not zero, and a double below 2.2e-308
-  /// has lost its digits.
-  static bool underflows(const std::string &digits, double value) {
-    size_t mantissaEnd = digits.find_first_of("eE");
-    bool nonZero = digits.substr(0, mantissaEnd).find_first_of("123456789") != std::string::npos;
-    return nonZero && std::fabs(value) < std::numeric_limits<double>::min();
-  }
-
   ast::ExprPtr buildNumber(antlr4::tree::TerminalNode *node) {
     auto n = std::make_unique<ast::NumberExpr>(pos.range(node));
     std::string text = node->getText();
-    n->text = text;
-    std::string digits;
-    for (char c : text)
-      if (c != '_') digits += c;
-    bool isInt = digits.find_first_of(".eE") == std::string::npos;
-    if (isInt) {
-      n->isInteger = true;
-      errno = 0;
-      char *end = nullptr;
-      unsigned long long v = std::strtoull(digits.c_str(), &end, 10);
-      if (errno == ERANGE || v > uint64_t(INT64_MAX)) {
-        n->overflow = true;
-        diags.report(DiagID::err_integer_too_large, n->range) << text;
-        failed = true;
-      }
-      n->intValue = int64_t(std::min<unsigned long long>(v, uint64_t(INT64_MAX)));
-      n->floatValue = double(n->intValue);
-    } else {
-      n->floatValue = std::strtod(digits.c_str(), nullptr);
-      if (!std::isfinite(n->floatValue)) {
-        diags.report(DiagID::err_float_not_finite, n->range) << text;
-        failed = true;
-        n->floatValue = 0;
-      } else if (underflows(digits, n->floatValue)) {
-        diags.report(DiagID::err_float_not_finite, n->range) << text;
-        failed = true;
-      }
-    }
+    reportLiteral(readNumber(text, *n), n->range, text);
     return n;
   }
 
   ast::ExprPtr buildQuantity(antlr4::tree::TerminalNode *node) {
     auto q = std::make_unique<ast::QuantityExpr>(pos.range(node));
     std::string text = node->getText();
-    q->text = text;
-    size_t unitStart = text.size();
-    while (unitStart > 0 && (std::isalpha((unsigned char)text[unitStart - 1]) || text[unitStart - 1] == '/'))
-      --unitStart;
-    q->unit = text.substr(unitStart);
-    std::string digits;
-    for (char c : text.substr(0, unitStart))
-      if (c != '_' && c != ' ' && c != '\t') digits += c;
-    q->number = std::strtod(digits.c_str(), nullptr);
-    if (!std::isfinite(q->number)) {
-      diags.report(DiagID::err_float_not_finite, q->range) << text;
-      failed = true;
-      q->number = 0;
-    } else if (underflows(digits, q->number)) {
-      diags.report(DiagID::err_float_not_finite, q->range) << text;
-      failed = true;
-    }
+    reportLiteral(readQuantity(text, *q), q->range, text);
     return q;
+  }
+
+  void reportLiteral(LiteralError error, SMRange range, const std::string &text) {
+    if (error == LiteralError::None) return;
+    diags.report(error == LiteralError::IntegerTooLarge ? DiagID::err_integer_too_large : DiagID::err_float_not_finite,
+                 range)
+        << text;
+    failed = true;
   }
 
   ast::ExprPtr buildPrimary(PlanParser::PrimaryContext *ctx) {

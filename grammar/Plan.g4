@@ -1,5 +1,8 @@
 // The .plan language. docs/language.md is the readable reference; this file is the
-// authority on syntax. Only frontend/Parser.cpp (its ASTBuilder) sees the parse tree.
+// authority on syntax. Only frontend/Parser*.cpp (ParserAST.cpp's builder) sees the
+// parse tree. frontend/DirectParser*.cpp parses the same language by hand, the fast
+// path, building the same AST; a change here needs the same change there
+// (tests/unit/frontend/DirectParserTest.cpp and tests/e2e/parser-agree.sh compare them).
 grammar Plan;
 
 file        : importDecl* topDecl* EOF ;

@@ -62,3 +62,12 @@ void ir::rolesFromNames(Module &m) {
     }
   }
 }
+
+ir::OutputIndex::OutputIndex(const Module &m) {
+  for (const Output &out : m.outputs) byRoleAndPath.emplace(std::make_pair(out.role, out.path), &out);
+}
+
+const Output *ir::OutputIndex::find(OutputRole role, llvm::StringRef path) const {
+  auto it = byRoleAndPath.find({role, path.str()});
+  return it == byRoleAndPath.end() ? nullptr : it->second;
+}

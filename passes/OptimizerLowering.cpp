@@ -66,6 +66,7 @@
 #include <cmath>
 #include <map>
 #include <set>
+#include <unordered_map>
 
 using namespace planc;
 using namespace planc::ir;
@@ -141,9 +142,10 @@ llvm::Error OptimizerLoweringPass::run(Module &m) {
   // The trainable parameters with their gradients, in parameter order.
   std::vector<std::pair<Value *, Value *>> trained;
   bool allF64 = true;
+  const OutputIndex outputs(m); // read before any output is added
   for (Value *p : m.params) {
     if (p->frozen || !isFloat(p->type.dtype)) continue;
-    const Output *gradient = m.outputFor(OutputRole::ParamGradient, pathOf(*p));
+    const Output *gradient = outputs.find(OutputRole::ParamGradient, pathOf(*p));
     Value *g = gradient ? gradient->value : nullptr;
     if (!g)
       return makeError("parameter %" + p->name + " is trainable but the module has no output \"" + gradientName(pathOf(*p)) +
@@ -165,19 +167,24 @@ llvm::Error OptimizerLoweringPass::run(Module &m) {
   // added into, and data parallelism reduces that sum in f32, after the cast
   // and once per step (ShardingRules keeps a partial sum partial through it,
   // and ZeRO's dp split is not pulled up into it).
-  if (std::optional<DType> gradType = gradDType)
+  if (std::optional<DType> gradType = gradDType) {
+    // The outputs of each value, found once: a scan of every output per
+    // parameter is quadratic in the model.
+    std::unordered_map<const Value *, std::vector<Output *>> outputsOf;
+    for (Output &out : m.outputs) outputsOf[out.value].push_back(&out);
     for (auto &[p, g] : trained) {
       Op *def = g->def;
       if (!def || def->kind != OpKind::Cast) continue;
       DType from = def->operands[0]->type.dtype;
       if (from == *gradType && byteSize(*gradType) < byteSize(g->type.dtype)) {
-        for (Output &out : m.outputs)
-          if (out.value == g) out.value = def->operands[0];
+        if (auto it = outputsOf.find(g); it != outputsOf.end())
+          for (Output *out : it->second) out->value = def->operands[0];
         g = def->operands[0];
       } else if (g->type.dtype == *gradType && isFloat(from) && byteSize(from) < byteSize(*gradType)) {
         def->attrs["main_grad"] = true;
       }
     }
+  }
 
   // Schedules and norms in f64 only when the whole model is (gradient checks,
   // reference runs); otherwise f32, which every update op accepts.

@@ -258,7 +258,42 @@ Status placeTensor(const ExecParam &p, const HostTensor &t, uint8_t *arena, cons
   return Status::success();
 }
 
+/// "'a', 'b', 'c' and 4 more": a few names, then a count, so that a file of
+/// a much larger model stays a one-line error.
+std::string someNames(const std::vector<std::string> &names) {
+  constexpr size_t kShown = 3;
+  std::string out;
+  for (size_t i = 0; i < names.size() && i < kShown; ++i) out += (i ? ", '" : "'") + names[i] + "'";
+  if (names.size() > kShown) out += " and " + std::to_string(names.size() - kShown) + " more";
+  return out;
+}
+
+/// The name of every buffer of the plan a file may hold -- parameters and
+/// optimizer states, of every rank -- and those of `file` among none of them.
+std::vector<std::string> tensorsThePlanLacks(const ExecutableModel &model, const std::vector<std::string> &file) {
+  std::set<std::string> planned;
+  for (const ExecProgram &program : model.programs)
+    for (const ExecParam &p : program.params) planned.insert(p.name);
+  for (const ExecParam &p : model.params) planned.insert(p.name);
+  std::vector<std::string> lacking;
+  for (const std::string &name : file)
+    if (!planned.count(name)) lacking.push_back(name);
+  return lacking;
+}
+
+/// The error of a file holding tensors the plan lacks, with the way out.
+std::string lackingError(const std::string &what, const ExecutableModel &model, const std::vector<std::string> &lacking,
+                         const std::string &wayOut) {
+  return what + " holds " + (lacking.size() == 1 ? "a tensor" : std::to_string(lacking.size()) + " tensors") +
+         " that plan '" + model.plan + "' does not have (" + someNames(lacking) +
+         "): a checkpoint of a larger model or of another optimizer? --drop-unused-tensors " + wayOut;
+}
+
 } // namespace
+
+std::string planc::runtime::droppedNote(const std::vector<std::string> &dropped) {
+  return counted(int64_t(dropped.size()), "tensor") + " the plan lacks dropped: " + someNames(dropped);
+}
 
 Result<Resumed> planc::runtime::loadCheckpoint(const ExecutableModel &model, uint8_t *arena, const std::string &path,
                                                bool dropUnused) {
@@ -269,20 +304,13 @@ Result<Resumed> planc::runtime::loadCheckpoint(const ExecutableModel &model, uin
                        "', not of '" + model.plan + "'");
   // Presence both ways: a tensor no rank of the plan has (a layer of a
   // larger model, a state of another optimizer) is not dropped silently.
-  std::set<std::string> planned;
-  for (const ExecProgram &program : model.programs)
-    for (const ExecParam &p : program.params) planned.insert(p.name);
-  for (const ExecParam &p : model.params) planned.insert(p.name);
   Resumed r;
-  for (const auto &[name, t] : index->tensors)
-    if (!planned.count(name)) r.dropped.push_back(name);
+  std::vector<std::string> names;
+  for (const auto &[name, t] : index->tensors) names.push_back(name);
+  r.dropped = tensorsThePlanLacks(model, names);
   if (!r.dropped.empty() && !dropUnused)
-    return errorStatus("cannot resume: '" + index->indexPath + "' holds " +
-                       (r.dropped.size() == 1 ? "a tensor" : std::to_string(r.dropped.size()) + " tensors") +
-                       " that plan '" + model.plan + "' does not have ('" + r.dropped.front() + "'" +
-                       (r.dropped.size() > 1 ? ", ..." : "") +
-                       "): a checkpoint of a larger model or of another optimizer? --drop-unused-tensors resumes "
-                       "without them");
+    return errorStatus(lackingError("cannot resume: '" + index->indexPath + "'", model, r.dropped,
+                                    "resumes without them"));
   // Every parameter's block from whichever files hold it: the same plan's
   // own file, or the blocks of another split (resharding).
   CheckpointReader reader(*index);
@@ -398,7 +426,7 @@ Status loadByNameMap(const ExecutableModel &model, const NameMap &map, const Saf
 } // namespace
 
 Status planc::runtime::loadInitialWeights(const ExecutableModel &model, uint8_t *arena, const std::string &file,
-                                          std::string &summary) {
+                                          std::string &summary, bool dropUnused) {
   Result<SafetensorsContents> contents = readSafetensors(file);
   if (!contents.ok()) return errorStatus("--init-from: " + contents.error());
   // The plan's own names (a file planc convert wrote), or the name map's:
@@ -435,7 +463,16 @@ Status planc::runtime::loadInitialWeights(const ExecutableModel &model, uint8_t 
                                                 "its train block and import std.hf"
                                               : ""));
   }
-  summary = "loaded the parameters of '" + file + "'";
+  // Presence both ways, as on --resume: a tensor of the file that no buffer
+  // of the plan has (a layer of a larger model, a state of another
+  // optimizer) is not passed over silently. The plan's optimizer states the
+  // file holds (planc convert writes them) are the plan's, left unloaded.
+  std::vector<std::string> names;
+  for (const auto &[name, t] : contents->tensors) names.push_back(name);
+  const std::vector<std::string> lacking = tensorsThePlanLacks(model, names);
+  if (!lacking.empty() && !dropUnused)
+    return errorStatus(lackingError("--init-from: '" + file + "'", model, lacking, "loads without them"));
+  summary = "loaded the parameters of '" + file + "'" + (lacking.empty() ? "" : " (" + droppedNote(lacking) + ")");
   for (const ExecParam &p : model.params) {
     if (!p.modelParam) continue;
     auto it = contents->tensors.find(p.name);

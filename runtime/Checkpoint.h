@@ -119,8 +119,15 @@ Result<Resumed> loadCheckpoint(const ExecutableModel &model, uint8_t *arena, con
 /// equal the one it is tied to. A dtype other than the buffer's is
 /// converted. Errors name the file and the tensor; `summary` says what was
 /// loaded and which parameters keep their initial values (LoRA's adapters).
+/// By the plan's paths, a tensor no buffer of the plan has (a larger
+/// model's layer, another optimizer's state) is an error unless
+/// `dropUnused` (--drop-unused-tensors): then `summary` names it.
 Status loadInitialWeights(const ExecutableModel &model, uint8_t *arena, const std::string &file,
-                          std::string &summary);
+                          std::string &summary, bool dropUnused = false);
+
+/// "2 tensors the plan lacks dropped: 'a', 'b'": what a load that passed
+/// over them says, a few named, then a count.
+std::string droppedNote(const std::vector<std::string> &dropped);
 
 } // namespace planc::runtime
 

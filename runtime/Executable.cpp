@@ -319,8 +319,7 @@ int planc::runtime::runExecutable(const ExecutableModel &model, int argc, char *
         if (job.lead()) std::fprintf(stderr, "warning: %s\n", w.c_str());
       setupNote = "resumed from " + r->folder + ": " + counted(start, "step") + " done";
       if (!r->dropped.empty())
-        setupNote += " (" + counted(int64_t(r->dropped.size()), "tensor") + " the plan lacks dropped: " +
-                     r->dropped.front() + (r->dropped.size() > 1 ? ", ..." : "") + ")";
+        setupNote += " (" + droppedNote(r->dropped) + ")";
       if (start >= steps) // said, and the load (and a --sample) still done
         setupNote += "; nothing to train: " + std::string(o.steps ? "--steps is " : "the plan's steps are ") +
                      std::to_string(steps) + " (a larger --steps trains on)";
@@ -328,7 +327,7 @@ int planc::runtime::runExecutable(const ExecutableModel &model, int argc, char *
   } else {
     initialiseParams(m, mem, seed);
     if (o.initFrom)
-      if (Status s = loadInitialWeights(m, mem, *o.initFrom, setupNote); !s.ok()) setupError = s.message();
+      if (Status s = loadInitialWeights(m, mem, *o.initFrom, setupNote, o.dropUnusedTensors); !s.ok()) setupError = s.message();
   }
   if (job.failed(setupError, status)) return status;
   if (!setupNote.empty() && job.lead()) std::printf("%s\n", setupNote.c_str());

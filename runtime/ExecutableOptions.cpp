@@ -55,8 +55,9 @@ void planc::runtime::printExecutableHelp(const ExecutableModel &m, const char *a
               "  --threads N           threads of the kernels (default: OpenMP's, OMP_NUM_THREADS)\n"
               "  --resume DIR          continue from a checkpoint: a step-<N> folder, or a checkpoint folder\n"
               "                        whose newest complete step is taken\n"
-              "  --drop-unused-tensors with --resume: pass over the checkpoint's tensors this plan does not\n"
-              "                        have (without it they are an error: a checkpoint of a larger model)\n"
+              "  --drop-unused-tensors with --resume or --init-from: pass over the checkpoint's (the file's)\n"
+              "                        tensors this plan does not have (without it they are an error: a\n"
+              "                        checkpoint of a larger model)\n"
               "  --init-from FILE      initial weights from a safetensors file: by parameter path, or by the\n"
               "                        plan's name map (%s); not with --resume\n"
               "  --checkpoint-every N  write a checkpoint every N steps (default: the plan's, %lld; 0: none)\n"
@@ -176,7 +177,8 @@ std::string planc::runtime::parseExecutableOptions(int argc, char **argv, Execut
   if (o.resume && o.initFrom)
     return "--init-from and --resume cannot be used together: a resumed run continues with the checkpoint's "
            "weights (to start from a file's weights, leave out --resume)";
-  if (o.dropUnusedTensors && !o.resume) return "--drop-unused-tensors applies to --resume only";
+  if (o.dropUnusedTensors && !o.resume && !o.initFrom)
+    return "--drop-unused-tensors applies to --resume and --init-from only";
   return "";
 }
 

@@ -29,7 +29,7 @@ struct ExecutableOptions {
   int64_t topK = 200;
   int64_t logEvery = 1;
   bool profile = false;
-  bool dropUnusedTensors = false; // --resume passes over the checkpoint's tensors the plan lacks
+  bool dropUnusedTensors = false; // --resume, --init-from pass over the file's tensors the plan lacks
   int64_t sample = -1; // -1: the default (200 bytes for a byte-level model, else none)
   bool help = false;
 };

@@ -8,13 +8,19 @@
 #   e2e/*       the end-to-end scripts tests/e2e/*.sh (hostile inputs, mutated plans,
 #               the schedule SVG screenshot in headless Chromium, ...)
 #   asan unit, asan lit   the same two again, built with clang's AddressSanitizer + UBSan
-#               (build-asan/; it compiles while the groups above run, at the lowest priority)
+#               (build-asan/)
 #   fuzz        libFuzzer for PLANC_FUZZ_SECONDS (default 120) in all, split over two
 #               targets of the same sanitized build: plan-fuzz (.plan text through the frontend and the memory
 #               check; seeds examples/*.plan, lib/std/*.plan) and ir-fuzz (textual IR
 #               through the parser and plan-opt's passes; seeds the lit suite's .ir files)
 #
 #   scripts/test.sh [--quick]     --quick skips the sanitizer build and the fuzzer
+#
+# Two lanes share the machine: the build of build/ and its groups in front;
+# behind them, at the lowest priority, the sanitized build, its two groups and
+# the fuzzer, which take the CPU time the front lane leaves (its groups often
+# wait on one compiler or one process) and all of it once the front lane ends.
+# The back lane's output is printed when it ends.
 #
 # The last line is `N passed, N failed` over the groups, after a summary of each
 # group's time and, under `why:`, each failed group's FAIL and error lines; the
@@ -28,7 +34,7 @@ quick=0
 for arg in "$@"; do
   case $arg in
     --quick) quick=1 ;;
-    -h|--help) sed -n '2,17p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,/^[^#]/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "test.sh: unknown argument '$arg' (try --help)" >&2; exit 2 ;;
   esac
 done
@@ -37,12 +43,12 @@ FUZZ_SECONDS=${PLANC_FUZZ_SECONDS:-120}
 PYTHON=/usr/bin/python3
 export NO_COLOR=1 GTEST_COLOR=no PLANC_SOURCE_DIR=$ROOT
 
-passed=0 failed=0 skipped=0
-report=() why=()
 t_all=$(date +%s%N)
+# The lane a function runs in (main, asan): its scratch files are its own.
+lane=main
 
 # cpu_of CMD...: runs CMD (a function or a program) and writes the CPU seconds
-# (user + system) of everything it ran to $bg/cpu; returns CMD's status. The
+# (user + system) of everything it ran to $bg/cpu.$lane; returns CMD's status. The
 # summary prints them beside the wall time: on two shared cores the wall time
 # of a group depends on what runs beside it, its CPU time much less.
 cpu_of() {
@@ -50,11 +56,16 @@ cpu_of() {
   "$@" || rc=$?
   # `times`' second line: the children's user and system time, e.g. "1m2.500s 0m3.250s".
   # (Not `times | ...`: the left side of a pipe is a new process, whose children are none.)
-  times >"$bg/times"
-  sed -n 2p "$bg/times" | awk '{ t = 0; for (i = 1; i <= 2; i++) { split($i, a, /[ms]/); t += a[1] * 60 + a[2] } printf "%.1f\n", t }' >"$bg/cpu"
+  times >"$bg/times.$lane"
+  sed -n 2p "$bg/times.$lane" | awk '{ t = 0; for (i = 1; i <= 2; i++) { split($i, a, /[ms]/); t += a[1] * 60 + a[2] } printf "%.1f\n", t }' >"$bg/cpu.$lane"
   return $rc
 }
-cpu_seconds() { cat "$bg/cpu" 2>/dev/null || echo -; }
+cpu_seconds() { cat "$bg/cpu.$lane" 2>/dev/null || echo -; }
+
+# record STATUS WALL CPU NAME: one line of the summary. Both lanes append to
+# the same files (one short write each), in the order the lines happen; a
+# group also appends passed, failed or skipped to $bg/counts.
+record() { printf '%-7s %7s %1s %8s %1s  %s\n' "$1" "$2" "${2:+s}" "$3" "${3:+s}" "$4" >>"$bg/results"; }
 
 seconds_since() { # start-in-ns -> "12.3"
   local d=$(( $(date +%s%N) - $1 ))
@@ -67,15 +78,15 @@ step() {
   echo "=== $name"
   local t0 rc=0 dt
   t0=$(date +%s%N)
-  rm -f "$bg/cpu"
+  rm -f "$bg/cpu.$lane"
   (cpu_of "$@") || rc=$?
   dt=$(seconds_since "$t0")
   if ((rc == 0)); then
     echo "=== $name: done (${dt} s)"
-    report+=("$(printf '%-7s %7s s %8s s  %s' done "$dt" "$(cpu_seconds)" "$name")")
+    record done "$dt" "$(cpu_seconds)" "$name"
   else
     echo "=== $name: FAILED (exit $rc, ${dt} s)"
-    report+=("$(printf '%-7s %7s s %8s s  %s' FAILED "$dt" "$(cpu_seconds)" "$name")")
+    record FAILED "$dt" "$(cpu_seconds)" "$name"
   fi
   return $rc
 }
@@ -86,22 +97,22 @@ group() {
   echo
   echo "=== $name"
   local t0 rc=0 dt log
-  log="$bg/group-$((passed + failed)).log"
+  log=$(mktemp "$bg/group-XXXXXX.log")
   t0=$(date +%s%N)
   # Also kept, so the summary can say why a group failed (pipefail: the
   # group's status, not tee's).
-  rm -f "$bg/cpu"
+  rm -f "$bg/cpu.$lane"
   cpu_of "$@" 2>&1 | tee "$log" || rc=$?
   dt=$(seconds_since "$t0")
   if ((rc == 0)); then
-    passed=$((passed + 1))
     echo "=== $name: passed (${dt} s)"
-    report+=("$(printf '%-7s %7s s %8s s  %s' passed "$dt" "$(cpu_seconds)" "$name")")
+    record passed "$dt" "$(cpu_seconds)" "$name"
+    echo passed >>"$bg/counts"
   else
-    failed=$((failed + 1))
     echo "=== $name: FAILED (exit $rc, ${dt} s)"
-    report+=("$(printf '%-7s %7s s %8s s  %s' FAILED "$dt" "$(cpu_seconds)" "$name")")
-    why+=("$name:$(failure_lines "$log")")
+    record FAILED "$dt" "$(cpu_seconds)" "$name"
+    echo failed >>"$bg/counts"
+    printf '  %s\n' "$name:$(failure_lines "$log")" >>"$bg/why"
   fi
 }
 
@@ -117,26 +128,30 @@ failure_lines() {
 
 # not_run NAME REASON: a group that could not run because a step failed.
 not_run() {
-  failed=$((failed + 1))
   echo "=== $1: FAILED (not run: $2)"
-  report+=("$(printf '%-7s %7s   %8s    %s' FAILED - - "$1 (not run: $2)")")
+  record FAILED - - "$1 (not run: $2)"
+  echo failed >>"$bg/counts"
 }
 
 skip() {
-  skipped=$((skipped + 1))
   echo "=== $1: skipped ($2)"
-  report+=("$(printf '%-7s %7s   %8s    %s' skipped - - "$1 ($2)")")
+  record skipped - - "$1 ($2)"
+  echo skipped >>"$bg/counts"
 }
 
 finish() {
   echo
   echo "=== summary (total $(seconds_since "$t_all") s)"
   printf '  %-7s %9s %10s    %s\n' "" wall cpu ""
-  printf '  %s\n' "${report[@]}"
-  if ((${#why[@]})); then
+  sed 's/^/  /' "$bg/results"
+  if [[ -s $bg/why ]]; then
     echo "why:"
-    printf '  %s\n' "${why[@]}"
+    cat "$bg/why"
   fi
+  local passed failed skipped
+  passed=$(grep -cx passed "$bg/counts" || true)
+  failed=$(grep -cx failed "$bg/counts" || true)
+  skipped=$(grep -cx skipped "$bg/counts" || true)
   if ((skipped)); then
     echo "$passed passed, $failed failed, $skipped skipped"
   else
@@ -152,11 +167,22 @@ unit_tests() { # BUILD_DIR
     echo "no $bin: tests/unit has no tests, or the build did not make them"
     return 1
   fi
-  timeout 900 "$bin" --gtest_brief=1
+  # Two shards side by side (GoogleTest's own sharding: every test in exactly
+  # one), so that the tests take both cores; each shard's output after both end.
+  local shard rc=0 pids=()
+  for shard in 0 1; do
+    GTEST_TOTAL_SHARDS=2 GTEST_SHARD_INDEX=$shard timeout 900 "$bin" --gtest_brief=1 >"$bg/unit-$lane-$shard.log" 2>&1 &
+    pids+=($!)
+  done
+  for shard in 0 1; do
+    wait "${pids[$shard]}" || rc=1
+    cat "$bg/unit-$lane-$shard.log"
+  done
+  return $rc
 }
 
-lit_tests() { # BUILD_DIR
-  timeout 1200 "$PYTHON" "$LIT" -sv "$1/tests/lit"
+lit_tests() { # BUILD_DIR [TIMEOUT_SECONDS]
+  timeout "${2:-1200}" "$PYTHON" "$LIT" -sv "$1/tests/lit"
 }
 
 # One libFuzzer target for some seconds: run_fuzzer NAME SECONDS DICT SEED_FILES...
@@ -208,13 +234,13 @@ fuzz() {
   return $rc
 }
 
-# --- setup and the normal build ---------------------------------------------
-# Scratch files of the run (group logs, CPU times, the background build's status).
+# --- setup --------------------------------------------------------------------
+# Scratch files of the run (group logs, CPU times, the summary's lines).
 bg=$(mktemp -d)
-builds=
+back=
 # (No bare `a && b` here: under set -e a failing last command of the trap
 # would become the script's exit status.)
-trap 'if [[ -n $builds ]]; then kill "$builds" 2>/dev/null || true; fi; rm -rf "$bg"' EXIT
+trap 'if [[ -n $back ]]; then kill -- -"$back" 2>/dev/null || kill "$back" 2>/dev/null || true; fi; rm -rf "$bg"' EXIT
 e2e_scripts=(tests/e2e/*.sh)
 [[ -e ${e2e_scripts[0]} ]] || e2e_scripts=()
 
@@ -224,32 +250,42 @@ if ! step setup bash scripts/setup.sh; then
 fi
 LIT=$(llvm-config-14 --prefix)/build/utils/lit/lit.py
 
-# The sanitized build (its tests' and the fuzzers') compiles beside the tests
-# of build/, at the lowest priority: the tests run as fast as alone, and the
-# build takes the CPU time they leave (the e2e scripts often wait on one
-# compiler or one process).
-background_builds() {
-  if ((quick)); then return 0; fi
-  local rc=0
-  local t0=$(date +%s%N)
-  (cpu_of nice -n 19 bash scripts/build.sh --asan --quiet) >"$bg/build-asan.log" 2>&1 || rc=$?
-  # Its own times, for the summary: it ran beside the groups above.
-  echo "(build-asan/ compiled in $(seconds_since "$t0") s, cpu $(cpu_seconds) s)" >>"$bg/build-asan.log"
-  echo "asan $rc" >>"$bg/status"
-}
-# wait_build NAME: the background build NAME ("asan") ended well; prints its output.
-wait_build() {
-  while ! grep -q "^$1 " "$bg/status" 2>/dev/null; do
-    kill -0 "$builds" 2>/dev/null || break
-    sleep 2
-  done
-  cat "$bg/build-$1.log" 2>/dev/null || true
-  grep -q "^$1 0$" "$bg/status" 2>/dev/null
+# --- the back lane: AddressSanitizer + UBSan, then libFuzzer ------------------
+back_lane() {
+  lane=asan
+  # The lowest priority for everything of this lane: the front lane's groups
+  # run as fast as alone.
+  renice -n 19 -p "$BASHPID" >/dev/null
+  if step "build (build-asan/, beside the front lane)" bash scripts/build.sh --asan --quiet; then
+    # abort_on_error: a report ends in SIGABRT, so `not` in lit tests cannot hide it.
+    export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=1:detect_leaks=1:strict_string_checks=1}
+    export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1:abort_on_error=1}
+    group "asan unit" unit_tests build-asan
+    # Longer: at the lowest priority, beside the front lane, and sanitized.
+    group "asan lit" lit_tests build-asan 2700
+    unset ASAN_OPTIONS UBSAN_OPTIONS
+    if ((FUZZ_SECONDS <= 0)); then
+      skip fuzz "PLANC_FUZZ_SECONDS=$FUZZ_SECONDS"
+    else
+      group "fuzz ${FUZZ_SECONDS} s" fuzz
+    fi
+  else
+    not_run "asan unit" "build failed"; not_run "asan lit" "build failed"; not_run fuzz "build failed"
+  fi
 }
 
+if ((quick)); then
+  skip "asan unit" --quick; skip "asan lit" --quick; skip fuzz --quick
+else
+  # Its own process group, so that the trap ends all of it.
+  set -m
+  back_lane >"$bg/back-lane.log" 2>&1 &
+  back=$!
+  set +m
+fi
+
+# --- the front lane: build/ and its groups -----------------------------------
 if step "build (build/)" bash scripts/build.sh --quiet; then
-  background_builds &
-  builds=$!
   group unit unit_tests build
   group lit lit_tests build
   for script in "${e2e_scripts[@]}"; do
@@ -258,33 +294,14 @@ if step "build (build/)" bash scripts/build.sh --quiet; then
   done
 else
   for g in unit lit "${e2e_scripts[@]}"; do g=${g#tests/}; not_run "${g%.sh}" "build failed"; done
-  background_builds &
-  builds=$!
 fi
 
-# --- AddressSanitizer + UBSan -------------------------------------------------
-if ((quick)); then
-  skip "asan unit" --quick; skip "asan lit" --quick
-elif step "build (build-asan/, begun beside the tests)" wait_build asan; then
-  # abort_on_error: a report ends in SIGABRT, so `not` in lit tests cannot hide it.
-  export ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=1:detect_leaks=1:strict_string_checks=1}
-  export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1:abort_on_error=1}
-  group "asan unit" unit_tests build-asan
-  group "asan lit" lit_tests build-asan
-  unset ASAN_OPTIONS UBSAN_OPTIONS
-else
-  not_run "asan unit" "build failed"; not_run "asan lit" "build failed"
-fi
-
-# --- libFuzzer ------------------------------------------------------------------
-if ((quick)); then
-  skip fuzz --quick
-elif ((FUZZ_SECONDS <= 0)); then
-  skip fuzz "PLANC_FUZZ_SECONDS=$FUZZ_SECONDS"
-elif grep -q "^asan 0$" "$bg/status" 2>/dev/null; then
-  group "fuzz ${FUZZ_SECONDS} s" fuzz
-else
-  not_run fuzz "build failed"
+if [[ -n $back ]]; then
+  echo
+  echo "=== waiting for the back lane (build-asan/, asan unit, asan lit, fuzz)"
+  wait "$back" || true
+  back=
+  cat "$bg/back-lane.log"
 fi
 
 finish

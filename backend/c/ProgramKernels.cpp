@@ -127,7 +127,11 @@ bool isRowStep(const exec::RankProgram &program, const exec::Step &s) {
 ///   the result is the one the step would have rounded and stored); i's
 ///   result is no output of the program; an operand of i the update reads
 ///   at other elements (a broadcast one) shares no bytes with the update's
-///   results, which it writes element by element;
+///   results, which it writes element by element, and one it reads at the
+///   same element is the same bytes as a result or apart from all of them
+///   (the memory plan may give i's operands, dead after i, to the update's
+///   results at another offset: element k of a result over element j of an
+///   operand, which another thread still reads);
 /// - or i + 1 is a row reduction whose rows are i's result (f32), which it
 ///   reads nowhere else; i's operands have the result's shape (read at the
 ///   same element); and the buffers a row's passes read and write are
@@ -169,10 +173,11 @@ bool foldsIntoNext(const exec::RankProgram &program, size_t i, const std::vector
   if (result.shape != out.shape) return false;
   for (int64_t in : p.inputs) {
     const exec::Buffer &b = program.buffers[size_t(in)];
-    if (bufferOf(program, in).shape == out.shape) continue;
+    const bool sameElement = bufferOf(program, in).shape == out.shape;
     for (int64_t o : u.outputs) {
       const exec::Buffer &w = program.buffers[size_t(o)];
-      if (b.offset < w.offset + w.size && w.offset < b.offset + b.size) return false;
+      if (sameElement ? !apartOrSame(program, in, o) : b.offset < w.offset + w.size && w.offset < b.offset + b.size)
+        return false;
     }
   }
   return true;

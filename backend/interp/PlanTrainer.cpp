@@ -10,6 +10,7 @@
 #include "ir/Interpreter.h"
 #include "ir/LocalBlocks.h"
 #include "ir/MeshLayout.h"
+#include "ir/StepOutputs.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
@@ -251,8 +252,9 @@ llvm::Expected<TrainLoopResult> interp::trainPlan(const Module &placed, const ex
   if (dump.enabled() && !lastOutputs.empty()) {
     // A parameter without an update (frozen) keeps its initial value.
     TensorMap final;
+    const OutputIndex outputs(placed);
     for (const Value *p : io.modelParams) {
-      const Output *update = placed.outputFor(OutputRole::ParamUpdate, pathOf(p));
+      const Output *update = outputs.find(OutputRole::ParamUpdate, pathOf(p));
       if (!update) {
         final[pathOf(p)] = initial.at(p->name);
         continue;

@@ -7,8 +7,9 @@
 #              error naming the index, on --resume and on planc convert (not an abort)
 #   metadata   a whole rank file of step 2 inside step 3, and under dp 2 rank 1's file of
 #              another step: refused, naming the file and the step
-#   presence   a 3-layer checkpoint into the 2-layer plan: an error, or with
-#              --drop-unused-tensors a resume that names what it dropped
+#   presence   a 3-layer checkpoint into the 2-layer plan, resumed or as planc convert's
+#              file through --init-from: an error, or with --drop-unused-tensors a load
+#              that names what it dropped
 #   options    --init-from with --resume is an error
 #   newest     step-9 and step-abc never beat step-00000005; a warning names them
 #   retention  a rollback into the same folder, and a fresh run into another run's folder,
@@ -103,13 +104,23 @@ section presence
 expect 1 "that plan 'tiny_gpt' does not have ('blocks.2." ./gpt --resume ck3 --steps 4
 grep -qF -- "--drop-unused-tensors resumes without them" expect.log || fail "presence: no way out: $(cat expect.log)"
 expect 0 "resumed from ck3/step-00000002: 2 steps done (" ./gpt --resume ck3 --steps 3 --drop-unused-tensors
-grep -q "tensors the plan lacks dropped: blocks.2." expect.log || fail "presence: not named: $(head -3 expect.log)"
+grep -q "tensors the plan lacks dropped: 'blocks.2." expect.log || fail "presence: not named: $(head -3 expect.log)"
 # The other way: the 2-layer checkpoint lacks the third layer.
 expect 1 "has no tensor 'blocks.2." ./gpt3 --resume ck --steps 6
+# --init-from of the 3-layer checkpoint as one file (planc convert's, the plan's own names):
+# the third layer's 12 parameters and their 24 Adam states are not passed over silently either.
+"$PLANC" convert ck3/step-00000002 -o whole3.safetensors >convert3.log 2>&1 || fail "presence: $(cat convert3.log)"
+expect 1 "--init-from: 'whole3.safetensors' holds 36 tensors that plan 'tiny_gpt' does not have ('blocks.2." \
+  ./gpt --init-from whole3.safetensors --steps 1
+grep -qF -- "and 33 more): a checkpoint of a larger model or of another optimizer? --drop-unused-tensors loads without them" \
+  expect.log || fail "presence: --init-from names no way out: $(cat expect.log)"
+grep -q "^step " expect.log && fail "presence: --init-from trained before refusing"
+expect 0 "loaded the parameters of 'whole3.safetensors' (36 tensors the plan lacks dropped: 'blocks.2." \
+  ./gpt --init-from whole3.safetensors --steps 1 --drop-unused-tensors
 
 section options
 expect 2 "--init-from and --resume cannot be used together" ./gpt --resume ck --init-from x.safetensors
-expect 2 "--drop-unused-tensors applies to --resume only" ./gpt --drop-unused-tensors
+expect 2 "--drop-unused-tensors applies to --resume and --init-from only" ./gpt --drop-unused-tensors
 
 section newest
 ./gpt --steps 5 --checkpoint-every 5 --checkpoint-dir names >names.log 2>&1 || fail "newest: $(tail -3 names.log)"

@@ -19,7 +19,14 @@ The kinds are the shapes that were slow once: statements of every sort
 (100k of them), a 1.7 MB chain of 119k `x = x * 1.0`, 3,000 dead statements
 in a repeated layer (also compared with the same plan without them), and a
 GPT written with `repeat N` and with N blocks written out (12, 120 and 1,200
-layers: the time per layer must stay about the same).
+layers). For the GPT the time per layer must stay about the same:
+
+    (cpu(1,200) / 1,200) / (cpu(120) / 120) <= --max-layer-growth (2)
+
+(quadratic growth gives 10), and the two ways of writing it must cost about
+the same: cpu(blocks) / cpu(repeat) at 1,200 layers within --max-form-ratio
+(1.5) either way. --large runs the GPT at 96, 960 and 9,600 layers instead
+(minutes; not in CI) and prints the time and memory per layer.
 
   /usr/bin/python3 tests/e2e/scaling.py --planc build/bin/planc
 """
@@ -108,6 +115,7 @@ def layers_as_blocks(n):
 
 STATEMENTS = [1000, 10000, 100000]
 LAYERS = [12, 120, 1200]
+LARGE_LAYERS = [96, 960, 9600]
 
 # name, generator, expected exit status, sizes, whether the model is small
 KINDS = [
@@ -165,7 +173,39 @@ def measure(args, tmp, make, n, want, small, label):
     if small and rss > args.max_rss:
         print('FAIL %s, n = %d: %.0f MiB resident, more than %g' % (label, n, rss, args.max_rss))
         return best, 1
+    if not small:
+        peaks[(label, n)] = rss
     return best, 0
+
+
+peaks = {}  # (kind, size) -> peak resident MiB of the plans whose model is not small
+
+
+def check_layers(args, cpu, sizes):
+    """The GPT's time per layer from the middle size to the largest, and its
+    two spellings against each other; the number of failures."""
+    failures = 0
+    for name in ('layers as repeat N', 'layers as N blocks'):
+        if name not in cpu:
+            continue
+        per = [t / n for t, n in zip(cpu[name], sizes)]
+        growth = per[-1] / max(per[-2], 1e-6)
+        ok = growth <= args.max_layer_growth
+        failures += not ok
+        # Memory per layer as what each added layer costs: the peak also
+        # holds what any plan holds (the standard library, the tables).
+        added = (peaks.get((name, sizes[-1]), 0.0) - peaks.get((name, sizes[-2]), 0.0)) * 1024 / (sizes[-1] - sizes[-2])
+        print('%-30s per layer %s ms; growth %.2f%s; %.0f KiB per added layer' % (
+            name, ', '.join('%.2f' % (1000 * p) for p in per), growth,
+            '' if ok else '  FAIL (> %g)' % args.max_layer_growth, added))
+    if 'layers as repeat N' in cpu and 'layers as N blocks' in cpu:
+        repeat, blocks = cpu['layers as repeat N'][-1], cpu['layers as N blocks'][-1]
+        ratio = blocks / max(repeat, 1e-3)
+        ok = 1 / args.max_form_ratio <= ratio <= args.max_form_ratio
+        failures += not ok
+        print('%-30s blocks / repeat at %d layers: %.2f%s' % ('layers, two spellings', sizes[-1], ratio,
+              '' if ok else '  FAIL (outside 1/%g .. %g)' % (args.max_form_ratio, args.max_form_ratio)))
+    return failures
 
 
 def main():
@@ -179,13 +219,26 @@ def main():
                     help='MiB a plan with a small model may hold at its peak (1024)')
     ap.add_argument('--timeout', type=float, default=120.0, help='seconds per run (120)')
     ap.add_argument('--repeat', type=int, default=2, help='runs per plan; the fastest counts (2)')
+    ap.add_argument('--max-layer-growth', type=float, default=2.0,
+                    help='largest allowed growth of the GPT\'s cpu time per layer from 120 to 1,200 layers (2)')
+    ap.add_argument('--max-form-ratio', type=float, default=1.5,
+                    help='largest allowed cpu(N blocks) / cpu(repeat N), either way (1.5)')
+    ap.add_argument('--large', action='store_true',
+                    help='only the GPT, at 96, 960 and 9,600 layers (minutes)')
     ap.add_argument('--only', default='', help='run only the kinds whose name contains this')
     args = ap.parse_args()
 
+    kinds = KINDS
+    if args.large:
+        kinds = [(name, make, want, LARGE_LAYERS, small) for name, make, want, sizes, small in KINDS
+                 if sizes is LAYERS]
+        args.timeout = max(args.timeout, 600.0)
     failures = 0
     largest = {}
+    cpu = {}
+    layer_sizes = LARGE_LAYERS if args.large else LAYERS
     with tempfile.TemporaryDirectory(prefix='planc-scaling-') as tmp:
-        for name, make, want, sizes, small in KINDS:
+        for name, make, want, sizes, small in kinds:
             if args.only not in name:
                 continue
             times = []
@@ -198,6 +251,7 @@ def main():
                 print('%-30s %s' % (name, shown))
                 continue
             largest[name] = times[-1]
+            cpu[name] = times
             ratio = times[-1] / max(times[-2], 1e-3)
             ok = ratio <= args.max_ratio
             failures += not ok
@@ -214,6 +268,7 @@ def main():
                 failures += not ok
                 print('%-30s %.3f s without them; ratio %.1f%s' % ('dead in a repeated layer', base, ratio,
                       '' if ok else '  FAIL (> %g)' % args.max_dead_ratio))
+        failures += check_layers(args, cpu, layer_sizes)
     print('scaling: %d failure(s)' % failures)
     return 1 if failures else 0
 

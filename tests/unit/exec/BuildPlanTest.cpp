@@ -6,6 +6,8 @@
 // memory plan's arena and buffers, and carries what each micro-batch
 // changes (the 1/m seed, distinct tags, the loss's mean).
 
+#include "backend/c/CLanguage.h"
+#include "backend/c/ProgramKernels.h"
 #include "compiler/Pipeline.h"
 #include "exec/Groups.h"
 #include "exec/PlanParser.h"
@@ -13,6 +15,8 @@
 #include "exec/PlanVerifier.h"
 #include "frontend/Frontend.h"
 #include "frontend/Verify.h"
+
+#include "llvm/Support/raw_ostream.h"
 
 #include <gtest/gtest.h>
 
@@ -222,6 +226,43 @@ TEST(BuildPlanTest, TheFusionPolicyDecidesFolding) {
   Compiled plain = compilePlan("examples/tiny-gpt.plan", {"train.fusion=none"});
   ASSERT_TRUE(plain.ok);
   EXPECT_FALSE(plain.result.plan->foldProducers);
+}
+
+// A step computed inside the next step's kernel (folded) is read where the
+// kernel writes its results: an operand of it must be the same bytes as a
+// result or share none with any. Under f16 the cast gradients, dead after
+// the clip's multiply, had the memory plan's bytes of the update's new
+// parameter 128 bytes further on: with two threads, one wrote elements the
+// other had still to read, and the losses changed from run to run.
+TEST(BuildPlanTest, AFoldedStepsOperandsAreTheBytesOfAResultOrApart) {
+  Compiled f16 = compilePlan("examples/tiny-gpt.plan",
+                             {"train.precision=f16(loss_scale = dynamic(scale = 1e9, growth_interval = 10))"});
+  ASSERT_TRUE(f16.ok);
+  const ExecutionPlan &plan = *f16.result.plan;
+  backend::RenderOptions options;
+  options.foldProducers = true;
+  int folded = 0;
+  for (const RankProgram &program : plan.programs) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    std::vector<backend::StepKernel> kernels = backend::renderProgramKernels(plan, program, backend::cpuLanguage(), os, options);
+    for (size_t i = 0; i < kernels.size(); ++i) {
+      if (kernels[i].foldedInto < 0) continue;
+      ++folded;
+      const Step &made = program.steps[i], &into = program.steps[size_t(kernels[i].foldedInto)];
+      for (int64_t in : made.inputs)
+        for (int64_t out : into.outputs) {
+          if (in < 0 || out < 0) continue;
+          const Buffer &a = program.buffers[size_t(in)], &b = program.buffers[size_t(out)];
+          const bool apart = a.offset + a.size <= b.offset || b.offset + b.size <= a.offset;
+          EXPECT_TRUE(apart || (a.offset == b.offset && a.size == b.size))
+              << "step " << i << " folded into step " << kernels[i].foldedInto << ": operand #" << in << " at "
+              << a.offset << " (" << a.size << " bytes) and result #" << out << " at " << b.offset << " (" << b.size
+              << " bytes)";
+        }
+    }
+  }
+  EXPECT_GT(folded, 0); // the clipped gradients are folded into AdamW's updates
 }
 
 } // namespace

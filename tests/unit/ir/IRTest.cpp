@@ -2,12 +2,14 @@
 //
 // The data model under the textual form: dtype names and sizes, the spelling
 // of types and shardings, op kinds from Ops.def, value naming in a module,
-// attribute getters, and the Builder typing ops through their OpDef.
+// attribute getters, the Builder typing ops through their OpDef, and the
+// index of a step's outputs by role and path.
 //
 //===----------------------------------------------------------------------===//
 
 #include "ir/Builder.h"
 #include "ir/IR.h"
+#include "ir/StepOutputs.h"
 #include "ir/Verifier.h"
 
 #include <gtest/gtest.h>
@@ -150,6 +152,23 @@ TEST(IRTest, BuilderStopsOnAnOpThatDoesNotType) {
   b.loc = {"t.plan", 4, 2};
   b.path = "lin";
   EXPECT_DEATH(b.matmul(x, x), "t.plan:4:2: internal error: cannot build 'matmul' in 'lin': .*%x : f32\\[2, 3\\]");
+}
+
+TEST(IRTest, OutputIndexFindsWhatOutputForFinds) {
+  Module m;
+  Value *w = m.addParam("w", TensorType({2}, DType::F32));
+  Value *b = m.addParam("b", TensorType({2}, DType::F32));
+  m.outputs.push_back(gradientOutput("w", w));
+  m.outputs.push_back(paramUpdateOutput("w", b));
+  m.outputs.push_back(gradientOutput("w", b)); // a second of that role and path: the first wins
+  m.outputs.push_back(gradientOutput("b", b));
+  const OutputIndex index(m);
+  for (OutputRole role : {OutputRole::ParamGradient, OutputRole::ParamUpdate, OutputRole::StateUpdate})
+    for (const char *path : {"w", "b", "c"})
+      EXPECT_EQ(index.find(role, path), m.outputFor(role, path)) << path;
+  EXPECT_EQ(index.find(OutputRole::ParamGradient, "w"), &m.outputs[0]);
+  EXPECT_EQ(index.find(OutputRole::ParamUpdate, "w")->value, b);
+  EXPECT_EQ(index.find(OutputRole::StateUpdate, "w"), nullptr);
 }
 
 } // namespace

@@ -5,16 +5,18 @@
 // error, never a silent load; a damaged index (a negative or huge block
 // shape, an unknown format, a negative step) is an error, never a crash; a
 // rank file of another step is refused; a tensor the plan lacks is an error
-// unless dropped; the newest checkpoint is the highest step of a complete
-// index, not the last folder name; `keep` removes only its own lineage's
-// older checkpoints, never the one resumed from; a run that would write over
-// another run's later checkpoints stops before training.
+// unless dropped, on --resume and on --init-from; the newest checkpoint is
+// the highest step of a complete index, not the last folder name; `keep`
+// removes only its own lineage's older checkpoints, never the one resumed
+// from; a run that would write over another run's later checkpoints stops
+// before training.
 //
 //===----------------------------------------------------------------------===//
 
 #include "runtime/Checkpoint.h"
 #include "runtime/CheckpointConvert.h"
 #include "runtime/CheckpointIndex.h"
+#include "runtime/Safetensors.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -362,6 +364,42 @@ TEST(CheckpointTest, ConvertVerifiesBothWays) {
   s = exportCheckpoint(dir / "ck", dir / "whole2.safetensors", summary);
   ASSERT_FALSE(s.ok());
   EXPECT_NE(s.message().find("tensor 'w' does not match its checksum"), std::string::npos) << s.message();
+}
+
+TEST(CheckpointTest, InitFromAFileOfTensorsThePlanLacksIsAnErrorUnlessDropped) {
+  // The file of a larger model, of the plan's own names (planc convert's):
+  // its extra tensors are named, a few and then a count, with the way out.
+  TempDir dir;
+  const ExecutableModel m = tiny();
+  HostTensorMap tensors;
+  tensors["w"] = HostTensor::zeros(ElementType::F32, {4, 3});
+  tensors["b"] = HostTensor::zeros(ElementType::F32, {3});
+  const std::vector<std::string> extras = {"layers.2.a", "layers.2.b", "layers.2.c", "layers.2.d", "layers.2.e"};
+  for (const std::string &extra : extras) tensors[extra] = HostTensor::zeros(ElementType::F32, {3});
+  ASSERT_TRUE(writeSafetensors(dir / "larger.safetensors", tensors).ok());
+  std::vector<uint8_t> a(m.arenaBytes);
+  std::string summary;
+  Status s = loadInitialWeights(m, a.data(), dir / "larger.safetensors", summary);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("holds 5 tensors that plan 'tiny' does not have ('layers.2.a', 'layers.2.b', "
+                             "'layers.2.c' and 2 more)"),
+            std::string::npos)
+      << s.message();
+  EXPECT_NE(s.message().find("--drop-unused-tensors loads without them"), std::string::npos) << s.message();
+  s = loadInitialWeights(m, a.data(), dir / "larger.safetensors", summary, /*dropUnused=*/true);
+  ASSERT_TRUE(s.ok()) << s.message();
+  EXPECT_NE(summary.find("(5 tensors the plan lacks dropped: 'layers.2.a', 'layers.2.b', 'layers.2.c' and 2 more)"),
+            std::string::npos)
+      << summary;
+  // The plan's own optimizer states in the file are the plan's: no error.
+  ExecutableModel withState = modelOf({{"w", {4, 3}}, {"b", {3}}, {"w.adam_m", {4, 3}}});
+  withState.params.back().modelParam = false;
+  for (const std::string &extra : extras) tensors.erase(extra);
+  tensors["w.adam_m"] = HostTensor::zeros(ElementType::F32, {4, 3});
+  ASSERT_TRUE(writeSafetensors(dir / "states.safetensors", tensors).ok());
+  std::vector<uint8_t> b(withState.arenaBytes);
+  s = loadInitialWeights(withState, b.data(), dir / "states.safetensors", summary);
+  EXPECT_TRUE(s.ok()) << s.message();
 }
 
 TEST(CheckpointTest, ConvertRefusesATensorNoFileBacks) {

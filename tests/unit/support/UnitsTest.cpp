@@ -93,7 +93,7 @@ TEST(UnitsTest, UnitTableMatchesTheGrammar) {
   ASSERT_TRUE(bool(buffer));
   llvm::StringRef text = (*buffer)->getBuffer();
   size_t start = text.find("fragment UNIT");
-  ASSERT_NE(start, llvm::StringRef::npos);
+  ASSERT_TRUE(start != llvm::StringRef::npos);
   llvm::StringRef rule = text.substr(start, text.find(';', start) - start);
   std::set<std::string> inGrammar;
   for (size_t q = rule.find('\''); q != llvm::StringRef::npos; q = rule.find('\'', q + 1)) {
