@@ -147,12 +147,7 @@ ast::LayerParam DirectParser::layerParam() {
     p.tensorType = tensorType(0);
   } else {
     p.typeName = name().first;
-    using K = ast::LayerParam::Kind;
-    p.kind = p.typeName == "int"     ? K::Int
-             : p.typeName == "float" ? K::Float
-             : p.typeName == "bool"  ? K::Bool
-             : p.typeName == "dtype" ? K::DType
-                                     : K::Unknown;
+    p.kind = scalarParamKind(p.typeName);
   }
   p.typeRange = spanFrom(typeStart);
   if (punct("=")) {

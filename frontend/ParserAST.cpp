@@ -100,12 +100,7 @@ private:
         for (auto *n : e->name()) param.enumValues.push_back(textOf(pos, n));
       } else if (auto *s = dynamic_cast<PlanParser::ScalarParamTypeContext *>(p->paramType())) {
         param.typeName = textOf(pos, s->name());
-        using K = ast::LayerParam::Kind;
-        param.kind = param.typeName == "int" ? K::Int
-                     : param.typeName == "float" ? K::Float
-                     : param.typeName == "bool" ? K::Bool
-                     : param.typeName == "dtype" ? K::DType
-                                                 : K::Unknown;
+        param.kind = scalarParamKind(param.typeName);
       }
       if (p->expr()) param.defaultValue = buildExpr(p->expr());
       l->params.push_back(std::move(param));

@@ -106,3 +106,12 @@ void planc::parser::takeRepeatCountPostfix(ast::RepeatItem &r) {
   r.annotations.insert(r.annotations.begin(), std::make_move_iterator(trailing.begin()),
                        std::make_move_iterator(trailing.end()));
 }
+
+planc::ast::LayerParam::Kind planc::parser::scalarParamKind(llvm::StringRef typeName) {
+  using K = ast::LayerParam::Kind;
+  return typeName == "int"     ? K::Int
+         : typeName == "float" ? K::Float
+         : typeName == "bool"  ? K::Bool
+         : typeName == "dtype" ? K::DType
+                               : K::Unknown;
+}

@@ -30,6 +30,10 @@ LiteralError readNumber(llvm::StringRef text, ast::NumberExpr &n);
 /// Fills `q` (text, number, unit) from a QUANTITY token's text.
 LiteralError readQuantity(llvm::StringRef text, ast::QuantityExpr &q);
 
+/// A layer parameter's scalar type by its name: int, float, bool, dtype;
+/// Unknown for any other name (Sema reports it).
+ast::LayerParam::Kind scalarParamKind(llvm::StringRef typeName);
+
 /// `repeat 12 as blocks @recompute { }`: the grammar reads the count's
 /// postfix `as name` and annotations as the count expression's (Plan.g4
 /// says why); they belong to the repeat. Moves them from `r.count` to

@@ -313,6 +313,22 @@ def run_planc(planc, path, timeout):
     return 'rejected', '', rc, err
 
 
+
+def copy_seed_folders(paths, workroot):
+    """(path, folder) for each seed in sorted order: the folder a copy, under
+    workroot, of the .plan files beside the seed, so that its relative
+    imports still resolve where its mutants are written."""
+    dirs = {}
+    for path in sorted(paths):
+        d = os.path.dirname(os.path.abspath(path))
+        if d not in dirs:
+            dirs[d] = os.path.join(workroot, str(len(dirs)))
+            os.mkdir(dirs[d])
+            for name in os.listdir(d):
+                if name.endswith('.plan'):
+                    shutil.copy(os.path.join(d, name), dirs[d])
+        yield path, dirs[d]
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     ap.add_argument('seeds', nargs='+', help='seed .plan files')
@@ -334,17 +350,7 @@ def main():
 
     workroot = tempfile.mkdtemp(prefix='planc-mutants-')
     try:
-        seeds, dirs = [], {}
-        for path in sorted(args.seeds):
-            d = os.path.dirname(os.path.abspath(path))
-            if d not in dirs:
-                # Copies of the seed's folder, so relative imports still resolve.
-                dirs[d] = os.path.join(workroot, str(len(dirs)))
-                os.mkdir(dirs[d])
-                for name in os.listdir(d):
-                    if name.endswith('.plan'):
-                        shutil.copy(os.path.join(d, name), dirs[d])
-            seeds.append(Seed(path, dirs[d]))
+        seeds = [Seed(path, d) for path, d in copy_seed_folders(args.seeds, workroot)]
         pool = sorted({t for s in seeds for k, t in s.tokens if k in ('ident', 'punct', 'string')}
                       | set(EXTRA_TOKENS))
         indices = args.only or list(range(args.count))

@@ -70,17 +70,10 @@ def main():
         seeds_paths = [f for f in files if '/tests/lit/' not in f]
         workroot = tempfile.mkdtemp(prefix='planc-parser-agree-')
         try:
-            dirs, seeds = {}, []
-            for path in sorted(seeds_paths):
-                d = os.path.dirname(path)
-                if d not in dirs:
-                    dirs[d] = os.path.join(workroot, str(len(dirs)))
-                    os.mkdir(dirs[d])
-                    for name in os.listdir(d):
-                        if name.endswith('.plan'):
-                            shutil.copy(os.path.join(d, name), dirs[d])
+            seeds = []
+            for path, d in mutations.copy_seed_folders(seeds_paths, workroot):
                 try:
-                    seeds.append(mutations.Seed(path, dirs[d]))
+                    seeds.append(mutations.Seed(path, d))
                 except UnicodeDecodeError:
                     pass
             pool = sorted({t for s in seeds for k, t in s.tokens if k in ('ident', 'punct', 'string')}
