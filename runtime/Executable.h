@@ -2,8 +2,9 @@
 //
 // What `planc build` writes is one translation unit (backend/cpu/
 // CppEmitter.h): the kernels, the training step as straight-line calls on
-// one arena, and a description of that arena -- this file's ExecutableModel
-// -- passed to runExecutable(), which is the whole program around the step:
+// one arena, and a description of that arena -- an ExecutableModel
+// (runtime/ExecutableModel.h) -- passed to runExecutable(), which is the
+// whole program around the step:
 //
 //   parse the options (`./model --help`, ExecutableOptions.h)
 //   allocate the arena: one block of exactly arenaBytes (the ledger's
@@ -24,164 +25,13 @@
 // is an interrupted write and is never resumed from. The last `keep` step
 // folders are kept.
 //
-// Everything the description holds is plain data; strings are the plan's
-// names, escaped by the emitter.
-//
 //===----------------------------------------------------------------------===//
 #ifndef PLANC_RUNTIME_EXECUTABLE_H
 #define PLANC_RUNTIME_EXECUTABLE_H
 
-#include "runtime/Data.h"
-#include "runtime/ElementType.h"
-
-#include <array>
-#include <chrono>
-#include <cstdint>
-#include <string>
-#include <vector>
+#include "runtime/ExecutableModel.h"
 
 namespace planc::runtime {
-
-enum class ParamInit { Zeros, Ones, Normal };
-
-/// A Param buffer: a parameter or an optimizer state, kept between steps.
-struct ExecParam {
-  std::string name;            // its checkpoint name (the parameter's path, "<path>.adam_m", ...)
-  std::string initKey;         // the string its initial values are keyed by
-  uint64_t offset = 0;         // in the arena
-  ElementType type = ElementType::F32;
-  std::vector<int64_t> shape;  // this rank's block
-  std::vector<int64_t> globalShape;
-  std::string sharding;        // as the plan prints it ("" when whole)
-  ParamInit init = ParamInit::Zeros;
-  double stddev = 0;
-  bool modelParam = true;      // a parameter of the model, frozen or not (false: optimizer state)
-  /// Where each rank of the program holds its block in the global tensor
-  /// (per dim, the first global index), in the order of ExecProgram::ranks;
-  /// a block may reach past the global shape (the zero padding of an uneven
-  /// split).
-  std::vector<std::vector<int64_t>> blockOffsets;
-  /// This process's entry of blockOffsets (selectProgram sets it).
-  std::vector<int64_t> blockOffset;
-};
-
-/// An input buffer the loop writes before each step.
-struct ExecInput {
-  enum class Kind { Tokens, Targets, Step };
-  Kind kind = Kind::Tokens;
-  int slot = 0;                // micro-batch (its rows of the batch)
-  uint64_t offset = 0;
-  ElementType type = ElementType::I32;
-  std::vector<int64_t> shape;  // [rows, seq] of one micro-batch; [] for the step
-};
-
-/// An output the loop reads after the step (the loss, lr, gradient norm) or
-/// copies into a parameter (an update that is not in place).
-struct ExecOutput {
-  std::string name;            // "loss", "lr", "grad_norm", "new.<path>", ...
-  uint64_t offset = 0;
-  ElementType type = ElementType::F32;
-  uint64_t bytes = 0;
-  int64_t copyToParam = -1;    // index into params: copied there after the step
-};
-
-/// The kernel classes --profile sums time by (docs/kernels.md).
-inline constexpr const char *kKernelClasses[] = {"communication", "elementwise", "gemm",
-                                                 "layout",        "reduction",   "library"};
-inline constexpr int kNumKernelClasses = 6;
-
-/// The times the step adds to with --profile (null pointer: not profiling).
-struct StepProfile {
-  double seconds[kNumKernelClasses] = {};
-  int64_t calls[kNumKernelClasses] = {};
-};
-
-/// What a generated step does after a kernel call started at `begin` when
-/// profiling: the time until now added to its class, and while tracing the
-/// kernel recorded (runtime/StepTrace.h; communication records itself). One
-/// call, not code repeated at every step of the generated program.
-void profileKernel(StepProfile *profile, int kernelClass, const char *name,
-                   std::chrono::steady_clock::time_point begin);
-
-/// The inference step (--sample): the forward program up to the logits, in
-/// an arena of its own, fed the trained parameters by name.
-struct ExecInference {
-  uint64_t arenaBytes = 0;
-  struct Param {
-    std::string name;          // the training step's checkpoint name
-    uint64_t offset = 0;       // in the inference arena
-    ElementType type = ElementType::F32;
-    int64_t elements = 0;
-  };
-  std::vector<Param> params;
-  uint64_t tokensOffset = 0;   // [rows, seq] tokens
-  ElementType tokensType = ElementType::I32;
-  int64_t rows = 1, seq = 1;
-  uint64_t logitsOffset = 0;   // [rows, seq, vocab] logits
-  ElementType logitsType = ElementType::F32;
-  int64_t vocab = 1;
-  void (*run)(uint8_t *arena) = nullptr; // null: no inference step
-};
-
-using StepFunction = void (*)(uint8_t *arena, uint64_t drawSeed, StepProfile *profile);
-
-/// The program of one rank class: the ranks of one pipeline stage run it,
-/// each on its own blocks.
-struct ExecProgram {
-  int stage = 0;               // the pp coordinate of its ranks
-  std::string rankClass;       // "pipeline stage 0 (ranks 0, 1)"
-  std::vector<int64_t> ranks;
-  uint64_t arenaBytes = 0;     // its arena
-  uint64_t ledgerBytes = 0;    // what `planc check` reports for the stage (the same figure)
-  std::vector<ExecParam> params;
-  std::vector<ExecInput> inputs;
-  std::vector<ExecOutput> outputs;
-  StepFunction step = nullptr;
-};
-
-struct ExecutableModel {
-  std::string plan;            // the model's name
-  std::string source;          // the .plan file it was built from
-  std::string buildId;         // a hash of the generated source: checkpoints name it
-  int64_t ranks = 1;           // of the mesh
-  std::array<int64_t, 5> mesh{1, 1, 1, 1, 1}; // axis sizes, runtime/MeshRanks.h's order (dp, pp, tp, cp, ep)
-  std::vector<ExecProgram> programs; // one per pipeline stage
-  /// Sets the rank's mesh coordinates for the kernels that depend on them
-  /// (runtime/MeshRanks.h's order); null: none do.
-  void (*setCoordinates)(const int64_t *coordinates) = nullptr;
-
-  // The program this process runs (selectProgram copies it here).
-  std::string rankClass;       // "pipeline stage 0 (rank 0)"
-  int64_t rank = 0;            // this process's rank
-  uint64_t arenaBytes = 0;
-  uint64_t ledgerBytes = 0;
-  std::vector<ExecParam> params;
-  std::vector<ExecInput> inputs;
-  std::vector<ExecOutput> outputs;
-  BatchShape batch;            // the whole global batch of a step
-  int microBatches = 1;
-  int64_t steps = 1;           // the plan's train.steps
-  uint64_t seed = 0;           // the plan's train.seed
-  DataSpec data;               // the plan's data
-  int64_t checkpointEvery = 0; // 0: none
-  std::string checkpointDir = "ckpt";
-  int64_t checkpointKeep = 0;  // 0: all
-  /// The name map the plan follows (runtime/NameMap.h) as JSON; "" when it
-  /// follows none. --init-from reads files of its names, checkpoints record it.
-  std::string nameMap;
-  double flopsPerStep = 0;     // the model's FLOPs of one step (forward, backward, update)
-  double peakFlops = 0;        // the device's, for MFU; 0: not known
-  /// The cost model's step at build time (docs/cost.md) and what it assumed
-  /// ("defaults for CPUs"); 0: none (a plan for another device). A run far
-  /// slower says so and why (SlowStep.h).
-  double predictedStepSeconds = 0;
-  std::string predictionBasis;
-  /// Runs the training step on the arena; `drawSeed` keys dropout's masks.
-  StepFunction step = nullptr;
-  /// Sets the threads of the kernels (OpenMP, BLAS); null: not settable.
-  void (*setThreads)(int threads) = nullptr;
-  ExecInference inference;
-};
 
 /// Makes `model` run program `index` as rank `rank` (one of the program's
 /// ranks): its arena, buffers and step, each parameter's block offset.

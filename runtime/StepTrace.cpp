@@ -1,7 +1,7 @@
 //===- runtime/StepTrace.cpp - what each rank did, when (--trace) ----------===//
 
 #include "runtime/StepTrace.h"
-#include "runtime/Executable.h"
+#include "runtime/StepProfile.h"
 
 #include <nlohmann/json.hpp>
 
@@ -53,9 +53,15 @@ void planc::runtime::setTraceSection(const char *work, int microBatch, int chunk
   recorder.section = {{"work", work}, {"micro_batch", std::to_string(microBatch)}, {"chunk", std::to_string(chunk)}};
 }
 
-void planc::runtime::profileKernel(StepProfile *profile, int kernelClass, const char *name,
-                                   TraceClock::time_point begin) {
+int64_t planc::runtime::kernelStart(StepProfile *profile) {
+  if (!profile) return 0;
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(TraceClock::now().time_since_epoch()).count();
+}
+
+void planc::runtime::kernelEnd(StepProfile *profile, int kernelClass, const char *name, int64_t start) {
+  if (!profile) return;
   const TraceClock::time_point end = TraceClock::now();
+  const TraceClock::time_point begin(std::chrono::duration_cast<TraceClock::duration>(std::chrono::nanoseconds(start)));
   profile->seconds[kernelClass] += std::chrono::duration<double>(end - begin).count();
   ++profile->calls[kernelClass];
   if (kernelClass != 0 && tracing()) traceKernel(kernelClass, name, begin, end); // 0: communication

@@ -43,7 +43,7 @@ void setTraceStep(int64_t step);
 /// "micro_batch" and "chunk" (planc emit --emit=schedule-svg --trace draws them).
 void setTraceSection(const char *work, int microBatch, int chunk);
 
-/// A kernel of class `kernelClass` (runtime/Executable.h kKernelClasses) named `name`.
+/// A kernel of class `kernelClass` (runtime/StepProfile.h kKernelClasses) named `name`.
 void traceKernel(int kernelClass, const char *name, TraceClock::time_point begin, TraceClock::time_point end);
 /// A communication from its start to its completion seen at `end`;
 /// `category` "collective", "send" or "recv".

@@ -11,6 +11,7 @@
 #include "ir/ops/Formula.h"
 
 #include <map>
+#include <set>
 
 using namespace planc;
 using namespace planc::backend;
@@ -415,9 +416,12 @@ std::vector<StepKernel> backend::renderProgramKernels(const exec::ExecutionPlan 
     renderMeshCoordPrelude(lang, os);
   }
   std::vector<StepKernel> kernels(program.steps.size());
-  // Identical kernels (the same op on the same shapes in every micro-batch)
-  // are rendered once and named by their first step.
-  std::map<std::string, std::string> renderedBySource;
+  // Identical kernels (the same op on the same shapes in every micro-batch,
+  // and in every program of the translation unit) are rendered once and
+  // named by their first step.
+  std::map<std::string, std::string> ownRendered;
+  std::map<std::string, std::string> &renderedBySource = options.rendered ? *options.rendered : ownRendered;
+  std::set<std::string> distinct;
   const std::vector<bool> folds =
       options.foldProducers ? foldedSteps(program) : std::vector<bool>(program.steps.size(), false);
   for (size_t i = 0; i < program.steps.size(); ++i) {
@@ -453,6 +457,7 @@ std::vector<StepKernel> backend::renderProgramKernels(const exec::ExecutionPlan 
     auto [it, fresh] = renderedBySource.try_emplace(key, name);
     k.rendered = true;
     k.name = it->second;
+    distinct.insert(k.name);
     if (fresh) os << text;
   }
   // The count per class, rendered or not.
@@ -465,7 +470,7 @@ std::vector<StepKernel> backend::renderProgramKernels(const exec::ExecutionPlan 
   }
   size_t rendered = 0;
   for (auto &[c, n] : count) rendered += n.second;
-  os << "// Steps: " << kernels.size() << ", with a rendered kernel: " << rendered << " (" << renderedBySource.size()
+  os << "// Steps: " << kernels.size() << ", with a rendered kernel: " << rendered << " (" << distinct.size()
      << " distinct functions).\n";
   for (auto &[c, n] : count) os << "//   " << spelling(c) << ": " << n.second << " of " << n.first << " rendered\n";
   if (!reasons.empty()) os << "// Not rendered, by op and reason:\n";

@@ -35,6 +35,9 @@
 #include "ir/KernelDesc.h"
 #include "exec/ExecutionPlan.h"
 
+#include <map>
+#include <string>
+
 namespace planc::backend {
 
 /// Each op declares its class (OpDef::kernel, ir/KernelDesc.h).
@@ -71,6 +74,11 @@ struct RenderOptions {
   /// fused_elementwise (one op, one result) holds neither; plans with a
   /// fusion policy other than `none` get them.
   bool foldProducers = false;
+  /// The kernels already rendered into the same translation unit, by their
+  /// source but for name and banner: a program after the first calls the
+  /// one of the same source (the same op on the same shapes in another
+  /// pipeline stage) rather than rendering a copy. Null: this program's own.
+  std::map<std::string, std::string> *rendered = nullptr;
 };
 
 /// The kernels of `program` in `lang`: the prelude, then one function per

@@ -6,6 +6,9 @@
 #include "backend/host/StepSequence.h"
 #include "support/Error.h"
 
+#include <map>
+#include <string>
+
 using namespace planc;
 using namespace planc::cpu;
 
@@ -16,15 +19,18 @@ llvm::Error cpu::emitCpuProgram(const exec::ExecutionPlan &plan, const CpuProgra
   host::TargetCode target;
 
   // The kernels of every program: the first with the prelude, the others
-  // named apart ("p1_s12_gelu"). Every step must have its kernel, or a call
-  // on the communicator.
+  // named apart ("p1_s12_gelu") and calling an earlier program's kernel of
+  // the same source rather than a copy. Every step must have its kernel, or
+  // a call on the communicator.
   llvm::raw_string_ostream kernels(target.kernels);
+  std::map<std::string, std::string> rendered;
   for (size_t p = 0; p < plan.programs.size(); ++p) {
     const exec::RankProgram &program = plan.programs[p];
     backend::RenderOptions render;
     render.prefix = p ? "p" + std::to_string(p) + "_" : "";
     render.prelude = p == 0;
     render.foldProducers = plan.foldProducers;
+    render.rendered = &rendered;
     target.chosen.push_back(backend::renderProgramKernels(plan, program, backend::cpuLanguage(), kernels, render));
     if (std::string why = host::missingKernels(program, target.chosen.back()); !why.empty())
       return makeError("the CPU backend has no kernel for " + why + " of plan '" + plan.name + "'" +
@@ -38,6 +44,7 @@ llvm::Error cpu::emitCpuProgram(const exec::ExecutionPlan &plan, const CpuProgra
     backend::RenderOptions render;
     render.prefix = "i";
     render.prelude = false;
+    render.rendered = &rendered;
     target.inferenceChosen = backend::renderProgramKernels(*inference, inference->programs.front(),
                                                            backend::cpuLanguage(), kernels, render);
     if (std::string why = host::missingKernels(inference->programs.front(), target.inferenceChosen); !why.empty())

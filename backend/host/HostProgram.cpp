@@ -53,23 +53,21 @@ llvm::Error host::emitHostProgram(const exec::ExecutionPlan &plan, const HostPro
   }
   os << "// Build: " << target.buildLine << "\n\n";
   os << target.kernels;
-  os << "#include \"runtime/Executable.h\"\n#include \"runtime/StepComms.h\"\n#include \"runtime/StepTrace.h\"\n\n#include <chrono>\n"
+  os << "#include \"runtime/Executable.h\"\n#include \"runtime/ModelTables.h\"\n#include \"runtime/StepComms.h\"\n#include \"runtime/StepTrace.h\"\n"
      << target.headers << "\n";
 
   // The steps.
   os << "namespace {\n\n";
   os << "// Each call timed into its kernel class when profiling (--profile), and recorded when\n"
-     << "// tracing (--trace; communication records itself, runtime/StepTrace.h).\n"
-     << "// One call site per kernel (the profiling is a runtime call), so the compiler does not\n"
-     << "// inline every kernel twice.\n"
+     << "// tracing (--trace; communication records itself, runtime/StepTrace.h): two calls into\n"
+     << "// the runtime (runtime/StepProfile.h), the same short code at every kernel.\n"
      << "#define PLANC_CALL(kernel_class, name, call)                                  \\\n"
      << "  do {                                                                     \\\n"
-     << "    std::chrono::steady_clock::time_point planc_start;                     \\\n"
-     << "    if (profile) planc_start = std::chrono::steady_clock::now();           \\\n"
+     << "    const int64_t planc_start = planc::runtime::kernelStart(profile);      \\\n"
      << "    call;                                                                  \\\n"
-     << "    if (profile) planc::runtime::profileKernel(profile, kernel_class, name, planc_start); \\\n"
+     << "    planc::runtime::kernelEnd(profile, kernel_class, name, planc_start);   \\\n"
      << "  } while (0)\n\n";
-  os << "// The kernel classes of --profile (runtime/Executable.h kKernelClasses).\n"
+  os << "// The kernel classes of --profile (runtime/StepProfile.h kKernelClasses).\n"
      << "enum { kCommunication, kElementwise, kGemm, kLayout, kReduction, kLibrary };\n\n";
   for (size_t p = 0; p < plan.programs.size(); ++p) {
     std::string constants, calls;

@@ -28,44 +28,69 @@ std::string dataKind(runtime::DataSpec::Kind k) {
   return "Synthetic";
 }
 
-/// The parameters, inputs and outputs of `program` as statements filling
-/// `ExecProgram p` in makeModel(); an error where the plan has a buffer the
-/// executable cannot feed.
-llvm::Error renderProgramModel(const exec::ExecutionPlan &plan, size_t index, const HostProgramSettings &settings,
-                               bool &hasTokens, bool &hasTargets, llvm::raw_ostream &os) {
+/// Appends `values` to the flat integer table, after a comment naming whose
+/// they are; their index in the table.
+size_t appendInts(std::vector<int64_t> &table, std::string &text, llvm::ArrayRef<int64_t> values,
+                  llvm::StringRef whose) {
+  const size_t first = table.size();
+  if (values.empty()) return first;
+  text += "  ";
+  for (int64_t v : values) {
+    table.push_back(v);
+    text += std::to_string(v) + ", ";
+  }
+  text += "// " + backend::cComment(whose) + "\n";
+  return first;
+}
+
+/// `static const TYPE NAME[] = {ROWS};`, or nothing where there are no rows
+/// (C++ has no empty arrays): the ProgramTables entry is then a null pointer.
+void renderTable(llvm::StringRef type, llvm::StringRef name, const std::string &rows, size_t count,
+                 llvm::raw_ostream &os) {
+  if (count == 0) return;
+  os << "static const " << type << " " << name << "[] = {\n" << rows << "};\n";
+}
+
+std::string tableRef(llvm::StringRef name, size_t count) {
+  return (count ? name.str() : std::string("nullptr")) + ", " + std::to_string(count);
+}
+
+/// The Param, input and output buffers of `program` as constant tables
+/// (runtime/ModelTables.h) before makeModel(), and its ProgramTables row
+/// into `programRow`; an error where the plan has a buffer the executable
+/// cannot feed.
+llvm::Error renderProgramTables(const exec::ExecutionPlan &plan, size_t index, const HostProgramSettings &settings,
+                                bool &hasTokens, bool &hasTargets, llvm::raw_ostream &os, std::string &programRow) {
   const exec::RankProgram &program = plan.programs[index];
   const MeshLayout mesh(plan.mesh);
+  const std::string suffix = "_" + std::to_string(index);
 
-  os << "  {\n    ExecProgram p;\n";
-  os << "    p.stage = " << program.stage << ";\n";
-  os << "    p.rankClass = " << cString(rankClassOf(program)) << ";\n";
-  os << "    p.ranks = " << ints(Shape(program.ranks.begin(), program.ranks.end())) << ";\n";
-  os << "    p.arenaBytes = " << program.arenaSize << "ull;\n";
-  os << "    p.ledgerBytes = "
-     << (index < settings.ledgerBytes.size() ? settings.ledgerBytes[index] : uint64_t(0)) << "ull;\n";
+  std::vector<int64_t> table;
+  std::string intsText, paramRows, inputRows, outputRows;
+  size_t params = 0, inputs = 0, outputs = 0;
   std::map<std::string, int64_t> paramIndexByPath;
-  int64_t paramCount = 0;
   for (size_t bi = 0; bi < program.buffers.size(); ++bi) {
     const exec::Buffer &b = program.buffers[bi];
     if (b.role == exec::BufferRole::Param && b.aliasOf < 0) {
       // The parameter's checkpoint name keys its initial values too.
-      const std::string &initKey = b.path.empty() ? b.value() : b.path;
+      const std::string &name = b.path.empty() ? b.value() : b.path;
       const char *init = b.init.kind == ir::InitKind::Zeros  ? "Zeros"
                          : b.init.kind == ir::InitKind::Ones ? "Ones"
                                                              : "Normal";
-      // Each rank's place in the global tensor (ir/LocalBlocks.h).
-      std::string offsets = "{";
-      for (size_t r = 0; r < program.ranks.size(); ++r) {
-        std::vector<int64_t> o = ir::blockOffsets(b.type(), mesh, program.ranks[r]);
-        offsets += (r ? ", " : "") + ints(Shape(o.begin(), o.end()));
+      // The block's shape, the global shape, each rank's place in the
+      // global tensor (ir/LocalBlocks.h).
+      std::vector<int64_t> dims(b.local().begin(), b.local().end());
+      dims.insert(dims.end(), b.type().shape.begin(), b.type().shape.end());
+      for (int64_t rank : program.ranks) {
+        std::vector<int64_t> o = ir::blockOffsets(b.type(), mesh, rank);
+        dims.insert(dims.end(), o.begin(), o.end());
       }
-      offsets += "}";
-      os << "    p.params.push_back({" << cString(initKey) << ", " << cString(initKey)
-         << ", " << b.offset << "ull, ElementType::" << elementTypeName(b.type().dtype) << ", " << ints(b.local())
-         << ", " << ints(b.type().shape) << ", " << cString(toString(b.type().sharding)) << ", ParamInit::" << init
-         << ", " << backend::floatLiteral(b.init.stddev, true) << ", " << (b.init.modelParam ? "true" : "false") << ", "
-         << offsets << "});\n";
-      paramIndexByPath[initKey] = paramCount++;
+      const size_t first = appendInts(table, intsText, dims, name);
+      paramRows += "  {" + cString(name) + ", " + std::to_string(b.offset) + "ull, ElementType::" +
+                   elementTypeName(b.type().dtype) + ", " + std::to_string(b.local().size()) + ", " +
+                   std::to_string(first) + ", " + cString(toString(b.type().sharding)) + ", ParamInit::" + init + ", " +
+                   backend::floatLiteral(b.init.stddev, true) + ", " + (b.init.modelParam ? "true" : "false") + "},\n";
+      paramIndexByPath[name] = int64_t(params++);
     } else if (b.role == exec::BufferRole::Input) {
       const std::string &v = b.value();
       const char *kind = v == "tokens" ? "Tokens" : v == "targets" ? "Targets" : v == "step" ? "Step" : nullptr;
@@ -74,8 +99,12 @@ llvm::Error renderProgramModel(const exec::ExecutionPlan &plan, size_t index, co
                          "' is neither 'tokens', 'targets' nor the step count; the executable feeds only those");
       hasTokens |= v == "tokens";
       hasTargets |= v == "targets";
-      os << "    p.inputs.push_back({ExecInput::Kind::" << kind << ", " << std::max(0, b.slot) << ", " << b.offset
-         << "ull, ElementType::" << elementTypeName(b.type().dtype) << ", " << ints(b.local()) << "});\n";
+      const Shape &shape = b.local();
+      const size_t first = appendInts(table, intsText, shape, v + " " + std::to_string(std::max(0, b.slot)));
+      inputRows += "  {ExecInput::Kind::" + std::string(kind) + ", " + std::to_string(std::max(0, b.slot)) + ", " +
+                   std::to_string(b.offset) + "ull, ElementType::" + elementTypeName(b.type().dtype) + ", " +
+                   std::to_string(shape.size()) + ", " + std::to_string(first) + "},\n";
+      ++inputs;
     }
   }
   for (const exec::OutputBinding &o : program.outputs) {
@@ -97,30 +126,56 @@ llvm::Error renderProgramModel(const exec::ExecutionPlan &plan, size_t index, co
     }
     uint64_t bytes = std::max<uint64_t>(1, uint64_t(ir::TensorType(b.local(), b.type().dtype).numel())) *
                      ir::byteSize(b.type().dtype);
-    os << "    p.outputs.push_back({" << cString(o.name) << ", " << b.offset << "ull, ElementType::"
-       << elementTypeName(b.type().dtype) << ", " << bytes << "ull, " << copyTo << "});\n";
+    outputRows += "  {" + cString(o.name) + ", " + std::to_string(b.offset) + "ull, ElementType::" +
+                  elementTypeName(b.type().dtype) + ", " + std::to_string(bytes) + "ull, " + std::to_string(copyTo) +
+                  "},\n";
+    ++outputs;
   }
-  os << "    p.step = planc_step_" << index << ";\n";
-  os << "    m.programs.push_back(std::move(p));\n  }\n";
+
+  os << "// The buffers of " << rankClassOf(program) << ".\n";
+  renderTable("int64_t", "planc_ints" + suffix, intsText, table.size(), os);
+  os << "static const int64_t planc_ranks" << suffix << "[] = {";
+  for (size_t r = 0; r < program.ranks.size(); ++r) os << (r ? ", " : "") << program.ranks[r];
+  os << "};\n";
+  renderTable("ParamRow", "planc_params" + suffix, paramRows, params, os);
+  renderTable("InputRow", "planc_inputs" + suffix, inputRows, inputs, os);
+  renderTable("OutputRow", "planc_outputs" + suffix, outputRows, outputs, os);
+  os << "\n";
+
+  const uint64_t ledger = index < settings.ledgerBytes.size() ? settings.ledgerBytes[index] : uint64_t(0);
+  programRow = "  {" + std::to_string(program.stage) + ", " + cString(rankClassOf(program)) + ", planc_ranks" + suffix +
+               ", " + std::to_string(program.ranks.size()) + ", " + std::to_string(program.arenaSize) + "ull, " +
+               std::to_string(ledger) + "ull,\n   " + tableRef("planc_params" + suffix, params) + ", " +
+               tableRef("planc_inputs" + suffix, inputs) + ", " + tableRef("planc_outputs" + suffix, outputs) + ", " +
+               tableRef("planc_ints" + suffix, table.size()) + ", planc_step" + suffix + "},\n";
   return llvm::Error::success();
 }
 
-/// The inference step's part of makeModel().
-void renderInferenceModel(const exec::ExecutionPlan &inference, llvm::raw_ostream &os) {
+/// The inference step's part of makeModel(), its parameters' table into `tables`.
+void renderInferenceModel(const exec::ExecutionPlan &inference, llvm::raw_ostream &tables, llvm::raw_ostream &os) {
   const exec::RankProgram &ip = inference.programs.front();
   os << "  m.inference.arenaBytes = " << ip.arenaSize << "ull;\n";
   bool tokens = false, logits = false;
+  std::string rows;
+  size_t params = 0;
   for (const exec::Buffer &b : ip.buffers) {
     if (b.role == exec::BufferRole::Param && b.aliasOf < 0) {
-      os << "  m.inference.params.push_back({" << cString(b.path.empty() ? b.value() : b.path) << ", " << b.offset
-         << "ull, ElementType::" << elementTypeName(b.type().dtype) << ", "
-         << ir::TensorType(b.local(), b.type().dtype).numel() << "});\n";
+      rows += "  {" + cString(b.path.empty() ? b.value() : b.path) + ", " + std::to_string(b.offset) +
+              "ull, ElementType::" + elementTypeName(b.type().dtype) + ", " +
+              std::to_string(ir::TensorType(b.local(), b.type().dtype).numel()) + "},\n";
+      ++params;
     } else if (b.role == exec::BufferRole::Input && b.value() == "tokens" && b.slot <= 0 && b.local().size() == 2) {
       os << "  m.inference.tokensOffset = " << b.offset << "ull;\n  m.inference.tokensType = ElementType::"
          << elementTypeName(b.type().dtype) << ";\n  m.inference.rows = " << b.local()[0]
          << ";\n  m.inference.seq = " << b.local()[1] << ";\n";
       tokens = true;
     }
+  }
+  if (params) {
+    tables << "// The parameters the inference step reads, by their training names (runtime/ModelTables.h).\n";
+    renderTable("InferenceParamRow", "planc_inference_params", rows, params, tables);
+    tables << "\n";
+    os << "  m.inference.params = readInferenceParams(planc_inference_params, " << params << ");\n";
   }
   for (const exec::OutputBinding &o : ip.outputs)
     if (o.name == "logits" && o.buffer >= 0) {
@@ -139,6 +194,29 @@ void renderInferenceModel(const exec::ExecutionPlan &inference, llvm::raw_ostrea
 llvm::Error host::renderModel(const exec::ExecutionPlan &plan, const HostProgramSettings &settings,
                               const exec::ExecutionPlan *inference, llvm::raw_ostream &os) {
   const MeshLayout mesh(plan.mesh);
+  // The tables first (constant data), then makeModel() reading them.
+  os << "// Each rank class's buffers as constant tables (runtime/ModelTables.h): a row per Param,\n"
+     << "// input and output buffer, and the integers of their shapes (a Param's shape, global shape\n"
+     << "// and each rank's block offset; an input's shape) in one array the rows index.\n";
+  os << "using planc::runtime::ElementType;\nusing planc::runtime::ExecInput;\nusing planc::runtime::InferenceParamRow;\n"
+     << "using planc::runtime::InputRow;\nusing planc::runtime::OutputRow;\nusing planc::runtime::ParamInit;\n"
+     << "using planc::runtime::ParamRow;\nusing planc::runtime::ProgramTables;\n\n";
+  bool hasTokens = false, hasTargets = false;
+  std::string programRows;
+  for (size_t p = 0; p < plan.programs.size(); ++p) {
+    std::string row;
+    if (llvm::Error e = renderProgramTables(plan, p, settings, hasTokens, hasTargets, os, row)) return e;
+    programRows += row;
+  }
+  if (!hasTokens || !hasTargets)
+    return makeError("plan '" + plan.name + "' has no 'tokens' and 'targets' inputs for the data to feed");
+  os << "// The rank classes: their ranks, arenas, tables and steps.\n"
+     << "static const ProgramTables planc_programs[] = {\n" << programRows << "};\n\n";
+  std::string body;
+  llvm::raw_string_ostream bs(body);
+  if (inference) renderInferenceModel(*inference, os, bs);
+  bs.flush();
+
   os << "planc::runtime::ExecutableModel makeModel() {\n";
   os << "  using namespace planc::runtime;\n";
   os << "  ExecutableModel m;\n";
@@ -148,11 +226,7 @@ llvm::Error host::renderModel(const exec::ExecutionPlan &plan, const HostProgram
   os << "  m.mesh = {";
   for (unsigned a = 0; a < kNumMeshAxes; ++a) os << (a ? ", " : "") << plan.mesh[a];
   os << "}; // dp, pp, tp, cp, ep\n";
-  bool hasTokens = false, hasTargets = false;
-  for (size_t p = 0; p < plan.programs.size(); ++p)
-    if (llvm::Error e = renderProgramModel(plan, p, settings, hasTokens, hasTargets, os)) return e;
-  if (!hasTokens || !hasTargets)
-    return makeError("plan '" + plan.name + "' has no 'tokens' and 'targets' inputs for the data to feed");
+  os << "  for (const ProgramTables &t : planc_programs) m.programs.push_back(readProgramTables(t));\n";
   os << "  m.batch.batch = " << settings.batch.batch << ";\n";
   os << "  m.batch.seq = " << settings.batch.seq << ";\n";
   os << "  m.batch.vocab = " << settings.batch.vocab << ";\n";
@@ -175,7 +249,7 @@ llvm::Error host::renderModel(const exec::ExecutionPlan &plan, const HostProgram
   else
     os << "none: the plan's device is not a CPU\n";
   os << "  m.predictionBasis = " << cString(settings.predictionBasis) << ";\n";
-  if (inference) renderInferenceModel(*inference, os);
+  os << body;
   os << "  m.setThreads = planc_set_threads;\n";
   os << "  m.setCoordinates = planc_set_coordinates;\n";
   os << "  return m;\n}\n\n} // namespace\n";

@@ -1,10 +1,11 @@
 //===- backend/host/ProgramModel.h - the executable's model -----*- C++ -*-===//
 //
 // makeModel() of a host program: the runtime's ExecutableModel (runtime/
-// Executable.h) written as statements: the mesh, and per program its
-// parameters (initialisation from the plan's Param buffers, each rank's
-// block offsets), inputs and outputs; the plan's training settings; the
-// inference step's buffers for --sample.
+// ExecutableModel.h) as constant tables (runtime/ModelTables.h) and the
+// statements that read them: the mesh, and per program its parameters
+// (initialisation from the plan's Param buffers, each rank's block offsets),
+// inputs and outputs; the plan's training settings; the inference step's
+// buffers for --sample.
 //
 //===----------------------------------------------------------------------===//
 #ifndef PLANC_BACKEND_HOST_PROGRAMMODEL_H
@@ -14,7 +15,7 @@
 
 namespace planc::host {
 
-/// makeModel() of `plan` (and `inference`, if any). Errors: a buffer the
+/// The tables and makeModel() of `plan` (and `inference`, if any). Errors: a buffer the
 /// executable cannot feed, a model without the inputs the loop feeds.
 llvm::Error renderModel(const exec::ExecutionPlan &plan, const HostProgramSettings &settings,
                         const exec::ExecutionPlan *inference, llvm::raw_ostream &os);
