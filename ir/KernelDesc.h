@@ -8,7 +8,7 @@
 //   communication  a call on the runtime's communicator
 //   elementwise    a formula (ir/ops/Formula.h) of each result element
 //   gemm           matmul as library GEMM calls
-//   layout         data movement as a strided gather
+//   layout         data movement as a strided gather (Gather)
 //   reduction      a row reduction: stages (the pre formulas, each summed or
 //                  maxed along a row) and an output (the post formula)
 //   library        a hand-written runtime kernel, named by its signature
@@ -70,6 +70,28 @@ using RowReductionRule = std::string (*)(const AttrMap &attrs, llvm::ArrayRef<Sh
 /// not (a result of higher rank).
 using SumDimsRule = std::string (*)(const AttrMap &attrs, const Shape &operand, const Shape &result, Shape &aligned);
 
+/// Data movement as one gather over the result's row-major indices i, with
+/// c_d the coordinates of i:
+///   out[i] = c_window in [lo, hi) ? in[base + sum_d c_d * strides[d]] : fill
+/// One operand stride per result dim: 0 where it is broadcast, permuted for
+/// a transpose; a pad's window is the dim it pads (-1: no window, every
+/// element read). An op that reads no operand (fill) makes every element
+/// `fill`. backend/c/Layout.h renders it.
+struct Gather {
+  bool readsOperand = true;
+  std::vector<int64_t> strides; // per result dim, in operand elements
+  int64_t base = 0;             // the operand's element of result index 0
+  int window = -1;
+  int64_t lo = 0, hi = 0;
+  double fill = 0;              // outside the window, or every element of an op without an operand
+};
+
+/// Fills `g` for an op of these attributes on operands of these shapes
+/// (none for fill) and a result of shape `result`; "" or why there is no
+/// such gather (an operand of another rank).
+using GatherRule = std::string (*)(const AttrMap &attrs, llvm::ArrayRef<Shape> operands, const Shape &result,
+                                   Gather &g);
+
 /// The hand-written runtime kernel a library op calls: the wrapper the code
 /// generator writes is found by `name`; `variant` is the one choice two ops
 /// sharing a signature differ in (causal_mask fills -inf where mask_grad
@@ -88,6 +110,9 @@ struct KernelDesc {
   RowReductionRule rowReduction = nullptr;
   /// Reduction: which dims a sum adds up, where they need not be rows.
   SumDimsRule sumDims = nullptr;
+  /// Layout: the strided gather it is, where it is one (stage_merge and
+  /// shard_slice read the rank's place instead: backend/c/Layout.h).
+  GatherRule gather = nullptr;
   /// Library: the runtime kernel; a reduction may have one too.
   LibrarySignature library;
   /// Why a step of this op gets no kernel of its class, where that is so

@@ -124,6 +124,10 @@ struct OpDef {
 
 const OpDef &opDef(OpKind kind);
 
+/// layernorm's and rmsnorm's `eps` where the op has none (their reference
+/// kernels and the runtime kernels the code generators call alike).
+constexpr double kNormDefaultEps = 1e-5;
+
 /// One predicate per fact, answered from the table.
 bool hasSideEffect(OpKind kind);
 bool isCollective(OpKind kind);

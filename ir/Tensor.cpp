@@ -2,6 +2,7 @@
 
 #include "ir/Tensor.h"
 
+#include "ir/ShapeMath.h"
 #include "numerics/ElementBits.h"
 
 using namespace planc;
@@ -13,21 +14,12 @@ Tensor::Tensor(Shape s, DType d) : shape(std::move(s)), dtype(d) {
   data.assign(size_t(n), 0.0);
 }
 
-std::vector<int64_t> Tensor::strides() const {
-  std::vector<int64_t> result(shape.size());
-  int64_t stride = 1;
-  for (size_t i = shape.size(); i-- > 0;) {
-    result[i] = stride;
-    stride *= shape[i];
-  }
-  return result;
-}
+std::vector<int64_t> Tensor::strides() const { return rowMajorStrides(shape); }
 
-// The dtypes are numerics' element types by value (ir/Type.cpp checks it).
-double ir::roundTo(DType dtype, double x) { return numerics::roundToElement(numerics::ElementType(unsigned(dtype)), x); }
+double ir::roundTo(DType dtype, double x) { return numerics::roundToElement(elementTypeOf(dtype), x); }
 
 void ir::roundToDType(Tensor &t) {
   if (t.dtype == DType::F64) return;
-  const auto type = numerics::ElementType(unsigned(t.dtype));
+  const numerics::ElementType type = elementTypeOf(t.dtype);
   for (double &x : t.data) x = numerics::roundToElement(type, x);
 }

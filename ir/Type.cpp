@@ -31,12 +31,13 @@ PLANC_SAME_ELEMENT(Bool)
 #undef PLANC_SAME_ELEMENT
 static_assert(unsigned(DType::Bool) + 1 == numerics::kNumElementTypes, "as many dtypes as element types");
 
-static numerics::ElementType elementTypeOf(DType t) { return numerics::ElementType(unsigned(t)); }
+numerics::ElementType ir::elementTypeOf(DType t) { return numerics::ElementType(unsigned(t)); }
+DType ir::dtypeOf(numerics::ElementType t) { return DType(unsigned(t)); }
 
 const char *ir::spelling(DType t) { return numerics::spelling(elementTypeOf(t)); }
 
 std::optional<DType> ir::parseDType(llvm::StringRef name) {
-  if (auto t = numerics::parseElementType(std::string_view(name.data(), name.size()))) return DType(unsigned(*t));
+  if (auto t = numerics::parseElementType(std::string_view(name.data(), name.size()))) return dtypeOf(*t);
   return std::nullopt;
 }
 

@@ -9,6 +9,7 @@
 #define PLANC_IR_TYPE_H
 
 #include "ir/Mesh.h"
+#include "numerics/ElementType.h"
 
 #include "llvm/ADT/StringRef.h"
 
@@ -27,6 +28,11 @@ enum class DType : uint8_t { F64, F32, BF16, F16, F8E4M3, F8E5M2, I32, I64, U8, 
 
 const char *spelling(DType t);
 std::optional<DType> parseDType(llvm::StringRef name);
+/// The numerics leaf's element type of `t` (the runtime's ElementType too):
+/// the same value, as ir/Type.cpp checks, for encoding and rounding.
+numerics::ElementType elementTypeOf(DType t);
+/// The dtype of element type `t`: elementTypeOf's inverse.
+DType dtypeOf(numerics::ElementType t);
 /// Bytes one element takes in memory.
 unsigned byteSize(DType t);
 bool isFloat(DType t);

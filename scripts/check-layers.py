@@ -75,14 +75,6 @@ PRIVATE = re.compile(r'^//\s*Private to (.*)$')
 # removes them): reported on every run (and when no longer found), not failed on.
 # Keys are the violation's text without its line number.
 KNOWN = {
-    'backend/c/LibraryKernels.cpp: includes private "ir/ops/OpSupport.h"':
-        'the kernel descriptions move into the op table, and backend/c reads them from ir/OpDef.h',
-    'backend/c/Layout.cpp: includes private "ir/ops/OpSupport.h"':
-        'the kernel descriptions move into the op table, and backend/c reads them from ir/OpDef.h',
-    'backend/c/CFamily.cpp: includes private "ir/ops/OpSupport.h"':
-        'the kernel descriptions move into the op table, and backend/c reads them from ir/OpDef.h',
-    'backend/c/RowReduction.cpp: includes private "ir/ops/OpSupport.h"':
-        'the kernel descriptions move into the op table, and backend/c reads them from ir/OpDef.h',
 }
 
 

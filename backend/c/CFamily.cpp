@@ -3,7 +3,7 @@
 #include "backend/c/CFamily.h"
 
 #include "ir/Printer.h"
-#include "ir/ops/OpSupport.h"
+#include "ir/ShapeMath.h"
 #include "support/Plural.h"
 
 #include <cmath>
@@ -62,7 +62,7 @@ std::string backend::storedValue(DType t, const std::string &value) {
 
 std::string backend::broadcastOffset(const Shape &operand, const Shape &out, const std::string &i) {
   if (operand == out) return i;
-  if (elementsOf(operand) == 1) return "0";
+  if (product(operand) == 1) return "0";
   const size_t rank = out.size(), lead = rank - operand.size();
   const std::vector<int64_t> outStride = rowMajorStrides(out);
   std::vector<int64_t> stride(rank, 0);
@@ -90,12 +90,6 @@ namespace {
 std::string fn(const char *f32, const char *f64, bool isF64) { return isF64 ? f64 : f32; }
 
 } // namespace
-
-int64_t backend::elementsOf(const Shape &s) {
-  int64_t n = 1;
-  for (int64_t d : s) n *= d;
-  return n;
-}
 
 std::string backend::openIndexLoop(const CLanguage &lang, llvm::StringRef index, llvm::StringRef count, bool simd,
                                    llvm::raw_ostream &os) {
@@ -323,7 +317,7 @@ void backend::renderPrelude(const CLanguage &lang, llvm::raw_ostream &os) {
 
 void backend::renderElementwiseKernel(const ElementwiseKernel &k, const CLanguage &lang, llvm::raw_ostream &os) {
   const bool f64 = k.output.dtype == DType::F64;
-  const int64_t n = elementsOf(k.output.shape);
+  const int64_t n = product(k.output.shape);
   os << "// kernel " << k.name << ": " << spelling(k.kind) << ", elementwise";
   if (k.accumulate) os << ", accumulating";
   os << "\n";
@@ -346,7 +340,7 @@ void backend::renderElementwiseKernel(const ElementwiseKernel &k, const CLanguag
   std::vector<std::string> inputs;
   llvm::SmallVector<bool, 8> invariant; // one element for all: read once, before the loop
   for (size_t j = 0; j < k.inputs.size(); ++j) {
-    const bool once = elementsOf(k.inputs[j].shape) == 1;
+    const bool once = product(k.inputs[j].shape) == 1;
     std::string x = loadElement(k.inputs[j].dtype, "in" + std::to_string(j),
                          once ? "0" : broadcastOffset(k.inputs[j].shape, k.output.shape, "i"));
     if (f64 && k.inputs[j].dtype != DType::F64) x = "double(" + x + ")";

@@ -94,9 +94,6 @@ std::string renderFormula(const ir::Formula &f, llvm::ArrayRef<double> attrValue
 /// stride 0).
 std::string broadcastOffset(const Shape &operand, const Shape &out, const std::string &i);
 
-/// The number of elements of `s` (1 for a scalar).
-int64_t elementsOf(const Shape &s);
-
 /// Opens the loop over `index` in [0, `count`) of a kernel body: an OpenMP
 /// loop for the CPU (`simd` where its body vectorises), for CUDA the thread's
 /// index with a bound check. Returns the indent of the body;

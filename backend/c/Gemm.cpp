@@ -2,6 +2,8 @@
 
 #include "backend/c/Gemm.h"
 
+#include "ir/ShapeMath.h"
+
 using namespace planc;
 using namespace planc::backend;
 using namespace planc::ir;
@@ -54,8 +56,8 @@ void backend::renderGemmKernel(const GemmKernel &g, llvm::raw_ostream &os) {
     os << "  const uint16_t *a16 = (const uint16_t *)a_; // " << shapeComment(g.a) << "\n";
     os << "  const uint16_t *b16 = (const uint16_t *)b_; // " << shapeComment(g.b) << "\n";
     os << "  uint16_t *c16 = (uint16_t *)c_; // " << shapeComment(g.c) << "\n";
-    os << "  std::vector<float> a32(" << elementsOf(g.a.shape) << "), b32(" << elementsOf(g.b.shape) << "), c32("
-       << elementsOf(g.c.shape) << ");\n";
+    os << "  std::vector<float> a32(" << product(g.a.shape) << "), b32(" << product(g.b.shape) << "), c32("
+       << product(g.c.shape) << ");\n";
     os << "  for (size_t i = 0; i < a32.size(); ++i) a32[i] = " << toF32 << "(a16[i]);\n";
     os << "  for (size_t i = 0; i < b32.size(); ++i) b32[i] = " << toF32 << "(b16[i]);\n";
     os << "  const float *a = a32.data(), *b = b32.data();\n  float *c = c32.data();\n";
@@ -80,7 +82,7 @@ void backend::renderGemmKernel(const GemmKernel &g, llvm::raw_ostream &os) {
   const int64_t lda = g.transposeA ? g.m : g.k, ldb = g.transposeB ? g.k : g.n;
   // A batch of row-major A matrices times one B is one GEMM of batches * m
   // rows (a linear layer on [b, s, h]): one large call instead of b small ones.
-  if (batches > 1 && !g.transposeA && elementsOf(bBatch) == 1 && elementsOf(aBatch) == batches) {
+  if (batches > 1 && !g.transposeA && product(bBatch) == 1 && product(aBatch) == batches) {
     os << "  cblas_" << (f64 ? "d" : "s") << "gemm(CblasRowMajor, CblasNoTrans, "
        << (g.transposeB ? "CblasTrans" : "CblasNoTrans") << ", " << batches * g.m << ", " << g.n << ", " << g.k
        << ", " << floatLiteral(1.0, f64) << ", a, " << lda << ", b, " << ldb << ", "

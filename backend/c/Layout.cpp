@@ -2,7 +2,9 @@
 
 #include "backend/c/Layout.h"
 
-#include "ir/ops/OpSupport.h"
+#include "ir/AttrReader.h"
+#include "ir/OpDef.h"
+#include "ir/ShapeMath.h"
 #include "runtime/ElementBits.h"
 
 #include <optional>
@@ -13,30 +15,6 @@ using namespace planc::ir;
 
 namespace {
 
-int64_t intAttr(const AttrMap &attrs, const char *name, int64_t otherwise = 0) {
-  auto it = attrs.find(name);
-  return it != attrs.end() && std::holds_alternative<int64_t>(it->second) ? std::get<int64_t>(it->second) : otherwise;
-}
-
-/// The runtime's element type of a dtype, for encoding fill values.
-runtime::ElementType elementOf(DType t) {
-  switch (t) {
-  case DType::F64: return runtime::ElementType::F64;
-  case DType::F32: return runtime::ElementType::F32;
-  case DType::BF16: return runtime::ElementType::BF16;
-  case DType::F16: return runtime::ElementType::F16;
-  case DType::F8E4M3: return runtime::ElementType::F8E4M3;
-  case DType::F8E5M2: return runtime::ElementType::F8E5M2;
-  case DType::I32: return runtime::ElementType::I32;
-  case DType::I64: return runtime::ElementType::I64;
-  case DType::U8: return runtime::ElementType::U8;
-  case DType::U16: return runtime::ElementType::U16;
-  case DType::U32: return runtime::ElementType::U32;
-  case DType::Bool: return runtime::ElementType::Bool;
-  }
-  return runtime::ElementType::F32;
-}
-
 const char *bitsType(DType t) {
   switch (byteSize(t)) {
   case 1: return "uint8_t";
@@ -46,8 +24,6 @@ const char *bitsType(DType t) {
   }
 }
 
-int64_t normalized(int64_t dim, size_t rank) { return dim < 0 ? dim + int64_t(rank) : dim; }
-
 } // namespace
 
 std::string backend::makeLayoutKernel(OpKind kind, const AttrMap &attrs, const KernelBuffer *input,
@@ -55,62 +31,31 @@ std::string backend::makeLayoutKernel(OpKind kind, const AttrMap &attrs, const K
   k = LayoutKernel();
   k.kind = kind;
   k.output = output;
-  const size_t rank = output.shape.size();
-  if (kind == OpKind::Fill) {
+  // The op table says which operand element each result element is
+  // (KernelDesc::gather); this file only checks that the bits can move.
+  const GatherRule rule = kind < OpKind::NumOps ? opDef(kind).kernel.gather : nullptr;
+  std::vector<Shape> operands;
+  if (input) operands.push_back(input->shape);
+  Gather g;
+  const std::string why = rule ? rule(attrs, operands, output.shape, g) : "not data movement";
+  if (!g.readsOperand) {
+    if (!why.empty()) return why;
     k.hasInput = false;
-    auto it = attrs.find("value");
-    double v = 0;
-    if (it != attrs.end()) {
-      if (const double *d = std::get_if<double>(&it->second)) v = *d;
-      else if (const int64_t *i = std::get_if<int64_t>(&it->second)) v = double(*i);
-    }
-    k.fillBits = runtime::encodeElement(elementOf(output.dtype), v);
+    k.fillBits = runtime::encodeElement(elementTypeOf(output.dtype), g.fill);
     return "";
   }
   if (!input) return "takes one operand";
   if (input->dtype != output.dtype) return "changes the dtype";
+  if (!why.empty()) return why;
   k.input = *input;
-  std::vector<int64_t> in = rowMajorStrides(input->shape);
-  switch (kind) {
-  case OpKind::Reshape:
-    // The same elements in the same order: the identity gather.
-    k.strides = rowMajorStrides(output.shape);
-    return "";
-  case OpKind::BroadcastTo: {
-    if (input->shape.size() > rank) return "an operand of higher rank than the result";
-    k.strides.assign(rank, 0);
-    const size_t lead = rank - input->shape.size();
-    for (size_t d = lead; d < rank; ++d) k.strides[d] = input->shape[d - lead] == 1 ? 0 : in[d - lead];
-    return "";
-  }
-  case OpKind::Transpose: {
-    auto it = attrs.find("perm");
-    if (it == attrs.end() || !std::holds_alternative<std::vector<int64_t>>(it->second)) return "no perm";
-    const std::vector<int64_t> &perm = std::get<std::vector<int64_t>>(it->second);
-    if (perm.size() != rank || input->shape.size() != rank) return "a perm of another rank";
-    for (int64_t p : perm) k.strides.push_back(in[size_t(normalized(p, rank))]);
-    return "";
-  }
-  case OpKind::Slice: {
-    if (input->shape.size() != rank) return "a result of another rank";
-    k.strides = in;
-    int64_t dim = normalized(intAttr(attrs, "dim"), rank);
-    k.base = intAttr(attrs, "start") * in[size_t(dim)];
-    return "";
-  }
-  case OpKind::Pad: {
-    if (input->shape.size() != rank) return "a result of another rank";
-    k.strides = in;
-    int64_t dim = normalized(intAttr(attrs, "dim"), rank), before = intAttr(attrs, "before");
-    k.window = int(dim);
-    k.lo = before;
-    k.hi = before + input->shape[size_t(dim)];
-    k.base = -before * in[size_t(dim)];
-    k.fillBits = 0; // zeros, in every dtype's bits
-    return "";
-  }
-  default: return "not data movement";
-  }
+  k.strides = std::move(g.strides);
+  k.base = g.base;
+  k.window = g.window;
+  k.lo = g.lo;
+  k.hi = g.hi;
+  // Outside a window: the fill's bits (a pad's zeros are 0 in every dtype).
+  if (g.window >= 0) k.fillBits = runtime::encodeElement(elementTypeOf(output.dtype), g.fill);
+  return "";
 }
 
 std::string backend::makeShardSliceKernel(const AttrMap &attrs, const TensorType &from, const TensorType &to,
@@ -121,8 +66,10 @@ std::string backend::makeShardSliceKernel(const AttrMap &attrs, const TensorType
   const size_t rank = output.shape.size();
   if (input.dtype != output.dtype) return "changes the dtype";
   if (input.shape.size() != rank || from.rank() != rank || to.rank() != rank) return "a result of another rank";
-  const int64_t dim = normalized(intAttr(attrs, "dim"), rank);
-  if (dim < 0 || size_t(dim) >= rank) return "a dim out of range";
+  AttrReader at(attrs);
+  const std::optional<int64_t> found = normalizeDim(at.getInt("dim", 0), rank);
+  if (!found) return "a dim out of range";
+  const int64_t dim = *found;
   k.input = input;
   k.output = output;
   k.strides = rowMajorStrides(input.shape);
@@ -245,7 +192,7 @@ void renderRowCopy(const LayoutKernel &k, const RowCopy &c, const char *type, ll
 void backend::renderLayoutKernel(const LayoutKernel &k, const CLanguage &lang, llvm::raw_ostream &os) {
   // Moved as bits, or, added to the result, as values of the dtype.
   const char *type = k.accumulate ? storageType(k.output.dtype) : bitsType(k.output.dtype);
-  const int64_t n = elementsOf(k.output.shape);
+  const int64_t n = product(k.output.shape);
   os << "// kernel " << k.name << ": " << spelling(k.kind) << ", data movement"
      << (k.accumulate ? ", accumulating" : "") << "\n";
   if (!k.comment.empty()) os << "// " << cComment(k.comment) << "\n";

@@ -8,9 +8,11 @@
 //
 // with c_d the coordinates of result index i, one input stride per result
 // dim (0 where broadcast, permuted for a transpose) and the window of a pad.
-// Elements are moved as their bits (an integer of the dtype's width), so
-// every dtype is exact; fill's value is encoded to its dtype's bits when the
-// kernel is made (runtime/ElementBits.h, the interpreter's rounding).
+// Each op declares its gather in the op table (ir/KernelDesc.h's Gather,
+// from its family in ir/ops/); this file renders it. Elements are moved as
+// their bits (an integer of the dtype's width), so every dtype is exact;
+// fill's value is encoded to its dtype's bits when the kernel is made
+// (runtime/ElementBits.h, the interpreter's rounding).
 //
 // Two ops of a multi-rank program are gathers whose source depends on the
 // rank (RankPlace.h's planc_mesh_coord): shard_slice keeps the rank's rows
@@ -52,8 +54,9 @@ struct LayoutKernel {
   std::string comment;
 };
 
-/// The gather of `kind` with `attrs` on these buffers; "" and `k` filled, or
-/// why there is none ("not data movement").
+/// The gather of `kind` with `attrs` on these buffers, as its op table entry
+/// describes it (KernelDesc::gather); "" and `k` filled, or why there is
+/// none ("not data movement").
 std::string makeLayoutKernel(ir::OpKind kind, const ir::AttrMap &attrs, const KernelBuffer *input,
                              const KernelBuffer &output, LayoutKernel &k);
 

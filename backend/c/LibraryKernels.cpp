@@ -2,9 +2,9 @@
 
 #include "backend/c/LibraryKernels.h"
 
+#include "ir/AttrReader.h"
 #include "ir/LocalBlocks.h"
 #include "ir/OpDef.h"
-#include "ir/ops/OpSupport.h"
 
 #include <map>
 #include <sstream>

@@ -2,7 +2,8 @@
 
 #include "backend/c/RowReduction.h"
 
-#include "ir/ops/OpSupport.h"
+#include "ir/OpDef.h"
+#include "ir/ShapeMath.h"
 
 #include <algorithm>
 #include <cmath>

@@ -8,31 +8,8 @@
 
 using namespace planc;
 
-namespace {
-
-// The element types are the dtypes in the same order, so both convert by value.
-#define PLANC_SAME_ORDER(name)                                                                                       \
-  static_assert(unsigned(ir::DType::name) == unsigned(runtime::ElementType::name),                                  \
-                "runtime::ElementType::" #name " is not ir::DType::" #name);
-PLANC_SAME_ORDER(F64)
-PLANC_SAME_ORDER(F32)
-PLANC_SAME_ORDER(BF16)
-PLANC_SAME_ORDER(F16)
-PLANC_SAME_ORDER(F8E4M3)
-PLANC_SAME_ORDER(F8E5M2)
-PLANC_SAME_ORDER(I32)
-PLANC_SAME_ORDER(I64)
-PLANC_SAME_ORDER(U8)
-PLANC_SAME_ORDER(U16)
-PLANC_SAME_ORDER(U32)
-PLANC_SAME_ORDER(Bool)
-#undef PLANC_SAME_ORDER
-static_assert(unsigned(ir::DType::Bool) + 1 == runtime::kNumElementTypes, "as many element types as dtypes");
-
-} // namespace
-
-runtime::ElementType interp::toElementType(ir::DType dtype) { return runtime::ElementType(unsigned(dtype)); }
-ir::DType interp::toDType(runtime::ElementType type) { return ir::DType(unsigned(type)); }
+runtime::ElementType interp::toElementType(ir::DType dtype) { return ir::elementTypeOf(dtype); }
+ir::DType interp::toDType(runtime::ElementType type) { return ir::dtypeOf(type); }
 
 runtime::HostTensor interp::toHostTensor(const ir::Tensor &t) {
   runtime::HostTensor h = runtime::HostTensor::zeros(toElementType(t.dtype), t.shape);

@@ -3,9 +3,9 @@
 // The reference interpreter computes on ir::Tensor (f64 values, ir::DType);
 // the runtime holds runtime::HostTensor (the element type's own bytes,
 // runtime::ElementType). These convert one to the other: the enums by value
-// (their orders agree, checked at compile time), the tensors through
-// runtime/ElementBits.h, so a tensor made of values its dtype holds survives
-// the round trip exactly.
+// (ir/Type.h's elementTypeOf and dtypeOf, whose orders ir/Type.cpp checks at
+// compile time), the tensors through runtime/ElementBits.h, so a tensor made
+// of values its dtype holds survives the round trip exactly.
 //
 //===----------------------------------------------------------------------===//
 #ifndef PLANC_BACKEND_INTERP_TENSORADAPTERS_H

@@ -1,16 +1,19 @@
 //===- ir/ops/OpSupport.h - what the op families share ----------*- C++ -*-===//
 //
-// Private to ir/ops/ and ir/OpDef.cpp: reading attributes with a message for
-// the wrong kind, the shape rules several families use (NumPy broadcasting,
-// negative dims), a row-major index walker for broadcast reads, and the
-// registration functions the table in OpDef.cpp is filled from.
+// Private to ir/ops/ and ir/OpDef.cpp: the registration functions the table
+// in OpDef.cpp is filled from, the operand checks of the type rules, a
+// row-major index walker for broadcast reads, and what the row reductions'
+// rules share. The attribute reader (ir/AttrReader.h) and the shape
+// arithmetic (ir/ShapeMath.h) are public: the code generators use them too.
 //
 //===----------------------------------------------------------------------===//
 #ifndef PLANC_IR_OPS_OPSUPPORT_H
 #define PLANC_IR_OPS_OPSUPPORT_H
 
+#include "ir/AttrReader.h"
 #include "ir/Interpreter.h"
 #include "ir/OpDef.h"
+#include "ir/ShapeMath.h"
 
 #include <cmath>
 #include <optional>
@@ -73,6 +76,12 @@ inline void rowKernel(OpDef *table, OpKind kind, RowReductionRule rule) {
   d.kernel.cls = KernelClass::Reduction;
   d.kernel.rowReduction = rule;
 }
+/// Data movement rendered as one strided gather, described by `rule`.
+inline void gatherKernel(OpDef *table, OpKind kind, GatherRule rule) {
+  OpDef &d = table[size_t(kind)];
+  d.kernel.cls = KernelClass::Layout;
+  d.kernel.gather = rule;
+}
 /// An op of class `cls` that has no kernel yet, and why.
 inline void noKernel(OpDef *table, OpKind kind, KernelClass cls, const char *why) {
   OpDef &d = table[size_t(kind)];
@@ -82,31 +91,6 @@ inline void noKernel(OpDef *table, OpKind kind, KernelClass cls, const char *why
 
 /// The table entry of `kind`, for the facts only some ops have.
 inline OpDef &entry(OpDef *table, OpKind kind) { return table[size_t(kind)]; }
-
-/// Reads attributes for infer and eval alike. A missing required attribute or
-/// one of the wrong kind records the first error (infer returns it); eval runs
-/// only on ops that passed infer, so it can ignore errors. An integer is
-/// accepted where a float is expected (no information is lost).
-class AttrReader {
-public:
-  explicit AttrReader(const AttrMap &attrs) : attrs(attrs) {}
-  int64_t getInt(llvm::StringRef name, std::optional<int64_t> otherwise = std::nullopt);
-  double getFloat(llvm::StringRef name, std::optional<double> otherwise = std::nullopt);
-  bool getBool(llvm::StringRef name, std::optional<bool> otherwise = std::nullopt);
-  std::string getString(llvm::StringRef name, std::optional<std::string> otherwise = std::nullopt);
-  std::vector<int64_t> getInts(llvm::StringRef name, std::optional<std::vector<int64_t>> otherwise = std::nullopt);
-  /// A `dtype` string attribute.
-  DType getDType(llvm::StringRef name, std::optional<DType> otherwise = std::nullopt);
-  bool ok() const { return error.empty(); }
-  std::string error;
-
-private:
-  const Attr *find(llvm::StringRef name, bool required);
-  void fail(std::string message) {
-    if (error.empty()) error = std::move(message);
-  }
-  const AttrMap &attrs;
-};
 
 /// Dropout's Philox key: its `seed` and `stream` attributes mixed with the
 /// run's draw seed (ir/ops/Attention.cpp says how).
@@ -125,15 +109,6 @@ std::string checkFloat(llvm::ArrayRef<TensorType> operands, size_t i);
 /// "" if operands `i` and `j` have the same dtype, else the message.
 std::string checkSameDType(llvm::ArrayRef<TensorType> operands, size_t i, size_t j);
 
-/// `dim` in [-rank, rank) made non-negative; nullopt when out of range.
-std::optional<int64_t> normalizeDim(int64_t dim, size_t rank);
-/// The NumPy broadcast of `a` and `b`; nullopt when they do not broadcast.
-std::optional<Shape> broadcastShapes(const Shape &a, const Shape &b);
-/// True if `from` broadcasts to `to` (aligned at the right, each dim equal or 1).
-bool broadcastsTo(const Shape &from, const Shape &to);
-int64_t product(const Shape &s, size_t begin = 0, size_t end = ~size_t(0));
-std::vector<int64_t> rowMajorStrides(const Shape &s);
-
 /// The row reductions' rules (KernelDesc::rowReduction) share these: the
 /// rows of operand 0's last dim in `r` (no operand per column yet), or "no
 /// row to reduce"; whether the op's `dim` is the last of `rank` (or
@@ -141,12 +116,6 @@ std::vector<int64_t> rowMajorStrides(const Shape &s);
 std::string rowsOfLastDim(llvm::ArrayRef<Shape> operands, RowReduction &r);
 bool alongLastDim(const AttrMap &attrs, size_t rank);
 double floatOr(const AttrMap &attrs, const char *name, double otherwise);
-
-/// layernorm's and rmsnorm's `eps` where the op has none.
-constexpr double kNormDefaultEps = 1e-5;
-/// Strides that read a tensor of shape `from` while walking `to`: 0 along
-/// broadcast dims (missing on the left, or 1 where `to` is larger).
-std::vector<int64_t> broadcastStrides(const Shape &from, const Shape &to);
 
 /// Walks every multi-index of `shape` in row-major order, keeping for each of
 /// several operands its element offset (from per-operand strides over the

@@ -201,6 +201,20 @@ void evalBroadcastTo(EvalContext &, const Op &op, llvm::ArrayRef<const Tensor *>
   while (w.next());
 }
 
+// Dims the operand lacks (on the left) or has as 1 read its one element:
+// stride 0.
+std::string gatherBroadcastTo(const AttrMap &, llvm::ArrayRef<Shape> operands, const Shape &result, Gather &g) {
+  if (operands.size() != 1) return "takes one operand";
+  const Shape &x = operands[0];
+  const size_t rank = result.size();
+  if (x.size() > rank) return "an operand of higher rank than the result";
+  const std::vector<int64_t> own = rowMajorStrides(x);
+  const size_t lead = rank - x.size();
+  g.strides.assign(rank, 0);
+  for (size_t d = lead; d < rank; ++d) g.strides[d] = x[d - lead] == 1 ? 0 : own[d - lead];
+  return "";
+}
+
 void gradBroadcastTo(Builder &b, const Op &op, llvm::ArrayRef<Value *> d, std::vector<Value *> &dx) {
   dx.assign(1, nullptr);
   if (d[0] && isFloat(op.operands[0]->type.dtype)) dx[0] = b.sumTo(d[0], op.operands[0]->type.shape);
@@ -328,5 +342,5 @@ void ir::registerReduceOps(OpDef *t) {
   kernel(t, OpKind::SumTo, KernelClass::Reduction); // a sum over broadcast dims, not rows
   entry(t, OpKind::SumTo).kernel.sumDims = sumDimsSumTo;
   entry(t, OpKind::ReduceSum).kernel.sumDims = sumDimsReduceSum;
-  kernel(t, OpKind::BroadcastTo, KernelClass::Layout);
+  gatherKernel(t, OpKind::BroadcastTo, gatherBroadcastTo);
 }

@@ -78,6 +78,13 @@ void gradReshape(Builder &b, const Op &op, llvm::ArrayRef<Value *> d, std::vecto
   if (d[0] && isFloat(op.operands[0]->type.dtype)) dx[0] = b.reshape(d[0], op.operands[0]->type.shape);
 }
 
+// The same elements in the same order: the identity gather.
+std::string gatherReshape(const AttrMap &, llvm::ArrayRef<Shape> operands, const Shape &result, Gather &g) {
+  if (operands.size() != 1) return "takes one operand";
+  g.strides = rowMajorStrides(result);
+  return "";
+}
+
 //===----------------------------------------------------------------------===//
 // transpose
 //===----------------------------------------------------------------------===//
@@ -131,6 +138,17 @@ void gradTranspose(Builder &b, const Op &op, llvm::ArrayRef<Value *> d, std::vec
   inverse.resize(perm.size());
   for (size_t i = 0; i < perm.size(); ++i) inverse[perm[i]] = int64_t(i);
   dx[0] = b.value(OpKind::Transpose, {d[0]}, {{"perm", inverse}});
+}
+
+// Result dim i reads with the operand's stride of dim perm[i], as evalTranspose.
+std::string gatherTranspose(const AttrMap &attrs, llvm::ArrayRef<Shape> operands, const Shape &result, Gather &g) {
+  if (operands.size() != 1) return "takes one operand";
+  if (operands[0].size() != result.size()) return "a result of another rank";
+  std::vector<int64_t> perm;
+  if (auto e = permOf(attrs, result.size(), perm); !e.empty()) return e;
+  const std::vector<int64_t> own = rowMajorStrides(operands[0]);
+  for (int64_t p : perm) g.strides.push_back(own[size_t(p)]);
+  return "";
 }
 
 //===----------------------------------------------------------------------===//
@@ -206,6 +224,41 @@ void gradPad(Builder &b, const Op &op, llvm::ArrayRef<Value *> d, std::vector<Va
   int64_t before = at.getInt("before");
   dx[0] = b.value(OpKind::Slice, {d[0]},
                   {{"dim", dim}, {"start", before}, {"end", before + op.operands[0]->type.shape[dim]}});
+}
+
+/// The operand's dim `dim` of a slice or pad (normalised) and its row-major
+/// strides, which the gather reads with; "" or why there is no gather.
+std::string gatherAlongDim(AttrReader &at, llvm::ArrayRef<Shape> operands, const Shape &result, int64_t &dim,
+                           Gather &g) {
+  if (operands.size() != 1) return "takes one operand";
+  if (operands[0].size() != result.size()) return "a result of another rank";
+  if (auto e = dimAttr(at, "dim", result.size(), dim); !e.empty()) return e;
+  g.strides = rowMajorStrides(operands[0]);
+  return "";
+}
+
+// A slice reads the operand from its element `start` along `dim` on.
+std::string gatherSlice(const AttrMap &attrs, llvm::ArrayRef<Shape> operands, const Shape &result, Gather &g) {
+  AttrReader at(attrs);
+  int64_t dim;
+  if (auto e = gatherAlongDim(at, operands, result, dim, g); !e.empty()) return e;
+  g.base = at.getInt("start") * g.strides[size_t(dim)];
+  return at.error;
+}
+
+// A pad reads the operand inside the window [before, before + size) of
+// `dim`, shifted back by `before`, and is zeros outside it.
+std::string gatherPad(const AttrMap &attrs, llvm::ArrayRef<Shape> operands, const Shape &result, Gather &g) {
+  AttrReader at(attrs);
+  int64_t dim;
+  if (auto e = gatherAlongDim(at, operands, result, dim, g); !e.empty()) return e;
+  const int64_t before = at.getInt("before");
+  g.window = int(dim);
+  g.lo = before;
+  g.hi = before + operands[0][size_t(dim)];
+  g.base = -before * g.strides[size_t(dim)];
+  g.fill = 0;
+  return at.error;
 }
 
 //===----------------------------------------------------------------------===//
@@ -344,6 +397,14 @@ void evalFill(EvalContext &, const Op &op, llvm::ArrayRef<const Tensor *>, llvm:
   std::fill(out[0].data.begin(), out[0].data.end(), AttrReader(op.attrs).getFloat("value"));
 }
 
+// Fill reads nothing: every element is its value.
+std::string gatherFill(const AttrMap &attrs, llvm::ArrayRef<Shape>, const Shape &, Gather &g) {
+  AttrReader at(attrs);
+  g.readsOperand = false;
+  g.fill = at.getFloat("value", 0.0);
+  return at.error;
+}
+
 
 std::optional<DimLabels> labelsTranspose(const Op &op) {
   DimRule r(op);
@@ -425,8 +486,11 @@ void ir::registerShapeOps(OpDef *t) {
   declare(t, OpKind::Fill, 0, labelsFill);
   entry(t, OpKind::Reshape).shapeAttr = "shape";
   entry(t, OpKind::Fill).shapeAttr = "shape";
-  for (OpKind k : {OpKind::Reshape, OpKind::Transpose, OpKind::Slice, OpKind::Pad, OpKind::Fill})
-    kernel(t, k, KernelClass::Layout);
+  gatherKernel(t, OpKind::Reshape, gatherReshape);
+  gatherKernel(t, OpKind::Transpose, gatherTranspose);
+  gatherKernel(t, OpKind::Slice, gatherSlice);
+  gatherKernel(t, OpKind::Pad, gatherPad);
+  gatherKernel(t, OpKind::Fill, gatherFill);
   kernel(t, OpKind::Concat, KernelClass::Library, {"copy_blocks", /*repeats*/ false});
   kernel(t, OpKind::RepeatInterleave, KernelClass::Library, {"copy_blocks", /*repeats*/ true});
   kernel(t, OpKind::Cast, KernelClass::Elementwise); // a rounding load and store, no formula

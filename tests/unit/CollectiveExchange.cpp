@@ -1,8 +1,9 @@
 //===- tests/unit/CollectiveExchange.cpp - collectives of ranks run in step --===//
 
 #include "CollectiveExchange.h"
+#include "ir/AttrReader.h"
 #include "ir/LocalBlocks.h"
-#include "ir/ops/OpSupport.h"
+#include "ir/ShapeMath.h"
 
 #include <algorithm>
 

@@ -12,6 +12,7 @@
 #include "ir/ops/Formula.h"
 
 #include <cmath>
+#include <set>
 
 using namespace planc;
 using namespace planc::ir;
@@ -99,6 +100,64 @@ TEST(OpKernelTest, RowReductionRuleOfLayerNorm) {
   // reduce_max over a dim that is not the last: no row kernel.
   EXPECT_EQ(opDef(OpKind::ReduceMax).kernel.rowReduction({{"dims", std::vector<int64_t>{0}}}, {x}, Shape{4}, r),
             "a reduction over dims that are not the last ones");
+}
+
+// Data movement is a strided gather its op declares (KernelDesc::gather):
+// exactly these kinds have one, all of the layout class; the layout ops
+// without one read the rank's place instead (backend/c/Layout.h).
+TEST(OpKernelTest, EveryDataMovementOpDeclaresItsGather) {
+  const std::set<OpKind> movers = {OpKind::Reshape, OpKind::BroadcastTo, OpKind::Transpose,
+                                   OpKind::Slice,   OpKind::Pad,         OpKind::Fill};
+  for (unsigned i = 0; i < unsigned(OpKind::NumOps); ++i) {
+    const OpKind kind = OpKind(i);
+    const KernelDesc &k = opDef(kind).kernel;
+    SCOPED_TRACE(spelling(kind));
+    EXPECT_EQ(k.gather != nullptr, movers.count(kind) == 1);
+    if (k.gather) {
+      EXPECT_EQ(k.cls, KernelClass::Layout);
+    } else if (k.cls == KernelClass::Layout) {
+      EXPECT_TRUE(kind == OpKind::ShardSlice || kind == OpKind::StageMerge);
+    }
+  }
+}
+
+// Each gather reads the operand element the reference kernel reads.
+TEST(OpKernelTest, GatherRulesOfTheDataMovementOps) {
+  auto gatherOf = [](OpKind kind, const AttrMap &attrs, std::vector<Shape> operands, const Shape &result) {
+    Gather g;
+    EXPECT_EQ(opDef(kind).kernel.gather(attrs, operands, result, g), "") << spelling(kind);
+    return g;
+  };
+  using Strides = std::vector<int64_t>;
+  EXPECT_EQ(gatherOf(OpKind::Reshape, {}, {{2, 3}}, {3, 2}).strides, (Strides{2, 1}));
+  // Result dim i reads operand dim perm[i] of [2, 3, 4] (strides 12, 4, 1).
+  EXPECT_EQ(gatherOf(OpKind::Transpose, {{"perm", Strides{2, 0, -2}}}, {{2, 3, 4}}, {4, 2, 3}).strides,
+            (Strides{1, 12, 4}));
+  // A dim the operand lacks or has as 1 reads one element.
+  EXPECT_EQ(gatherOf(OpKind::BroadcastTo, {}, {{3, 1}}, {2, 3, 4}).strides, (Strides{0, 1, 0}));
+  Gather slice = gatherOf(OpKind::Slice, {{"dim", int64_t(-1)}, {"start", int64_t(1)}, {"end", int64_t(4)}},
+                          {{2, 5}}, {2, 3});
+  EXPECT_EQ(slice.strides, (Strides{5, 1}));
+  EXPECT_EQ(slice.base, 1);
+  EXPECT_EQ(slice.window, -1);
+  Gather pad = gatherOf(OpKind::Pad, {{"dim", int64_t(0)}, {"before", int64_t(1)}, {"after", int64_t(2)}}, {{2, 3}},
+                        {5, 3});
+  EXPECT_EQ(pad.strides, (Strides{3, 1}));
+  EXPECT_EQ(pad.base, -3) << "result row 1 reads operand row 0";
+  EXPECT_EQ(pad.window, 0);
+  EXPECT_EQ(pad.lo, 1);
+  EXPECT_EQ(pad.hi, 3);
+  EXPECT_EQ(pad.fill, 0.0);
+  EXPECT_TRUE(pad.readsOperand);
+  Gather fill = gatherOf(OpKind::Fill, {{"value", int64_t(3)}}, {}, {2, 2});
+  EXPECT_FALSE(fill.readsOperand);
+  EXPECT_EQ(fill.fill, 3.0);
+  // Shapes the op cannot have: why there is no gather.
+  Gather g;
+  EXPECT_EQ(opDef(OpKind::Slice).kernel.gather({}, {}, {2}, g), "takes one operand");
+  EXPECT_EQ(opDef(OpKind::Pad).kernel.gather({{"dim", int64_t(0)}}, {{2, 3}}, {5}, g), "a result of another rank");
+  EXPECT_EQ(opDef(OpKind::BroadcastTo).kernel.gather({}, {{2, 3}}, {3}, g),
+            "an operand of higher rank than the result");
 }
 
 TEST(OpKernelTest, BinaryOpsBroadcastAsNumPy) {
