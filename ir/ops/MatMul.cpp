@@ -72,20 +72,30 @@ void evalMatMul(EvalContext &, const Op &op, llvm::ArrayRef<const Tensor *> in, 
   };
   IndexWalker w(d.batch, {batchStrides(a.shape), batchStrides(b.shape)});
   if (w.count() == 0 || c.data.empty()) return;
+  // Each C[i, j] is the sum over p of A'[i, p] B'[p, j], in the order p = 0,
+  // 1, ...: the rows of A' and the columns of B' are first copied out
+  // contiguous (A' as [m, k], B' as [n, k]), so the inner loop is a dot product of
+  // two rows -- the same sums in the same order as indexing the operands in
+  // place, without a transpose test and a strided load per term (the
+  // interpreter's hottest loop; sanitized, 3x its time).
+  std::vector<double> rowsA(size_t(m * k)), colsB(size_t(n * k));
   int64_t cOffset = 0;
   do {
     const double *pa = a.data.data() + w.offset(0), *pb = b.data.data() + w.offset(1);
-    double *pc = c.data.data() + cOffset;
     for (int64_t i = 0; i < m; ++i)
+      for (int64_t p = 0; p < k; ++p) rowsA[size_t(i * k + p)] = ta ? pa[p * m + i] : pa[i * k + p];
+    for (int64_t j = 0; j < n; ++j)
+      for (int64_t p = 0; p < k; ++p) colsB[size_t(j * k + p)] = tb ? pb[j * k + p] : pb[p * n + j];
+    double *pc = c.data.data() + cOffset;
+    for (int64_t i = 0; i < m; ++i) {
+      const double *ar = rowsA.data() + i * k;
       for (int64_t j = 0; j < n; ++j) {
+        const double *bc = colsB.data() + j * k;
         double sum = 0;
-        for (int64_t p = 0; p < k; ++p) {
-          double av = ta ? pa[p * m + i] : pa[i * k + p];
-          double bv = tb ? pb[j * k + p] : pb[p * n + j];
-          sum += av * bv;
-        }
+        for (int64_t p = 0; p < k; ++p) sum += ar[p] * bc[p];
         pc[i * n + j] = sum;
       }
+    }
     cOffset += m * n;
   } while (w.next());
 }
