@@ -68,6 +68,14 @@ struct RefusedStep {
   std::string reason;  // "dtype fp8 has no generated loads yet"
 };
 
+/// Step `index` of program `program` refused for `reason`, named as every
+/// target names it ("step 12 (gelu in layers.0.mlp)").
+inline RefusedStep refusedStep(size_t program, size_t index, const exec::Step &s, std::string reason) {
+  return {program, index,
+          "step " + std::to_string(index) + " (" + ir::spelling(s.kind) + (s.path.empty() ? "" : " in " + s.path) + ")",
+          std::move(reason)};
+}
+
 /// What a target's program is made of: the execution plan and what the
 /// program needs besides it.
 struct TargetProgram {

@@ -4,16 +4,15 @@
 
 #include "backend/Target.h"
 #include "backend/c/CFamily.h"
+#include "backend/cpu/Launch.h"
 #include "support/Error.h"
 
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
-#include "llvm/Support/Program.h"
 
 #include <algorithm>
 #include <cmath>
-#include <unistd.h>
 
 using namespace planc;
 
@@ -95,38 +94,28 @@ llvm::Expected<cost::Calibration> planc::calibrateThisMachine(const CalibrateOpt
     cleanup();
     return e;
   }
-  std::vector<std::string> args;
-  std::string program = build.output;
-  if (options.ranks > 1) {
-    std::string launcher = options.mpirun.empty() ? "mpirun" : options.mpirun;
-    auto path = llvm::sys::findProgramByName(launcher);
-    if (!path) {
-      cleanup();
-      return makeError("cannot find '" + launcher + "' to start " + std::to_string(options.ranks) +
-                       " ranks (install openmpi-bin, or calibrate one rank)");
-    }
-    program = *path;
-    args = {program, "--oversubscribe", "-np", std::to_string(options.ranks), build.output};
-    if (::geteuid() == 0) {
-      ::setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 0);
-      ::setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 0);
-    }
-  } else {
-    args = {program};
+  // Started as `planc run --target=cpu` starts a program (backend/cpu/Launch.h).
+  auto launcher = cpu::findLauncher(options.ranks, options.mpirun);
+  if (!launcher) {
+    cleanup();
+    return launcher.takeError();
   }
   log << "planc calibrate: measuring GEMM, memory" << (options.ranks > 1 ? " and all-reduce over " +
                                                                              std::to_string(options.ranks) + " ranks"
                                                                        : std::string())
       << " (a minute at most)\n";
   log.flush();
-  const std::string outPath = (dir + "/out.json").str(), errPath = (dir + "/err.txt").str();
-  llvm::Optional<llvm::StringRef> redirects[] = {llvm::None, llvm::StringRef(outPath), llvm::StringRef(errPath)};
-  std::vector<llvm::StringRef> argv(args.begin(), args.end());
-  std::string why;
-  int rc = llvm::sys::ExecuteAndWait(program, argv, llvm::None, redirects, /*SecondsToWait=*/600, 0, &why);
+  cpu::LaunchOptions launch;
+  launch.ranks = options.ranks;
+  launch.stdoutFile = (dir + "/out.json").str();
+  launch.stderrFile = (dir + "/err.txt").str();
+  launch.secondsToWait = 600;
+  llvm::Expected<int> status = cpu::launchExecutable(build.output, *launcher, launch);
+  const int rc = status ? *status : -1;
+  const std::string why = status ? std::string() : llvm::toString(status.takeError());
   std::string out, err;
-  if (auto b = llvm::MemoryBuffer::getFile(outPath)) out = (*b)->getBuffer().str();
-  if (auto b = llvm::MemoryBuffer::getFile(errPath)) err = (*b)->getBuffer().str();
+  if (auto b = llvm::MemoryBuffer::getFile(launch.stdoutFile)) out = (*b)->getBuffer().str();
+  if (auto b = llvm::MemoryBuffer::getFile(launch.stderrFile)) err = (*b)->getBuffer().str();
   cleanup();
   if (rc != 0) {
     if (err.size() > 2000) err = "..." + err.substr(err.size() - 2000);

@@ -110,8 +110,10 @@ struct KernelDesc {
   RowReductionRule rowReduction = nullptr;
   /// Reduction: which dims a sum adds up, where they need not be rows.
   SumDimsRule sumDims = nullptr;
-  /// Layout: the strided gather it is, where it is one (stage_merge and
-  /// shard_slice read the rank's place instead: backend/c/Layout.h).
+  /// Layout: the strided gather it is, where it is one. An op that picks
+  /// its pipeline stage's operand or the rank's block of its operand
+  /// (OpDef.h's picksStage, picksRankBlock: stage_merge, shard_slice) reads
+  /// the rank's place instead (backend/c/Layout.h).
   GatherRule gather = nullptr;
   /// Library: the runtime kernel; a reduction may have one too.
   LibrarySignature library;

@@ -10,14 +10,15 @@
 # plan; its stdout, stderr and exit status go to <dir>/<case>.{out,err,rc}.
 # The largest examples (gpt3-175b, 13b) skip the emits that print the whole
 # partitioned step, which take minutes and megabytes. The seconds a `planc
-# run` step took are left out.
+# run` step took are left out, and so are the progress lines of a slow step
+# (scripts/progress-lines.ere).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 mode=${1:-} dir=${2:-}
 planc=${3:-$ROOT/build/bin/planc}
 if [[ $mode != record && $mode != compare ]] || [[ -z $dir ]]; then
-  sed -n '2,12p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+  sed -n '2,13p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
   exit 2
 fi
 [[ -x $planc ]] || { echo "compare-outputs: no planc at $planc" >&2; exit 2; }
@@ -35,11 +36,18 @@ plans=(examples/*.plan tests/lit/verify/Inputs/*.plan)
 small=(examples/tiny-gpt.plan examples/tiny-llama.plan tests/lit/verify/Inputs/*.plan)
 big='gpt3-175b|13b-8gpu'
 
+# The progress lines that appear only when a step is slow on this machine.
+progress=()
+while IFS= read -r pattern; do
+  [[ -z $pattern || $pattern == '#'* ]] || progress+=(-e "\#${pattern//#/\\#}#d")
+done <scripts/progress-lines.ere
+
 # Runs planc with the given arguments and records the case under a name.
 run_case() {
   local name=$1; shift
   local rc=0
   "$planc" "$@" >"$out/$name.out" 2>"$out/$name.err" || rc=$?
+  sed -i -E "${progress[@]}" "$out/$name.err"
   echo "$rc" >"$out/$name.rc"
 }
 

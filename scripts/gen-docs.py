@@ -43,9 +43,17 @@ BEGIN = re.compile(r'<!-- generated(?P<options>[^:]*):(?P<command>.*?)-->', re.S
 END = '<!-- end generated -->'
 # A command that takes longer is a doc that makes the suite slow: say so.
 TIMEOUT_S = 300
-# planc check says it is re-checking fix candidates when that should take over
-# a second: a line that depends on the machine's speed, so never part of a doc.
-PROGRESS = re.compile(r'^planc: (no single change fits; )?re-checking .*\n', re.M)
+
+
+def progress_lines():
+    """planc's progress lines (scripts/progress-lines.ere), each with its
+    newline: they depend on the machine's speed, so are never part of a doc."""
+    with open(os.path.join(ROOT, 'scripts', 'progress-lines.ere')) as f:
+        patterns = [line.rstrip('\n') for line in f if line.strip() and not line.startswith('#')]
+    return re.compile('|'.join('(?:%s)' % p for p in patterns) + r'\n?', re.M)
+
+
+PROGRESS = progress_lines()
 
 
 class Region:

@@ -38,13 +38,16 @@ KernelBuffer bufferOf(const exec::RankProgram &p, int64_t index) {
 
 bool isBuffer(const exec::RankProgram &p, int64_t index) { return index >= 0 && size_t(index) < p.buffers.size(); }
 
-/// The gather of a data-movement step: stage_merge and shard_slice read
-/// the rank's place (RankPlace.h), the others are fixed by their shapes.
+/// The gather of a data-movement step: an op that takes its pipeline
+/// stage's operand (stage_merge) or keeps the rank's block of its operand
+/// (shard_slice) reads the rank's place (RankPlace.h), as the op table says
+/// (ir/OpDef.h's picksStage, picksRankBlock); the others are fixed by their
+/// shapes.
 std::string makeStepLayoutKernel(const exec::ExecutionPlan &plan, const exec::RankProgram &program,
                                  const exec::Step &s, LayoutKernel &l) {
   if (s.outputs.size() != 1 || !isBuffer(program, s.outputs[0])) return "not one output buffer";
   const KernelBuffer out = bufferOf(program, s.outputs[0]);
-  if (s.kind == OpKind::StageMerge) {
+  if (picksStage(s.kind)) {
     // Operands of other stages are -1: no buffer here, null at the call.
     // This program's own must be a buffer of the result's dtype and shape.
     const int64_t own = size_t(program.stage) < s.inputs.size() ? s.inputs[size_t(program.stage)] : -1;
@@ -57,7 +60,7 @@ std::string makeStepLayoutKernel(const exec::ExecutionPlan &plan, const exec::Ra
   }
   for (int64_t in : s.inputs)
     if (!isBuffer(program, in)) return "an operand made on another stage";
-  if (s.kind == OpKind::ShardSlice) {
+  if (picksRankBlock(s.kind)) {
     if (s.inputs.size() != 1) return "takes one operand";
     const exec::Buffer &from = program.buffers[size_t(s.inputs[0])], &to = program.buffers[size_t(s.outputs[0])];
     return makeShardSliceKernel(s.attrs, from.type(), to.type(), bufferOf(program, s.inputs[0]), out, plan.mesh, l);

@@ -1,12 +1,11 @@
 //===- backend/cpu/CpuTarget.cpp - the CPU backend as a Target ------------===//
 
 #include "backend/cpu/CpuTarget.h"
-#include "backend/c/ProgramKernels.h"
+#include "backend/c/StepsWithoutKernel.h"
 #include "backend/cpu/CppEmitter.h"
 #include "backend/cpu/Launch.h"
 #include "backend/cpu/Toolchain.h"
 
-#include "exec/Groups.h"
 #include "ir/MeshLayout.h"
 #include "support/Error.h"
 
@@ -25,24 +24,9 @@ public:
   bool emitsCode() const override { return true; }
 
   std::vector<RefusedStep> refusedSteps(const exec::ExecutionPlan &plan, bool foldProducers) const override {
-    // The emitter's own choice of kernels (CppEmitter.cpp), rendered to
-    // nowhere: a step neither rendered nor a communicator call is refused.
-    std::vector<RefusedStep> refused;
-    for (size_t p = 0; p < plan.programs.size(); ++p) {
-      const exec::RankProgram &program = plan.programs[p];
-      RenderOptions render;
-      render.foldProducers = foldProducers;
-      std::vector<StepKernel> chosen = renderProgramKernels(plan, program, cpuLanguage(), llvm::nulls(), render);
-      for (size_t i = 0; i < chosen.size() && i < program.steps.size(); ++i) {
-        const exec::Step &s = program.steps[i];
-        if (chosen[i].rendered || exec::isCommunicationStep(s.kind)) continue;
-        refused.push_back({p, i,
-                           "step " + std::to_string(i) + " (" + ir::spelling(s.kind) +
-                               (s.path.empty() ? "" : " in " + s.path) + ")",
-                           chosen[i].reason});
-      }
-    }
-    return refused;
+    // The emitter's own choice of kernels (CppEmitter.cpp): a step neither
+    // rendered nor a communicator call is refused.
+    return stepsWithoutKernel(plan, cpuLanguage(), foldProducers, KernelTargetTraits());
   }
 
   llvm::Error emit(const TargetProgram &program, llvm::raw_ostream &os) const override {

@@ -26,10 +26,7 @@ public:
       for (size_t i = 0; i < plan.programs[p].steps.size(); ++i) {
         const exec::Step &s = plan.programs[p].steps[i];
         if (s.kind >= ir::OpKind::NumOps || exec::isCommunicationStep(s.kind) || ir::opDef(s.kind).eval) continue;
-        refused.push_back({p, i,
-                           "step " + std::to_string(i) + " (" + ir::spelling(s.kind) +
-                               (s.path.empty() ? "" : " in " + s.path) + ")",
-                           "the op has no reference kernel"});
+        refused.push_back(refusedStep(p, i, s, "the op has no reference kernel"));
       }
     return refused;
   }

@@ -8,6 +8,7 @@
 #include "ir/LocalBlocks.h"
 #include "ir/MeshLayout.h"
 #include "ir/OpDef.h"
+#include "ir/ShapeMath.h"
 #include "runtime/Arena.h"
 #include "runtime/ElementBits.h"
 #include "runtime/InProcessCommunicator.h"
@@ -26,12 +27,6 @@ using planc::exec::RankProgram;
 using planc::exec::Step;
 
 namespace {
-
-uint64_t elementsOf(const Shape &s) {
-  uint64_t n = 1;
-  for (int64_t d : s) n *= uint64_t(d);
-  return n;
-}
 
 /// What the kernels of one program see: a value per buffer (with its
 /// global type, so a kernel finds where its block sits) and an op per step.
@@ -341,9 +336,9 @@ struct PlanInterpreter::State {
             return makeError(std::string(what) + " '%" + buf.value() + "' on rank " + std::to_string(r.rank) + " has shape " +
                              toString(t.shape) + ", too few rows for micro-batch " + std::to_string(buf.slot) + " of " +
                              std::to_string(rows));
-          uint64_t row = elementsOf(Shape(t.shape.begin() + 1, t.shape.end()));
+          const int64_t row = product(t.shape, 1);
           Tensor slot(buf.local(), buf.type().dtype);
-          std::copy_n(t.data.begin() + long(uint64_t(buf.slot * rows) * row), slot.data.size(), slot.data.begin());
+          std::copy_n(t.data.begin() + long(buf.slot * rows * row), slot.data.size(), slot.data.begin());
           t = std::move(slot);
         }
         if (t.shape != buf.local())

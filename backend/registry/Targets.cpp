@@ -7,7 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "backend/Target.h"
-#include "backend/c/ProgramKernels.h"
+#include "backend/c/StepsWithoutKernel.h"
 #include "backend/cpu/CpuTarget.h"
 #include "backend/interp/InterpTarget.h"
 
@@ -32,23 +32,11 @@ public:
   }
   bool emitsCode() const override { return true; }
   std::vector<RefusedStep> refusedSteps(const exec::ExecutionPlan &plan, bool foldProducers) const override {
-    std::vector<RefusedStep> refused;
-    for (size_t p = 0; p < plan.programs.size(); ++p) {
-      const exec::RankProgram &program = plan.programs[p];
-      RenderOptions render;
-      render.foldProducers = foldProducers;
-      std::vector<StepKernel> chosen = renderProgramKernels(plan, program, cudaLanguage(), llvm::nulls(), render);
-      for (size_t i = 0; i < chosen.size() && i < program.steps.size(); ++i) {
-        const exec::Step &s = program.steps[i];
-        // No communicator of the GPU yet: its communication steps are refused too.
-        if (chosen[i].rendered) continue;
-        refused.push_back({p, i,
-                           "step " + std::to_string(i) + " (" + ir::spelling(s.kind) +
-                               (s.path.empty() ? "" : " in " + s.path) + ")",
-                           chosen[i].reason.empty() ? "the CUDA backend is not built yet" : chosen[i].reason});
-      }
-    }
-    return refused;
+    // No communicator of the GPU yet: its communication steps are refused too.
+    KernelTargetTraits traits;
+    traits.communicator = false;
+    traits.unexplained = "the CUDA backend is not built yet";
+    return stepsWithoutKernel(plan, cudaLanguage(), foldProducers, traits);
   }
   llvm::Error emit(const TargetProgram &, llvm::raw_ostream &) const override { return notYet(); }
   llvm::Error build(const std::string &, const std::string &, const ToolchainOptions &,

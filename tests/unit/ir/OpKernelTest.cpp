@@ -104,7 +104,8 @@ TEST(OpKernelTest, RowReductionRuleOfLayerNorm) {
 
 // Data movement is a strided gather its op declares (KernelDesc::gather):
 // exactly these kinds have one, all of the layout class; the layout ops
-// without one read the rank's place instead (backend/c/Layout.h).
+// without one read the rank's place instead (backend/c/Layout.h), which
+// the op table says as picksStage or picksRankBlock.
 TEST(OpKernelTest, EveryDataMovementOpDeclaresItsGather) {
   const std::set<OpKind> movers = {OpKind::Reshape, OpKind::BroadcastTo, OpKind::Transpose,
                                    OpKind::Slice,   OpKind::Pad,         OpKind::Fill};
@@ -116,7 +117,12 @@ TEST(OpKernelTest, EveryDataMovementOpDeclaresItsGather) {
     if (k.gather) {
       EXPECT_EQ(k.cls, KernelClass::Layout);
     } else if (k.cls == KernelClass::Layout) {
-      EXPECT_TRUE(kind == OpKind::ShardSlice || kind == OpKind::StageMerge);
+      EXPECT_TRUE(picksStage(kind) || picksRankBlock(kind));
+    }
+    if (picksStage(kind) || picksRankBlock(kind)) {
+      EXPECT_EQ(k.cls, KernelClass::Layout) << "the code generators render it as a gather";
+      EXPECT_EQ(k.gather, nullptr) << "its gather depends on the rank, not only on shapes";
+      EXPECT_FALSE(picksStage(kind) && picksRankBlock(kind)) << "one of the two rank-dependent gathers";
     }
   }
 }
