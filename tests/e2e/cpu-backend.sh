@@ -136,7 +136,10 @@ grep -q "^arena: .* ($ledger bytes); the ledger's figure: .* ($ledger bytes)$" g
 echo "=== threads"
 # scripts/setup.sh installs Debian's OpenBLAS threaded by OpenMP, and the executables link it:
 # their GEMMs run on the kernels' own OpenMP threads (docs/cpu-backend.md, "Threads").
-ldd ./gpt | grep -q 'openblas-openmp/libopenblas\.so' || fail "threads: gpt links $(ldd ./gpt | grep openblas)"
+# (ldd's output read whole first: `ldd | grep -q` under pipefail fails when grep
+# exits at the match before ldd has written the rest.)
+libs=$(ldd ./gpt)
+grep 'openblas-openmp/libopenblas\.so' <<<"$libs" >/dev/null || fail "threads: gpt links $(grep openblas <<<"$libs")"
 
 echo "=== resume"
 ./gpt --steps 8 --checkpoint-every 2 --checkpoint-keep 2 --checkpoint-dir ck --metrics full.jsonl >full.log 2>&1 ||

@@ -84,8 +84,8 @@ case_() {
   elif ((rc != 1)); then
     why="exit status $rc, expected 1"
   elif ! grep -qE '^[^:]+:[0-9]+:[0-9]+: error: ' "$tmp/err" &&
-       ! grep -E 'error:' "$tmp/err" | grep -qF -- "$(basename -- "$file")" &&
-       ! grep -E 'error:' "$tmp/err" | grep -qF -- "${file:0:200}"; then
+       ! grep -E 'error:' "$tmp/err" | grep -F -- "$(basename -- "$file")" >/dev/null &&
+       ! grep -E 'error:' "$tmp/err" | grep -F -- "${file:0:200}" >/dev/null; then
     why="no 'file:line:col: error:' line and no error line naming the file"
   fi
   if [[ -z $why ]]; then
