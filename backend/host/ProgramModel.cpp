@@ -28,8 +28,8 @@ std::string dataKind(runtime::DataSpec::Kind k) {
   return "Synthetic";
 }
 
-/// Appends `values` to the flat integer table, after a comment naming whose
-/// they are; their index in the table.
+/// Appends `values` to the flat integer table and to its text (one line,
+/// ending in a comment naming whose they are); their index in the table.
 size_t appendInts(std::vector<int64_t> &table, std::string &text, llvm::ArrayRef<int64_t> values,
                   llvm::StringRef whose) {
   const size_t first = table.size();
@@ -51,6 +51,7 @@ void renderTable(llvm::StringRef type, llvm::StringRef name, const std::string &
   os << "static const " << type << " " << name << "[] = {\n" << rows << "};\n";
 }
 
+/// A table's pointer and count in a ProgramTables row ("nullptr, 0" when empty).
 std::string tableRef(llvm::StringRef name, size_t count) {
   return (count ? name.str() : std::string("nullptr")) + ", " + std::to_string(count);
 }
