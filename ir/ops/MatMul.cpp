@@ -89,7 +89,25 @@ void evalMatMul(EvalContext &, const Op &op, llvm::ArrayRef<const Tensor *> in, 
     double *pc = c.data.data() + cOffset;
     for (int64_t i = 0; i < m; ++i) {
       const double *ar = rowsA.data() + i * k;
-      for (int64_t j = 0; j < n; ++j) {
+      int64_t j = 0;
+      // Four columns at once: each A' element is loaded once for four sums,
+      // and each sum still adds its terms in the order p = 0, 1, ...
+      for (; j + 4 <= n; j += 4) {
+        const double *b0 = colsB.data() + j * k, *b1 = b0 + k, *b2 = b1 + k, *b3 = b2 + k;
+        double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+        for (int64_t p = 0; p < k; ++p) {
+          const double x = ar[p];
+          s0 += x * b0[p];
+          s1 += x * b1[p];
+          s2 += x * b2[p];
+          s3 += x * b3[p];
+        }
+        pc[i * n + j] = s0;
+        pc[i * n + j + 1] = s1;
+        pc[i * n + j + 2] = s2;
+        pc[i * n + j + 3] = s3;
+      }
+      for (; j < n; ++j) {
         const double *bc = colsB.data() + j * k;
         double sum = 0;
         for (int64_t p = 0; p < k; ++p) sum += ar[p] * bc[p];
