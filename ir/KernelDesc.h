@@ -26,6 +26,7 @@
 #include "llvm/ADT/ArrayRef.h"
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -101,11 +102,21 @@ struct LibrarySignature {
   bool variant = false;
 };
 
+/// An elementwise op whose formula is a step's own (fused_elementwise: its
+/// `formula` attribute): reads it from the step's attributes into `f`; ""
+/// or why they hold none.
+using FormulaRule = std::string (*)(const AttrMap &attrs, Formula &f);
+
 struct KernelDesc {
   KernelClass cls = KernelClass::None;
   /// Elementwise: the formula (null for cast, whose kernel is a rounding
   /// load and store, and fused_elementwise, whose formula is its attribute).
   const Formula *formula = nullptr;
+  /// Elementwise: where every step has its own formula, the rule that reads it.
+  FormulaRule formulaRule = nullptr;
+  /// Elementwise: the kernel only loads its operand in one dtype and stores
+  /// it in another (cast): the identity formula, rounding where it stores.
+  bool convertsOnly = false;
   /// Reduction: the stages and output of its row kernel, where it has one.
   RowReductionRule rowReduction = nullptr;
   /// Reduction: which dims a sum adds up, where they need not be rows.
@@ -121,6 +132,21 @@ struct KernelDesc {
   /// for every step (an op of the library class without a runtime kernel).
   const char *none = nullptr;
 };
+
+/// The formula an elementwise kernel of one step computes.
+struct KernelFormula {
+  /// Null where the op has none; else the op table's (not owned) or the
+  /// step's own, read by its op's FormulaRule.
+  std::shared_ptr<const Formula> formula;
+  std::vector<double> attrValues; // the step's values of formula->attrs()
+  std::string error;              // why there is none, where the step's attributes say
+};
+
+/// The kernel formula of a step of op `kind` with attributes `attrs`: its
+/// op's (KernelDesc::formula, with the step's attribute values), the one the
+/// op's FormulaRule reads (fused_elementwise), or the identity for an op that
+/// only converts (cast). What every backend renders an elementwise step from.
+KernelFormula kernelFormulaOf(OpKind kind, const AttrMap &attrs);
 
 } // namespace planc::ir
 

@@ -139,3 +139,35 @@ double ir::opBytes(const Op &op) {
   for (const Value *v : op.results) bytes += double(v->type.bytes());
   return bytes;
 }
+
+KernelFormula ir::kernelFormulaOf(OpKind kind, const AttrMap &attrs) {
+  KernelFormula k;
+  if (kind >= OpKind::NumOps) {
+    k.error = "not an op kind";
+    return k;
+  }
+  const KernelDesc &desc = opDef(kind).kernel;
+  if (desc.convertsOnly) {
+    static const Formula identity = [] {
+      FormulaBuilder b;
+      return b.done(b.input(0));
+    }();
+    k.formula = std::shared_ptr<const Formula>(&identity, [](const Formula *) {}); // static, not owned
+    return k;
+  }
+  if (desc.formulaRule) {
+    auto own = std::make_shared<Formula>();
+    if (std::string e = desc.formulaRule(attrs, *own); !e.empty()) {
+      k.error = e;
+      return k;
+    }
+    k.formula = own;
+  } else if (desc.formula) {
+    k.formula = std::shared_ptr<const Formula>(desc.formula, [](const Formula *) {}); // the op table's, not owned
+  } else {
+    k.error = "no formula";
+    return k;
+  }
+  k.attrValues = attrValues(*k.formula, attrs);
+  return k;
+}

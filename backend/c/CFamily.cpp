@@ -2,6 +2,7 @@
 
 #include "backend/c/CFamily.h"
 
+#include "ir/OpDef.h"
 #include "ir/Printer.h"
 #include "ir/ShapeMath.h"
 #include "support/Plural.h"
@@ -247,18 +248,13 @@ std::string backend::renderFormula(const Formula &f, llvm::ArrayRef<double> attr
 std::string backend::makeElementwiseKernel(OpKind kind, const AttrMap &attrs, const std::vector<KernelBuffer> &inputs,
                                            const KernelBuffer &output, ElementwiseKernel &k,
                                            const std::vector<KernelBuffer> &extraOutputs) {
-  const Formula *f = formulaOf(kind);
-  std::shared_ptr<Formula> owned;
-  if (kind == OpKind::FusedElementwise) {
-    // The composed formula is the step's attribute (ir/ops/FusedElementwise.cpp).
-    auto it = attrs.find("formula");
-    const std::string *text = it == attrs.end() ? nullptr : std::get_if<std::string>(&it->second);
-    if (!text) return "a fused_elementwise without its formula";
-    owned = std::make_shared<Formula>();
-    if (std::string e = parseFormulaText(*text, *owned); !e.empty()) return "its formula: " + e;
-    f = owned.get();
-  }
-  if (!f) return "no formula";
+  if (kind < OpKind::NumOps && opDef(kind).kernel.convertsOnly &&
+      (inputs.size() != 1 || !isFloat(inputs[0].dtype) || !isFloat(output.dtype) || byteSize(output.dtype) < 2 ||
+       byteSize(inputs[0].dtype) < 2))
+    return "a cast outside f64, f32, bf16 and f16";
+  KernelFormula kf = kernelFormulaOf(kind, attrs);
+  if (!kf.formula) return kf.error;
+  const Formula *f = kf.formula.get();
   if (inputs.size() != f->inputs) return "takes " + counted(int64_t(f->inputs), "operand");
   if (extraOutputs.size() + 1 != f->results.size()) return "gives " + counted(int64_t(f->results.size()), "result");
   for (const KernelBuffer &b : extraOutputs) {
@@ -273,8 +269,8 @@ std::string backend::makeElementwiseKernel(OpKind kind, const AttrMap &attrs, co
     if (b.shape.size() > output.shape.size()) return "an operand of higher rank than the result";
   k.kind = kind;
   k.formula = f;
-  k.ownedFormula = owned;
-  k.attrValues = owned ? std::vector<double>{} : attrValues(*f, attrs);
+  k.ownedFormula = kf.formula;
+  k.attrValues = std::move(kf.attrValues);
   k.inputs = inputs;
   k.output = output;
   k.extraOutputs = extraOutputs;

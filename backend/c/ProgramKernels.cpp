@@ -22,15 +22,6 @@ namespace {
 /// The op's kernel description (ir/KernelDesc.h).
 const KernelDesc &descOf(OpKind kind) { return opDef(kind).kernel; }
 
-/// A cast between float types: the identity formula between two dtypes.
-const Formula &identity() {
-  static const Formula f = [] {
-    FormulaBuilder b;
-    return b.done(b.input(0));
-  }();
-  return f;
-}
-
 KernelBuffer bufferOf(const exec::RankProgram &p, int64_t index) {
   const exec::Buffer &b = p.buffers[size_t(index)];
   return {b.type().dtype, b.local()};
@@ -72,22 +63,14 @@ std::string makeStepLayoutKernel(const exec::ExecutionPlan &plan, const exec::Ra
 }
 
 /// The formula of an elementwise step whose kernel is its formula alone
-/// (not a cast, which rounds between dtypes), with its attributes' values:
-/// its op's, or a fused_elementwise's own (parsed from its attribute, with
-/// no attributes of its own); null otherwise.
+/// (not a conversion, which rounds between dtypes), with its attributes'
+/// values (ir::kernelFormulaOf); null otherwise.
 std::shared_ptr<const Formula> stepFormula(const exec::Step &s, std::vector<double> &values) {
   values.clear();
-  if (s.kind == OpKind::FusedElementwise) {
-    auto it = s.attrs.find("formula");
-    const std::string *text = it == s.attrs.end() ? nullptr : std::get_if<std::string>(&it->second);
-    auto f = std::make_shared<Formula>();
-    if (!text || !parseFormulaText(*text, *f).empty()) return nullptr;
-    return f;
-  }
-  const Formula *f = formulaOf(s.kind);
-  if (!f || s.kind == OpKind::Cast) return nullptr;
-  values = attrValues(*f, s.attrs.map());
-  return std::shared_ptr<const Formula>(f, [](const Formula *) {}); // the op table's, not owned
+  if (s.kind >= OpKind::NumOps || descOf(s.kind).convertsOnly) return nullptr;
+  KernelFormula kf = kernelFormulaOf(s.kind, s.attrs.map());
+  values = std::move(kf.attrValues);
+  return kf.formula;
 }
 
 bool isFormulaStep(const exec::Step &s) {
@@ -344,18 +327,7 @@ std::string renderStep(const exec::ExecutionPlan &plan, const exec::RankProgram 
     for (int64_t o : s.outputs) outputsOk &= o >= 0 && size_t(o) < program.buffers.size();
     if (!outputsOk) break;
     ElementwiseKernel e;
-    if (s.kind == OpKind::Cast) {
-      KernelBuffer out = bufferOf(program, s.outputs[0]);
-      if (ins.size() != 1 || !isFloat(ins[0].dtype) || !isFloat(out.dtype) || byteSize(out.dtype) < 2 ||
-          byteSize(ins[0].dtype) < 2) {
-        why = "a cast outside f64, f32, bf16 and f16";
-        break;
-      }
-      why = makeElementwiseKernel(OpKind::Neg, {}, ins, out, e); // checks the dtypes
-      e.kind = OpKind::Cast;
-      e.formula = &identity();
-      e.attrValues.clear();
-    } else if (i > 0 && folds[i - 1]) {
+    if (i > 0 && folds[i - 1]) {
       why = makeFoldedKernel(program, program.steps[i - 1], s, e, k.callInputs);
       if (why.empty())
         banner += "; computes step " + std::to_string(i - 1) + " (" + ir::spelling(program.steps[i - 1].kind) +

@@ -93,5 +93,5 @@ double flopsFused(const Op &op) {
 void ir::registerFusedElementwiseOps(OpDef *t) {
   define(t, OpKind::FusedElementwise, inferFused, evalFused, nullptr, flopsFused);
   declare(t, OpKind::FusedElementwise, kElementwise, elementwiseLabels);
-  kernel(t, OpKind::FusedElementwise, KernelClass::Elementwise); // its formula is its attribute
+  formulaKernel(t, OpKind::FusedElementwise, readFormula); // its formula is its attribute
 }

@@ -70,6 +70,18 @@ inline void kernel(OpDef *table, OpKind kind, KernelClass cls, LibrarySignature 
   d.kernel.cls = cls;
   d.kernel.library = library;
 }
+/// An elementwise op whose every step has its own formula, read by `rule`.
+inline void formulaKernel(OpDef *table, OpKind kind, FormulaRule rule) {
+  OpDef &d = table[size_t(kind)];
+  d.kernel.cls = KernelClass::Elementwise;
+  d.kernel.formulaRule = rule;
+}
+/// An elementwise op whose kernel loads in one dtype and stores in another.
+inline void conversionKernel(OpDef *table, OpKind kind) {
+  OpDef &d = table[size_t(kind)];
+  d.kernel.cls = KernelClass::Elementwise;
+  d.kernel.convertsOnly = true;
+}
 /// A reduction rendered as a row kernel by `rule`.
 inline void rowKernel(OpDef *table, OpKind kind, RowReductionRule rule) {
   OpDef &d = table[size_t(kind)];

@@ -493,5 +493,5 @@ void ir::registerShapeOps(OpDef *t) {
   gatherKernel(t, OpKind::Fill, gatherFill);
   kernel(t, OpKind::Concat, KernelClass::Library, {"copy_blocks", /*repeats*/ false});
   kernel(t, OpKind::RepeatInterleave, KernelClass::Library, {"copy_blocks", /*repeats*/ true});
-  kernel(t, OpKind::Cast, KernelClass::Elementwise); // a rounding load and store, no formula
+  conversionKernel(t, OpKind::Cast); // a rounding load and store, no formula
 }

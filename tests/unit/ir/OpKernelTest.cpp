@@ -51,10 +51,10 @@ TEST(OpKernelTest, EveryOpHasAKernelDescriptionOrAReasonItHasNone) {
     ASSERT_NE(k.cls, KernelClass::None);
     switch (k.cls) {
     case KernelClass::Elementwise:
-      // cast rounds between dtypes; fused_elementwise carries its formula.
-      if (kind != OpKind::Cast && kind != OpKind::FusedElementwise) {
-        EXPECT_NE(k.formula, nullptr);
-      }
+      // One source of its formula: the op table's, each step's own
+      // (fused_elementwise), or the identity of an op that only converts
+      // between dtypes (cast).
+      EXPECT_EQ(int(k.formula != nullptr) + int(k.formulaRule != nullptr) + int(k.convertsOnly), 1);
       EXPECT_TRUE(isElementwise(kind) || kind == OpKind::AdamUpdate || kind == OpKind::ClipScale ||
                   kind == OpKind::Cast || kind == OpKind::FusedElementwise);
       break;
@@ -67,6 +67,8 @@ TEST(OpKernelTest, EveryOpHasAKernelDescriptionOrAReasonItHasNone) {
     }
     if (k.cls != KernelClass::Elementwise) {
       EXPECT_EQ(k.formula, nullptr);
+      EXPECT_EQ(k.formulaRule, nullptr);
+      EXPECT_FALSE(k.convertsOnly);
     }
     if (k.none) {
       EXPECT_EQ(k.library.name, nullptr) << "a kernel and a reason it has none";
@@ -78,6 +80,40 @@ TEST(OpKernelTest, EveryOpHasAKernelDescriptionOrAReasonItHasNone) {
   // Two ops of one signature differ in its variant alone.
   EXPECT_STREQ(opDef(OpKind::CausalMask).kernel.library.name, opDef(OpKind::MaskGrad).kernel.library.name);
   EXPECT_NE(opDef(OpKind::CausalMask).kernel.library.variant, opDef(OpKind::MaskGrad).kernel.library.variant);
+}
+
+// What a backend renders an elementwise step from: the op table's formula
+// with the step's attribute values, a fused_elementwise's own formula, the
+// identity for a cast; and why not, where the step's attributes hold none.
+TEST(OpKernelTest, KernelFormulaOfEachKindOfElementwiseStep) {
+  KernelFormula clip = kernelFormulaOf(OpKind::ClipScale, {{"max_norm", 2.0}});
+  ASSERT_TRUE(clip.formula) << clip.error;
+  EXPECT_EQ(clip.formula.get(), opDef(OpKind::ClipScale).kernel.formula);
+  EXPECT_EQ(clip.attrValues, std::vector<double>{2.0});
+
+  FormulaBuilder b;
+  const Formula mulAdd = b.done(b.add(b.mul(b.input(0), b.input(1)), b.constant(1.0)));
+  KernelFormula fused = kernelFormulaOf(OpKind::FusedElementwise,
+                                        {{"formula", formulaText(mulAdd)}, {"ops", std::string("mul, add")}});
+  ASSERT_TRUE(fused.formula) << fused.error;
+  EXPECT_EQ(formulaText(*fused.formula), formulaText(mulAdd));
+  EXPECT_EQ(fused.formula->inputs, 2u);
+  EXPECT_EQ(evalFormulaAt(*fused.formula, fused.attrValues, {3.0, 4.0}), 13.0);
+
+  KernelFormula cast = kernelFormulaOf(OpKind::Cast, {{"dtype", std::string("bf16")}});
+  ASSERT_TRUE(cast.formula) << cast.error;
+  EXPECT_EQ(cast.formula->inputs, 1u);
+  EXPECT_EQ(evalFormulaAt(*cast.formula, cast.attrValues, {-2.5}), -2.5);
+
+  KernelFormula malformed = kernelFormulaOf(OpKind::FusedElementwise, {{"formula", std::string("add(")}});
+  EXPECT_FALSE(malformed.formula);
+  EXPECT_NE(malformed.error, "");
+  KernelFormula missing = kernelFormulaOf(OpKind::FusedElementwise, {});
+  EXPECT_FALSE(missing.formula);
+  EXPECT_NE(missing.error.find("formula"), std::string::npos) << missing.error;
+  KernelFormula matmul = kernelFormulaOf(OpKind::MatMul, {});
+  EXPECT_FALSE(matmul.formula);
+  EXPECT_EQ(matmul.error, "no formula");
 }
 
 // A row reduction's stages and output come from its op: layer norm's on
