@@ -56,14 +56,14 @@ std::string gpt7p5bText(int dp, int zero) {
 }
 
 struct Planned;
-Planned planOf(const std::string &text);
+Planned planOf(const std::string &text, bool verifyEach = true);
 
 Planned plan(int dp, int zero, const std::string &optimizer = "adamw(lr = 1e-3)",
              const std::string &precision = "bf16(master = f32)") {
   return planOf(planText(dp, zero, optimizer, precision));
 }
 
-Planned planOf(const std::string &text) {
+Planned planOf(const std::string &text, bool verifyEach) {
   Compilation c;
   auto consumer = std::make_unique<CollectingConsumer>();
   CollectingConsumer *diags = consumer.get();
@@ -83,7 +83,7 @@ Planned planOf(const std::string &text) {
     for (int64_t d : p->type.shape) largest = std::max(largest, d);
     out.paddingBound += uint64_t(p->type.numel() / largest);
   }
-  auto memory = planMemoryOf(c);
+  auto memory = planMemoryOf(c, verifyEach);
   if (!memory) {
     ADD_FAILURE() << llvm::toString(memory.takeError());
     return out;
@@ -131,7 +131,10 @@ TEST(ModelStatesTest, ZeroSplitsA7p5BGptOverAnyDpWithinThePadding) {
   for (int dp : {3, 6, 48, 1000})
     for (int zero = 1; zero <= 3; ++zero) {
       SCOPED_TRACE("dp = " + std::to_string(dp) + ", zero = " + std::to_string(zero));
-      Planned p = planOf(gpt7p5bText(dp, zero));
+      // The bytes are the subject: the IR is verified once after the passes
+      // (not after each, which the other tests here do), twelve compiles of
+      // a 7.5B model being most of this file's time under the sanitizers.
+      Planned p = planOf(gpt7p5bText(dp, zero), /*verifyEach=*/false);
       ASSERT_GT(p.psi, 7'400'000'000u);
       ASSERT_LT(p.psi, 7'600'000'000u);
       const double psi = double(p.psi), n = double(dp), pad = double(p.paddingBound);
