@@ -333,7 +333,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
     ap.add_argument('seeds', nargs='+', help='seed .plan files')
     ap.add_argument('--planc', default=os.environ.get('PLANC', 'build/bin/planc'))
-    ap.add_argument('-n', '--count', type=int, default=3000, help='number of mutants (3000)')
+    ap.add_argument('-n', '--count', type=int, default=2000, help='number of mutants (2000)')
     ap.add_argument('--seed', type=int, default=1, help='random seed (1)')
     ap.add_argument('-j', '--jobs', type=int, default=2, help='parallel runs (2)')
     ap.add_argument('--timeout', type=float, default=5.0, help='seconds of CPU time per run (5)')

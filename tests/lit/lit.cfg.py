@@ -39,6 +39,12 @@ else:
     config.suffixes = ['.test', '.plan']
     # Inputs/ folders hold files that tests read; they are not tests themselves.
     config.excludes = ['Inputs', 'CMakeLists.txt', 'README.md', 'lit.cfg.py']
+    # .lit_test_times.txt beside this file: each test's seconds in a sanitized
+    # run. lit reads it where a build has no times of its own yet (a fresh
+    # clone, as in CI) and starts the slowest tests first, so that no long
+    # test ends the run alone on one core; once a build has run the suite,
+    # its own times take over. Refresh it from a build's
+    # tests/lit/.lit_test_times.txt when tests are added or change pace.
     config.test_source_root = os.path.dirname(os.path.abspath(__file__))
     config.test_exec_root = os.path.join(config.planc_obj_root, 'tests', 'lit')
 
