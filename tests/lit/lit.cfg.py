@@ -81,7 +81,7 @@ else:
     # in the plain build. The sanitized build runs the same tests for memory
     # errors and undefined behaviour and verifies as planc does by default
     # (after each pipeline): the verifier is the same code either way, and
-    # after every pass it was an eighth of the sanitized suite's time.
+    # after every pass it was an eighth of the time of its slowest tests.
     if not config.planc_sanitize:
         config.environment['PLANC_VERIFY_EACH'] = '1'
     config.environment['PATH'] = os.pathsep.join(
